@@ -1,0 +1,104 @@
+/* check.c - `dlrun check`: what this build and this machine offer, like
+ * `horovodrun --check-build`. */
+#include <dlfcn.h>
+#include <hwloc.h>
+#include <libssh/libssh.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "cmd.h"
+#include "topo.h"
+#ifdef HAVE_PMIX
+#include <pmix.h>
+#endif
+
+extern char **environ;
+
+/* The first of the sonames that dlopen finds, or NULL. */
+static const char *find_library(const char *const *names)
+{
+    for (; *names; names++) {
+        void *h = dlopen(*names, RTLD_LAZY | RTLD_LOCAL);
+        if (h) {
+            dlclose(h);
+            return *names;
+        }
+    }
+    return NULL;
+}
+
+static void print_runtime_libs(void)
+{
+    static const char *const nccl[] = { "libnccl.so.2", "libnccl.so", NULL };
+    static const char *const cuda[] = {
+        "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0",
+        "libcudart.so", NULL,
+    };
+    static const char *const nvml[] = { "libnvidia-ml.so.1", NULL };
+    const char *n = find_library(nccl), *c = find_library(cuda),
+               *m = find_library(nvml);
+
+    printf("  NCCL (run time):     %s\n", n ? n : "not found (dlopen)");
+    printf("  CUDA runtime:        %s\n", c ? c : "not found (dlopen)");
+    printf("  NVML:                %s\n", m ? m : "not found (dlopen)");
+}
+
+static void print_build(void)
+{
+    printf("dlrun %s\n", DLRUN_VERSION);
+    printf("built with:\n");
+    printf("  hwloc:               %s (compiled against %d.%d)\n", "yes",
+           HWLOC_API_VERSION >> 16, (HWLOC_API_VERSION >> 8) & 0xff);
+    printf("  libssh:              yes (%s)\n", ssh_version(0));
+#ifdef HAVE_PMIX
+    printf("  PMIx:                yes (%s)\n", PMIx_Get_version());
+#else
+    printf("  PMIx:                no (install libpmix-dev and rebuild)\n");
+#endif
+    print_runtime_libs();
+}
+
+static void print_alloc(void)
+{
+    struct alloc_request req = { 0 };
+    struct alloc a = { 0 };
+    struct err err = { "" };
+    const char *const *names = alloc_source_names();
+
+    printf("allocation sources, in probing order:");
+    for (; *names; names++)
+        printf(" %s", *names);
+    printf("\n");
+    if (alloc_detect(&req, environ, &a, &err) < 0) {
+        printf("detected:              error: %s\n", err.msg);
+        return;
+    }
+    printf("detected:              %s (%s), %zu node%s, %d slot%s\n", a.source,
+           a.why, a.nnodes, a.nnodes == 1 ? "" : "s", alloc_slots(&a),
+           alloc_slots(&a) == 1 ? "" : "s");
+    alloc_free(&a);
+}
+
+int cmd_check(int argc, char **argv)
+{
+    struct topo_summary t = { 0 };
+    struct err err = { "" };
+
+    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
+        return printf("usage: dlrun check\nShow the version, compiled-in "
+                      "features, run-time libraries, the detected allocation "
+                      "and this machine's topology.\n"), EXIT_OK;
+    if (argc > 1)
+        return cmd_fail(EXIT_USAGE, "check: unexpected argument '%s'", argv[1]);
+    print_build();
+    print_alloc();
+    if (topo_summarize(&t, &err) < 0)
+        printf("topology:              error: %s\n", err.msg);
+    else
+        printf("topology:              %d package%s, %d NUMA node%s, %d cores, "
+               "%d PUs, %d NVIDIA GPU%s (hwloc %s)\n", t.packages,
+               t.packages == 1 ? "" : "s", t.numas, t.numas == 1 ? "" : "s",
+               t.cores, t.pus, t.gpus, t.gpus == 1 ? "" : "s", t.hwloc_version);
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+}

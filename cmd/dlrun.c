@@ -1,0 +1,64 @@
+/* dlrun.c - main: dispatch to a subcommand; the default is "run". */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+static const char usage[] =
+    "usage: dlrun [run] [OPTIONS] [--] PROG [ARGS...]\n"
+    "       dlrun env [OPTIONS] [--json] [--rank R] [--] [PROG [ARGS...]]\n"
+    "       dlrun plan [OPTIONS] [--json]\n"
+    "       dlrun check\n"
+    "       dlrun hosts expand|fold|count LIST\n"
+    "\n"
+    "Launch a distributed deep-learning job: every rank gets RANK, WORLD_SIZE,\n"
+    "LOCAL_RANK, MASTER_ADDR/PORT and the same facts for Horovod, TensorFlow,\n"
+    "JAX and NCCL.  Under srun or mpirun (one task per rank) dlrun becomes the\n"
+    "rank in place.  `dlrun run --help` lists the options; man dlrun says all.\n"
+    "\n"
+    "  -h, --help     this text          -V, --version  the version\n";
+
+static const struct {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+} commands[] = {
+    { "run", cmd_run },
+    { "env", cmd_env },
+    { "plan", cmd_plan },
+    { "check", cmd_check },
+    { "hosts", cmd_hosts },
+};
+
+int cmd_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+
+    fflush(stdout);
+    fputs("dlrun: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    const char *first = argc > 1 ? argv[1] : NULL;
+
+    if (!first)
+        return fputs(usage, stderr), EXIT_USAGE;
+    if (strcmp(first, "-h") == 0 || strcmp(first, "--help") == 0 ||
+        strcmp(first, "help") == 0)
+        return fputs(usage, stdout), EXIT_OK;
+    if (strcmp(first, "-V") == 0 || strcmp(first, "--version") == 0)
+        return printf("dlrun %s\n", DLRUN_VERSION), EXIT_OK;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(first, commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    /* No subcommand named: run, with argv[0] standing for "run". */
+    argv[0] = "run";
+    return cmd_run(argc, argv);
+}

@@ -1,0 +1,72 @@
+/* job.c - see job.h. */
+#include "job.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "envout.h"
+#include "pmixc.h"
+
+extern char **environ;
+
+int job_prepare(struct job *j, int collective)
+{
+    struct err err = { "" };
+
+    if (alloc_detect(&j->opt.alloc, environ, &j->alloc, &err) < 0)
+        return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    if (plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) < 0)
+        return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    j->opt.rdv.collective = collective;
+    if (rdv_resolve(&j->alloc, &j->plan, &j->opt.rdv, environ, &j->rdv,
+                    &err) == 0)
+        return 0;
+    if (collective)
+        return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    /* `plan` for hosts this machine cannot resolve still shows the plan */
+    snprintf(j->rdv.addr, sizeof j->rdv.addr, "(unresolved)");
+    snprintf(j->rdv.addr_from, sizeof j->rdv.addr_from, "%.150s", err.msg);
+    return 0;
+}
+
+int job_rank_env(const struct job *j, int rank, struct envset *out)
+{
+    struct envout_opts eo = {
+        .iface = j->opt.rdv.iface,
+        .keep_env = j->opt.keep_env,
+        .exports = j->opt.exports,
+        .envp = environ,
+    };
+    struct err err = { "" };
+
+    if (envout_rank(&j->alloc, &j->plan, rank, &j->rdv, &eo, out, &err) < 0)
+        return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    return 0;
+}
+
+void job_free(struct job *j)
+{
+    pmixc_finalize();
+    plan_free(&j->plan);
+    alloc_free(&j->alloc);
+    options_free(&j->opt);
+}
+
+int job_exec(char **argv, const struct envset *s, int rank)
+{
+    char **envp = envset_envp(s, environ);
+    int e;
+
+    if (!envp)
+        return cmd_fail(EXIT_FAIL, "out of memory");
+    fflush(NULL);
+    environ = envp;     /* execvp searches the PATH the rank will have */
+    execvp(argv[0], argv);
+    e = errno;
+    return cmd_fail(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC,
+                    "rank %d: cannot run '%s': %s", rank, argv[0], strerror(e));
+}

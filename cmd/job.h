@@ -1,0 +1,38 @@
+/* job.h - the steps run, env and plan share: find the allocation, make
+ * the plan, agree on the rendezvous, and compute a rank's environment. */
+#ifndef DLRUN_JOB_H
+#define DLRUN_JOB_H
+
+#include "alloc.h"
+#include "envset.h"
+#include "options.h"
+#include "plan.h"
+#include "rdv.h"
+
+struct job {
+    struct options opt;
+    struct alloc alloc;
+    struct plan plan;
+    struct rdv rdv;
+};
+
+/* Detect, plan and (collective: run/env, where every task takes part)
+ * resolve the rendezvous.  Prints the error and returns its exit code
+ * (2) on failure, 0 on success.  Free with job_free. */
+int job_prepare(struct job *j, int collective);
+
+/* Environment of rank (caller frees out).  Prints the error; 0 / code. */
+int job_rank_env(const struct job *j, int rank, struct envset *out);
+
+/* Replace this process with argv[0] in the environment plus s (the
+ * per-task mode: same pid, so the scheduler's signals and exit codes
+ * stay).  Returns only on failure, after printing "rank R: cannot run":
+ * 127 when not found, 126 when not executable. */
+int job_exec(char **argv, const struct envset *s, int rank);
+
+/* dlrun starts the ranks itself (cmd/launch.c); returns the exit code. */
+int run_launch(struct job *j, char **prog);
+
+void job_free(struct job *j);
+
+#endif

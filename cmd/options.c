@@ -1,0 +1,161 @@
+/* options.c - parsing the launcher's options (mpirun, srun and torchrun
+ * spellings where one exists). */
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+
+enum {
+    OPT_NPROC_PER_NODE = 256, OPT_HOSTFILE, OPT_MASTER_ADDR, OPT_MASTER_PORT,
+    OPT_IFACE, OPT_ALLOC, OPT_KEEP_ENV, OPT_JSON, OPT_OVERSUBSCRIBE, OPT_RANK,
+};
+
+static const struct option longopts[] = {
+    { "np", required_argument, NULL, 'n' },
+    { "ntasks", required_argument, NULL, 'n' },
+    { "nnodes", required_argument, NULL, 'N' },
+    { "nodes", required_argument, NULL, 'N' },
+    { "nproc-per-node", required_argument, NULL, OPT_NPROC_PER_NODE },
+    { "nproc_per_node", required_argument, NULL, OPT_NPROC_PER_NODE },
+    { "hosts", required_argument, NULL, 'H' },
+    { "host", required_argument, NULL, 'H' },
+    { "hostfile", required_argument, NULL, OPT_HOSTFILE },
+    { "machinefile", required_argument, NULL, OPT_HOSTFILE },
+    { "master-addr", required_argument, NULL, OPT_MASTER_ADDR },
+    { "master_addr", required_argument, NULL, OPT_MASTER_ADDR },
+    { "master-port", required_argument, NULL, OPT_MASTER_PORT },
+    { "master_port", required_argument, NULL, OPT_MASTER_PORT },
+    { "iface", required_argument, NULL, OPT_IFACE },
+    { "alloc", required_argument, NULL, OPT_ALLOC },
+    { "export", required_argument, NULL, 'x' },
+    { "keep-env", no_argument, NULL, OPT_KEEP_ENV },
+    { "oversubscribe", no_argument, NULL, OPT_OVERSUBSCRIBE },
+    { "json", no_argument, NULL, OPT_JSON },
+    { "rank", required_argument, NULL, OPT_RANK },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+const char options_help[] =
+    "Where and how many (default: what the scheduler gave, see `dlrun plan`):\n"
+    "  -n, -np, --np N          ranks in all\n"
+    "  -N, --nnodes N           use the first N nodes\n"
+    "      --nproc-per-node N   ranks on each node\n"
+    "  -H, --hosts LIST         hosts and slots: h1:4,h2:4 or node[1-4]:4\n"
+    "      --hostfile FILE      Open MPI, Horovod or PBS style host file\n"
+    "      --alloc NAME         force the allocation source (dlrun check lists them)\n"
+    "      --oversubscribe      allow more ranks than slots\n"
+    "Rendezvous and environment:\n"
+    "      --master-addr ADDR   MASTER_ADDR (default: rank 0's host address)\n"
+    "      --master-port PORT   MASTER_PORT (default: agreed, free or derived)\n"
+    "      --iface NAME         use this network interface (NCCL/GLOO_SOCKET_IFNAME)\n"
+    "  -x, --export VAR[=VAL]   pass or set VAR for every rank\n"
+    "      --keep-env           do not rewrite SLURM_PROCID etc. for dlrun's ranks\n"
+    "  -h, --help               this text\n"
+    "Exit codes: the program's; 2 bad usage or input; 126/127 cannot run PROG.\n";
+
+static int parse_count(const char *opt, const char *s, int min, int max,
+                       int *out)
+{
+    char *end = NULL;
+    long v;
+
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max) {
+        cmd_fail(EXIT_USAGE, "%s %s: expected a whole number from %d to %d",
+                 opt, s, min, max);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static int add_export(struct options *o, char *x)
+{
+    char **v = realloc(o->exports, (size_t)(o->nexports + 2) * sizeof *v);
+
+    if (!v || !*x || *x == '=') {
+        cmd_fail(EXIT_USAGE, "-x '%s': expected VAR or VAR=VALUE", x);
+        if (v)
+            o->exports = v;
+        return -1;
+    }
+    o->exports = v;
+    v[o->nexports++] = x;
+    v[o->nexports] = NULL;
+    return 0;
+}
+
+static int options_one(int c, struct options *o)
+{
+    switch (c) {
+    case 'n': return parse_count("-np", optarg, 1, 1 << 24, &o->plan.ranks);
+    case 'N': return parse_count("-N", optarg, 1, 1 << 24, &o->plan.nodes);
+    case OPT_NPROC_PER_NODE:
+        return parse_count("--nproc-per-node", optarg, 1, 65536,
+                           &o->plan.per_node);
+    case 'H': o->alloc.hosts = optarg; return 0;
+    case OPT_HOSTFILE: o->alloc.hostfile = optarg; return 0;
+    case OPT_MASTER_ADDR: o->rdv.master_addr = optarg; return 0;
+    case OPT_MASTER_PORT:
+        return parse_count("--master-port", optarg, 1, 65535,
+                           &o->rdv.master_port);
+    case OPT_IFACE: o->rdv.iface = optarg; return 0;
+    case OPT_ALLOC: o->alloc.force = optarg; return 0;
+    case 'x': return add_export(o, optarg);
+    case OPT_KEEP_ENV: o->keep_env = 1; return 0;
+    case OPT_OVERSUBSCRIBE: o->plan.oversubscribe = 1; return 0;
+    case OPT_JSON: o->json = 1; return 0;
+    case OPT_RANK: return parse_count("--rank", optarg, 0, 1 << 24, &o->rank);
+    default: return -1;
+    }
+}
+
+int options_parse(int argc, char **argv, struct options *o, const char *usage)
+{
+    int c;
+
+    memset(o, 0, sizeof *o);
+    o->rank = -1;
+    optind = 1;
+    opterr = 0;
+    for (;;) {
+        /* mpirun spells it -np: one dash, two letters */
+        if (optind < argc && strcmp(argv[optind], "-np") == 0)
+            argv[optind] = "--np";
+        c = getopt_long(argc, argv, "+n:N:H:x:h", longopts, NULL);
+        if (c == -1)
+            break;
+        if (c == 'h') {
+            fputs(usage, stdout);
+            return 1;
+        }
+        if (c == '?' || c == ':') {
+            return cmd_fail(EXIT_USAGE, "%s: %s '%s' (see dlrun %s --help)",
+                            argv[0], c == '?' && (optopt == 0 || strchr("nNHx", optopt) == NULL) ?
+                            "unknown option" : "missing value for",
+                            argv[optind - 1],
+                            argv[0]);
+        }
+        if (options_one(c, o) < 0)
+            return EXIT_USAGE;
+    }
+    o->alloc.want_ranks = o->plan.ranks;
+    o->alloc.want_nodes = o->plan.nodes;
+    o->alloc.want_per_node = o->plan.per_node;
+    o->prog = optind;
+    return 0;
+}
+
+void options_free(struct options *o)
+{
+    free(o->exports);
+    o->exports = NULL;
+}

@@ -1,0 +1,31 @@
+/* options.h - the options shared by run, env and plan. */
+#ifndef DLRUN_OPTIONS_H
+#define DLRUN_OPTIONS_H
+
+#include "alloc.h"
+#include "plan.h"
+#include "rdv.h"
+
+struct options {
+    struct alloc_request alloc;
+    struct plan_request plan;
+    struct rdv_opts rdv;
+    int keep_env;
+    int json;
+    int rank;               /* --rank (env), -1 when not given */
+    char **exports;         /* -x entries (owned array, borrowed strings) */
+    int nexports;
+    int prog;               /* index in argv of the program, argc if none */
+};
+
+/* Parse argv (argv[0] is the subcommand name).  Returns 0, 1 when help
+ * was printed (exit 0), or the exit code 2 after printing the error.
+ * usage is the subcommand's help text. */
+int options_parse(int argc, char **argv, struct options *o, const char *usage);
+
+void options_free(struct options *o);
+
+/* The options' help, shared by the usage texts of run, env and plan. */
+extern const char options_help[];
+
+#endif

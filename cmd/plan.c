@@ -1,0 +1,87 @@
+/* plan.c - `dlrun plan`: the whole job as a table before anything runs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "job.h"
+#include "json.h"
+
+static const char usage_head[] =
+    "usage: dlrun plan [OPTIONS] [--json]\n"
+    "Show every rank's host, node rank and local rank, the allocation source\n"
+    "and why it was chosen, and the rendezvous address; runs nothing.\n\n";
+
+static void print_table(const struct job *j)
+{
+    const struct plan *p = &j->plan;
+
+    printf("allocation: %s (%s)\n", j->alloc.source, j->alloc.why);
+    printf("layout:     %d rank%s on %d node%s, %s\n", p->nranks,
+           p->nranks == 1 ? "" : "s", p->nnodes, p->nnodes == 1 ? "" : "s",
+           p->layout);
+    printf("master:     %s:%d (address: %s; port: %s)\n", j->rdv.addr, j->rdv.port,
+           j->rdv.addr_from, j->rdv.port_from);
+    if (j->alloc.gpus)
+        printf("gpus:       %s (from %s)\n", j->alloc.gpus, j->alloc.gpus_from);
+    printf("%-6s %-24s %-9s %-10s %s\n", "RANK", "HOST", "NODE_RANK",
+           "LOCAL_RANK", "LOCAL_WORLD_SIZE");
+    for (int r = 0; r < p->nranks; r++) {
+        const struct plan_node *n = &p->nodes[p->rank_node[r]];
+        printf("%-6d %-24s %-9d %-10d %d%s\n", r, n->host ? n->host : "?",
+               p->rank_node[r], p->rank_local[r], n->nranks,
+               r == p->self ? "  <- this task" : "");
+    }
+}
+
+static void print_json(const struct job *j)
+{
+    const struct plan *p = &j->plan;
+
+    printf("{\"source\":");
+    json_string(stdout, j->alloc.source);
+    printf(",\"reason\":");
+    json_string(stdout, j->alloc.why);
+    printf(",\"layout\":");
+    json_string(stdout, p->layout);
+    printf(",\"per_task\":%s,\"self\":%d,\"nranks\":%d,\"nnodes\":%d,"
+           "\"master_addr\":", p->per_task ? "true" : "false", p->self,
+           p->nranks, p->nnodes);
+    json_string(stdout, j->rdv.addr);
+    printf(",\"master_port\":%d,\"ranks\":[", j->rdv.port);
+    for (int r = 0; r < p->nranks; r++) {
+        const struct plan_node *n = &p->nodes[p->rank_node[r]];
+        printf("%s{\"rank\":%d,\"host\":", r ? "," : "", r);
+        json_string(stdout, n->host);
+        printf(",\"node_rank\":%d,\"local_rank\":%d,\"local_world_size\":%d}",
+               p->rank_node[r], p->rank_local[r], n->nranks);
+    }
+    printf("]}\n");
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    char usage[4096];
+    struct job j = { 0 };
+    int rc;
+
+    snprintf(usage, sizeof usage, "%s%s", usage_head, options_help);
+    rc = options_parse(argc, argv, &j.opt, usage);
+    if (rc != 0)
+        return rc == 1 ? EXIT_OK : rc;
+    if (j.opt.prog < argc) {
+        rc = cmd_fail(EXIT_USAGE, "plan: unexpected argument '%s' (plan runs "
+                      "nothing; use dlrun run)", argv[j.opt.prog]);
+        goto out;
+    }
+    rc = job_prepare(&j, 0);
+    if (rc != 0)
+        goto out;
+    if (j.opt.json)
+        print_json(&j);
+    else
+        print_table(&j);
+    rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
+out:
+    job_free(&j);
+    return rc;
+}

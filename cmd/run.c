@@ -1,0 +1,58 @@
+/* run.c - `dlrun [run]`: the launcher.
+ *
+ * Per-task mode: when srun or mpirun already started one task per rank
+ * and no option asks for another layout, compute this rank's environment
+ * and exec the program in place (same pid: the scheduler's signals and
+ * exit codes stay).  Otherwise dlrun starts the ranks itself.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "job.h"
+#include "pmixc.h"
+
+static const char usage_head[] =
+    "usage: dlrun [run] [OPTIONS] [--] PROG [ARGS...]\n"
+    "Run PROG as every rank of a distributed job.  Under srun/mpirun (one\n"
+    "task per rank) dlrun becomes the rank in place.\n\n";
+
+static int run_per_task(struct job *j, char **prog)
+{
+    struct envset s = { 0 };
+    int rc = job_rank_env(j, j->plan.self, &s);
+
+    if (rc == 0) {
+        pmixc_finalize();   /* before exec: the program may open its own */
+        rc = job_exec(prog, &s, j->plan.self);
+    }
+    envset_free(&s);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    char usage[4096];
+    struct job j = { 0 };
+    int rc;
+
+    snprintf(usage, sizeof usage, "%s%s", usage_head, options_help);
+    rc = options_parse(argc, argv, &j.opt, usage);
+    if (rc != 0)
+        return rc == 1 ? EXIT_OK : rc;
+    if (j.opt.prog >= argc) {
+        rc = cmd_fail(EXIT_USAGE, "no program to run (usage: dlrun [OPTIONS] "
+                      "PROG [ARGS...]; dlrun --help)");
+        goto out;
+    }
+    rc = job_prepare(&j, 1);
+    if (rc != 0)
+        goto out;
+    if (j.plan.per_task)
+        rc = run_per_task(&j, argv + j.opt.prog);
+    else
+        rc = run_launch(&j, argv + j.opt.prog);
+out:
+    job_free(&j);
+    return rc;
+}

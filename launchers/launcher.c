@@ -1,0 +1,35 @@
+/* launcher.c - choosing the launcher for a plan. */
+#include "launcher.h"
+
+#include <string.h>
+
+static const struct launcher *const launchers[] = { &launcher_local };
+#define NLAUNCHERS (sizeof launchers / sizeof launchers[0])
+
+const struct launcher *launcher_select(const struct plan *p, const char *name,
+                                       struct err *err)
+{
+    const struct launcher *best = NULL;
+    int best_prio = 0;
+
+    for (size_t i = 0; i < NLAUNCHERS; i++) {
+        int prio;
+        if (name && strcmp(name, launchers[i]->name) != 0)
+            continue;
+        prio = launchers[i]->usable(p);
+        if (prio > best_prio) {
+            best = launchers[i];
+            best_prio = prio;
+        }
+    }
+    if (best)
+        return best;
+    if (name)
+        err_set(err, "--launcher %s cannot run this plan", name);
+    else
+        err_set(err, "the plan puts ranks on other hosts (first: %s), and "
+                "this build starts ranks on this host only; run dlrun under "
+                "srun/mpirun (one task per rank) for multi-node jobs",
+                p->nodes[p->nnodes - 1].host ? p->nodes[p->nnodes - 1].host : "?");
+    return NULL;
+}

@@ -1,0 +1,207 @@
+/* alloc.c - probing the allocation sources in their documented order.
+ *
+ * Explicit flags > Slurm step > Slurm allocation > PMIx > Open MPI >
+ * MPICH/Hydra > PBS Pro/Torque > NQSV > LSF > this host alone.
+ */
+#include "alloc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostlist.h"
+
+static const struct alloc_source *const sources[] = {
+    &alloc_source_hosts, &alloc_source_hostfile, &alloc_source_slurm_step,
+    &alloc_source_slurm_job, &alloc_source_pmix, &alloc_source_ompi,
+    &alloc_source_mpich, &alloc_source_pbs, &alloc_source_nqsv,
+    &alloc_source_lsf, &alloc_source_local,
+};
+#define NSOURCES (sizeof sources / sizeof sources[0])
+
+const char *const *alloc_source_names(void)
+{
+    static const char *names[NSOURCES + 1];
+
+    for (size_t i = 0; i < NSOURCES; i++)
+        names[i] = sources[i]->name;
+    return names;
+}
+
+static const struct alloc_source *source_by_name(const char *name)
+{
+    for (size_t i = 0; i < NSOURCES; i++)
+        if (strcmp(sources[i]->name, name) == 0)
+            return sources[i];
+    return NULL;
+}
+
+static int read_source(const struct alloc_source *s,
+                       const struct alloc_request *req, char **envp,
+                       struct alloc *a, struct err *err)
+{
+    memset(a, 0, sizeof *a);
+    a->source = s->name;
+    if (s->read(req, envp, a, err) < 0) {
+        alloc_free(a);
+        return -1;
+    }
+    return 0;
+}
+
+int alloc_detect(const struct alloc_request *req, char **envp, struct alloc *a,
+                 struct err *err)
+{
+    const struct alloc_source *s = NULL;
+
+    if (req->force) {
+        s = source_by_name(req->force);
+        if (!s)
+            return err_set(err, "--alloc %s: unknown allocation source; "
+                           "`dlrun check` lists them", req->force);
+        return read_source(s, req, envp, a, err);
+    }
+    if (req->hosts && req->hostfile)
+        return err_set(err, "-H and --hostfile both given: use one of them");
+    for (size_t i = 0; i < NSOURCES; i++) {
+        if (sources[i]->detect(req, envp))
+            return read_source(sources[i], req, envp, a, err);
+    }
+    return err_set(err, "no allocation source applies (not even this host)");
+}
+
+void alloc_free(struct alloc *a)
+{
+    if (!a)
+        return;
+    for (size_t i = 0; i < a->nnodes; i++)
+        free(a->nodes[i].name);
+    free(a->nodes);
+    free(a->task_node);
+    free(a->jobid);
+    free(a->stepid);
+    free(a->gpus);
+    memset(a, 0, sizeof *a);
+}
+
+int alloc_slots(const struct alloc *a)
+{
+    long sum = 0;
+
+    for (size_t i = 0; i < a->nnodes; i++)
+        sum += a->nodes[i].slots;
+    return sum > INT_MAX ? INT_MAX : (int)sum;
+}
+
+const char *alloc_getenv(char **envp, const char *name)
+{
+    size_t len = strlen(name);
+
+    for (char **e = envp; e && *e; e++)
+        if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+            return *e + len + 1;
+    return NULL;
+}
+
+int alloc_getint(char **envp, const char *name, int min, int max, int *out,
+                 struct err *err)
+{
+    const char *v = alloc_getenv(envp, name);
+    char *end = NULL;
+    long n;
+
+    if (!v)
+        return err_set(err, "%s is not set", name);
+    errno = 0;
+    n = strtol(v, &end, 10);
+    if (errno || end == v || *end || n < min || n > max)
+        return err_set(err, "%s=%s: expected a whole number from %d to %d",
+                       name, v, min, max);
+    *out = (int)n;
+    return 0;
+}
+
+int alloc_add_node(struct alloc *a, const char *name, int slots, int merge,
+                   struct err *err)
+{
+    struct alloc_node *nodes;
+
+    if (merge) {
+        for (size_t i = 0; i < a->nnodes; i++) {
+            if (strcmp(a->nodes[i].name, name) != 0)
+                continue;
+            if (a->nodes[i].slots > INT_MAX - slots)
+                return err_set(err, "host %s: too many slots", name);
+            a->nodes[i].slots += slots;
+            return 0;
+        }
+    }
+    nodes = realloc(a->nodes, (a->nnodes + 1) * sizeof *nodes);
+    if (!nodes)
+        return err_set(err, "out of memory");
+    a->nodes = nodes;
+    nodes[a->nnodes].name = strdup(name);
+    if (!nodes[a->nnodes].name)
+        return err_set(err, "out of memory");
+    nodes[a->nnodes].slots = slots;
+    a->nnodes++;
+    return 0;
+}
+
+static int check_tasks(size_t nhosts, const int *counts, size_t ncounts,
+                       int ntasks, const char *list_var, const char *tpn_var,
+                       const char *ntasks_var, struct err *err)
+{
+    long sum = 0;
+
+    if (ncounts != nhosts)
+        return err_set(err, "%s names %zu nodes but %s gives counts for %zu: "
+                       "the scheduler's variables disagree; run dlrun from a "
+                       "fresh job or step (or pass -H)", list_var, nhosts,
+                       tpn_var, ncounts);
+    for (size_t i = 0; i < ncounts; i++)
+        sum += counts[i];
+    if (ntasks >= 0 && sum != ntasks)
+        return err_set(err, "%s sums to %ld tasks but %s=%d: the scheduler's "
+                       "variables disagree; run dlrun from a fresh job or step "
+                       "(or pass -H)", tpn_var, sum, ntasks_var, ntasks);
+    return 0;
+}
+
+int alloc_add_hostlist(struct alloc *a, const char *list, const char *list_var,
+                       const char *tpn, const char *tpn_var, int ntasks,
+                       const char *ntasks_var, struct err *err)
+{
+    char **hosts = NULL;
+    size_t nhosts = 0, ncounts = 0;
+    int *counts = NULL;
+    int rc = -1;
+
+    if (hostlist_expand(list, &hosts, &nhosts, err) < 0) {
+        err_prefix(err, "%s", list_var);
+        goto out;
+    }
+    if (!tpn) {
+        for (size_t i = 0; i < nhosts; i++)
+            if (alloc_add_node(a, hosts[i], 1, 0, err) < 0)
+                goto out;
+        rc = 0;
+        goto out;
+    }
+    if (tasks_per_node_parse(tpn, &counts, &ncounts, err) < 0) {
+        err_prefix(err, "%s", tpn_var);
+        goto out;
+    }
+    if (check_tasks(nhosts, counts, ncounts, ntasks, list_var, tpn_var,
+                    ntasks_var, err) < 0)
+        goto out;
+    for (size_t i = 0; i < nhosts; i++)
+        if (alloc_add_node(a, hosts[i], counts[i], 0, err) < 0)
+            goto out;
+    rc = 0;
+out:
+    hostlist_free(hosts, nhosts);
+    free(counts);
+    return rc;
+}

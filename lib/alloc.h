@@ -1,0 +1,105 @@
+/* alloc.h - where dlrun runs: the allocation a scheduler (or the user) gave.
+ *
+ * Sources are probed in a fixed order (see alloc.c); the first whose
+ * detect() says yes reads the allocation.  Every source reads from an
+ * environment array (environ-like, "NAME=VALUE"), never from getenv(), so
+ * that tests feed it environments captured from real schedulers.
+ */
+#ifndef DLRUN_ALLOC_H
+#define DLRUN_ALLOC_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+struct alloc_node {
+    char *name;     /* owned */
+    int slots;      /* ranks this node takes: tasks (Slurm step) or slots */
+    int cpus;       /* CPUs the scheduler granted here, 0 when unknown */
+};
+
+/* Set when the scheduler started this process as one task of many
+ * (srun, mpirun): which task it is.  *_from name the variables read. */
+struct alloc_task {
+    int rank, size, local_rank, local_size, node_rank;
+    const char *rank_from, *size_from, *local_rank_from, *local_size_from,
+        *node_rank_from;            /* static strings */
+};
+
+struct alloc {
+    const char *source;             /* static: "slurm-step", "pbs", ... */
+    char why[256];                  /* the variables or flags that chose it */
+    struct alloc_node *nodes;       /* owned, nnodes entries, in order */
+    size_t nnodes;
+    int has_task;                   /* 1: task below describes this process */
+    struct alloc_task task;
+    int *task_node;                 /* owned or NULL: node index of each task */
+    int default_ranks;              /* ranks when no -np given; 0 = all slots */
+    char *jobid, *stepid;           /* owned or NULL */
+    char *gpus;                     /* owned or NULL: GPU ids on this node */
+    const char *gpus_from;          /* static: the variable they came from */
+};
+
+/* What the user asked for on the command line that decides the source. */
+struct alloc_request {
+    const char *force;              /* --alloc NAME, or NULL */
+    const char *hosts;              /* -H list, or NULL */
+    const char *hostfile;           /* --hostfile path, or NULL */
+    int want_ranks;                 /* -np, 0 when not given */
+    int want_nodes;                 /* -N, 0 when not given */
+    int want_per_node;              /* --nproc-per-node, 0 when not given */
+};
+
+/* Probe the sources in order and read the first that applies into *a
+ * (caller frees with alloc_free).  envp is borrowed.  0 / -1 with err. */
+int alloc_detect(const struct alloc_request *req, char **envp, struct alloc *a,
+                 struct err *err);
+
+/* The names accepted by --alloc, in probing order, NULL-terminated. */
+const char *const *alloc_source_names(void);
+
+void alloc_free(struct alloc *a);   /* frees members; a may be NULL */
+
+/* Total slots over all nodes. */
+int alloc_slots(const struct alloc *a);
+
+/* --- used by the sources (alloc_*.c) --- */
+
+/* The value of NAME in envp, or NULL (borrowed). */
+const char *alloc_getenv(char **envp, const char *name);
+
+/* Parse VALUE of variable NAME as an int in [min, max]; 0 / -1 with err. */
+int alloc_getint(char **envp, const char *name, int min, int max, int *out,
+                 struct err *err);
+
+/* Append a node (name copied); repeated names are merged into one node
+ * with their slots added when merge is set.  0 / -1 with err. */
+int alloc_add_node(struct alloc *a, const char *name, int slots, int merge,
+                   struct err *err);
+
+/* Nodes from a Slurm-style hostlist and tasks-per-node string; checks that
+ * the counts agree and sum to ntasks (ntasks < 0: no check).  tpn NULL
+ * means one slot per node.  The names of the variables are used in
+ * messages.  0 / -1 with err. */
+int alloc_add_hostlist(struct alloc *a, const char *list, const char *list_var,
+                       const char *tpn, const char *tpn_var, int ntasks,
+                       const char *ntasks_var, struct err *err);
+
+/* Read a host file (see hostfile.h) into a.  0 / -1 with err. */
+int alloc_read_hostfile(const char *path, struct alloc *a, struct err *err);
+
+/* Each source: detect() returns 1 when its variables are present;
+ * read() fills a (zeroed by the caller). */
+struct alloc_source {
+    const char *name;
+    int (*detect)(const struct alloc_request *req, char **envp);
+    int (*read)(const struct alloc_request *req, char **envp, struct alloc *a,
+                struct err *err);
+};
+
+extern const struct alloc_source alloc_source_hosts, alloc_source_hostfile,
+    alloc_source_slurm_step, alloc_source_slurm_job, alloc_source_pmix,
+    alloc_source_ompi, alloc_source_mpich, alloc_source_pbs,
+    alloc_source_nqsv, alloc_source_lsf, alloc_source_local;
+
+#endif

@@ -1,0 +1,235 @@
+/* envout.c - see envout.h. */
+#include "envout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The facts of one rank and where each came from. */
+struct facts {
+    int rank, size, local_rank, local_size, node_rank, nnodes;
+    int cross_rank, cross_size;
+    const char *rank_from, *size_from, *local_rank_from, *local_size_from,
+        *node_rank_from;
+    const char *host;
+};
+
+static void facts_from_plan(const struct alloc *a, const struct plan *p,
+                            int rank, struct facts *f)
+{
+    const char *why = p->per_task ? NULL : "the rank plan";
+
+    f->rank = rank;
+    f->size = p->nranks;
+    f->node_rank = p->rank_node[rank];
+    f->local_rank = p->rank_local[rank];
+    f->local_size = p->nodes[f->node_rank].nranks;
+    f->nnodes = p->nnodes;
+    f->host = p->nodes[f->node_rank].host;
+    f->rank_from = why ? why : a->task.rank_from;
+    f->size_from = why ? why : a->task.size_from;
+    f->local_rank_from = why ? why : a->task.local_rank_from;
+    f->local_size_from = why ? why : a->task.local_size_from;
+    f->node_rank_from = why ? why : a->task.node_rank_from;
+    if (p->per_task && rank == a->task.rank) {
+        /* the scheduler's word for this task wins over our reading */
+        f->local_rank = a->task.local_rank;
+        f->local_size = a->task.local_size;
+        f->node_rank = a->task.node_rank;
+    }
+    /* Horovod's cross communicator: ranks with the same local rank. */
+    f->cross_rank = f->cross_size = 0;
+    for (int i = 0; i < p->nnodes; i++) {
+        if (p->nodes[i].nranks <= f->local_rank)
+            continue;
+        if (i < f->node_rank)
+            f->cross_rank++;
+        f->cross_size++;
+    }
+}
+
+static int set_torch(struct envset *s, const struct facts *f,
+                     const struct rdv *r, struct err *err)
+{
+    return envset_setint(s, "RANK", f->rank, err, "%s", f->rank_from) ||
+        envset_setint(s, "WORLD_SIZE", f->size, err, "%s", f->size_from) ||
+        envset_setint(s, "LOCAL_RANK", f->local_rank, err, "%s",
+                      f->local_rank_from) ||
+        envset_setint(s, "LOCAL_WORLD_SIZE", f->local_size, err, "%s",
+                      f->local_size_from) ||
+        envset_setint(s, "NODE_RANK", f->node_rank, err, "%s",
+                      f->node_rank_from) ||
+        envset_setint(s, "GROUP_RANK", f->node_rank, err, "= NODE_RANK") ||
+        envset_setint(s, "GROUP_WORLD_SIZE", f->nnodes, err, "nodes in the plan") ||
+        envset_set(s, "MASTER_ADDR", r->addr, err, "%s", r->addr_from) ||
+        envset_setint(s, "MASTER_PORT", r->port, err, "%s", r->port_from) ? -1 : 0;
+}
+
+static int set_horovod(struct envset *s, const struct facts *f,
+                       struct err *err)
+{
+    return envset_setint(s, "HOROVOD_RANK", f->rank, err, "= RANK") ||
+        envset_setint(s, "HOROVOD_SIZE", f->size, err, "= WORLD_SIZE") ||
+        envset_setint(s, "HOROVOD_LOCAL_RANK", f->local_rank, err, "= LOCAL_RANK") ||
+        envset_setint(s, "HOROVOD_LOCAL_SIZE", f->local_size, err,
+                      "= LOCAL_WORLD_SIZE") ||
+        envset_setint(s, "HOROVOD_CROSS_RANK", f->cross_rank, err,
+                      "index among nodes that have this local rank") ||
+        envset_setint(s, "HOROVOD_CROSS_SIZE", f->cross_size, err,
+                      "nodes that have this local rank") ||
+        (f->host && envset_set(s, "HOROVOD_HOSTNAME", f->host, err,
+                               "this rank's node")) ? -1 : 0;
+}
+
+/* TF_CONFIG: one worker per rank, "host:port", port MASTER_PORT + 1 +
+ * local rank so that workers on one host do not collide. */
+static int set_tf(struct envset *s, const struct plan *p, const struct facts *f,
+                  const struct rdv *r, struct err *err)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m;
+    int rc;
+
+    if (p->partial)
+        return 0;   /* other ranks' hosts are unknown */
+    m = open_memstream(&buf, &len);
+    if (!m)
+        return err_set(err, "out of memory");
+    fputs("{\"cluster\":{\"worker\":[", m);
+    for (int i = 0; i < p->nranks; i++)
+        fprintf(m, "%s\"%s:%d\"", i ? "," : "",
+                p->nodes[p->rank_node[i]].host,
+                r->port + 1 + p->rank_local[i]);
+    fprintf(m, "]},\"task\":{\"type\":\"worker\",\"index\":%d}}", f->rank);
+    if (fclose(m) != 0)
+        return err_set(err, "out of memory");
+    rc = envset_set(s, "TF_CONFIG", buf, err, "every rank as a worker, port "
+                    "MASTER_PORT+1+LOCAL_RANK");
+    free(buf);
+    return rc;
+}
+
+static int set_jax_nccl(struct envset *s, const struct facts *f,
+                        const struct rdv *r, const struct envout_opts *o,
+                        struct err *err)
+{
+    char coord[300];
+
+    snprintf(coord, sizeof coord, strchr(r->addr, ':') ? "[%s]:%d" : "%s:%d",
+             r->addr, r->port);
+    if (envset_set(s, "JAX_COORDINATOR_ADDRESS", coord, err,
+                   "MASTER_ADDR:MASTER_PORT") ||
+        envset_setint(s, "JAX_NUM_PROCESSES", f->size, err, "= WORLD_SIZE") ||
+        envset_setint(s, "JAX_PROCESS_ID", f->rank, err, "= RANK") ||
+        envset_set(s, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", err,
+                   "GPU indices in the order hwloc and nvidia-smi show"))
+        return -1;
+    if (!o->iface)
+        return 0;
+    return envset_set(s, "NCCL_SOCKET_IFNAME", o->iface, err, "--iface") ||
+           envset_set(s, "GLOO_SOCKET_IFNAME", o->iface, err, "--iface") ? -1 : 0;
+}
+
+static int set_dlrun(struct envset *s, const struct alloc *a,
+                     const struct facts *f, const struct rdv *r,
+                     struct err *err)
+{
+    return envset_setint(s, "DLRUN_RANK", f->rank, err, "= RANK") ||
+        envset_setint(s, "DLRUN_WORLD_SIZE", f->size, err, "= WORLD_SIZE") ||
+        envset_setint(s, "DLRUN_LOCAL_RANK", f->local_rank, err, "= LOCAL_RANK") ||
+        envset_setint(s, "DLRUN_LOCAL_WORLD_SIZE", f->local_size, err,
+                      "= LOCAL_WORLD_SIZE") ||
+        envset_setint(s, "DLRUN_NODE_RANK", f->node_rank, err, "= NODE_RANK") ||
+        envset_setint(s, "DLRUN_NNODES", f->nnodes, err, "= GROUP_WORLD_SIZE") ||
+        envset_set(s, "DLRUN_MASTER_ADDR", r->addr, err, "= MASTER_ADDR") ||
+        envset_setint(s, "DLRUN_MASTER_PORT", r->port, err, "= MASTER_PORT") ||
+        envset_set(s, "DLRUN_ALLOC", a->source, err, "%s", a->why) ? -1 : 0;
+}
+
+char *envout_tasks_per_node(const struct plan *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+
+    if (!m)
+        return NULL;
+    for (int i = 0; i < p->nnodes;) {
+        int j = i;
+        while (j < p->nnodes && p->nodes[j].nranks == p->nodes[i].nranks)
+            j++;
+        fprintf(m, "%s%d", i ? "," : "", p->nodes[i].nranks);
+        if (j - i > 1)
+            fprintf(m, "(x%d)", j - i);
+        i = j;
+    }
+    if (fclose(m) != 0)
+        return NULL;
+    return buf;
+}
+
+/* Frameworks that read Slurm's per-task variables themselves (Lightning,
+ * submitit, JAX) must see the world dlrun made, not the one srun made. */
+static int set_slurm(struct envset *s, const struct plan *p,
+                     const struct facts *f, struct err *err)
+{
+    const char *why = "rewritten: dlrun placed this rank (--keep-env keeps it)";
+    char *tpn = envout_tasks_per_node(p);
+    int rc;
+
+    if (!tpn)
+        return err_set(err, "out of memory");
+    rc = envset_setint(s, "SLURM_PROCID", f->rank, err, "%s", why) ||
+        envset_setint(s, "SLURM_LOCALID", f->local_rank, err, "%s", why) ||
+        envset_setint(s, "SLURM_NODEID", f->node_rank, err, "%s", why) ||
+        envset_setint(s, "SLURM_NTASKS", f->size, err, "%s", why) ||
+        envset_setint(s, "SLURM_NPROCS", f->size, err, "%s", why) ||
+        envset_setint(s, "SLURM_STEP_NUM_TASKS", f->size, err, "%s", why) ||
+        envset_set(s, "SLURM_TASKS_PER_NODE", tpn, err, "%s", why) ||
+        envset_set(s, "SLURM_STEP_TASKS_PER_NODE", tpn, err, "%s", why) ? -1 : 0;
+    free(tpn);
+    return rc;
+}
+
+static int set_exports(struct envset *s, const struct envout_opts *o,
+                       struct err *err)
+{
+    for (char **x = o->exports; x && *x; x++) {
+        const char *eq = strchr(*x, '=');
+        char name[256];
+        const char *v;
+
+        if (!eq) {
+            v = alloc_getenv(o->envp, *x);
+            if (v && envset_set(s, *x, v, err, "-x %s (copied)", *x) < 0)
+                return -1;
+            continue;
+        }
+        snprintf(name, sizeof name, "%.*s", (int)(eq - *x), *x);
+        if (envset_set(s, name, eq + 1, err, "-x") < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int envout_rank(const struct alloc *a, const struct plan *p, int rank,
+                const struct rdv *rdv, const struct envout_opts *o,
+                struct envset *out, struct err *err)
+{
+    struct facts f;
+    int slurm = strncmp(a->source, "slurm", 5) == 0;
+
+    if (rank < 0 || rank >= p->nranks)
+        return err_set(err, "rank %d is not in the plan (0-%d)", rank,
+                       p->nranks - 1);
+    facts_from_plan(a, p, rank, &f);
+    if (set_torch(out, &f, rdv, err) < 0 || set_horovod(out, &f, err) < 0 ||
+        set_tf(out, p, &f, rdv, err) < 0 ||
+        set_jax_nccl(out, &f, rdv, o, err) < 0 ||
+        set_dlrun(out, a, &f, rdv, err) < 0)
+        return -1;
+    if (slurm && !p->per_task && !o->keep_env && set_slurm(out, p, &f, err) < 0)
+        return -1;
+    return set_exports(out, o, err);
+}

@@ -1,0 +1,32 @@
+/* envout.h - what one rank's environment gets, for every framework:
+ * torchrun's names, Horovod's, TF_CONFIG, JAX's, NCCL/Gloo interface
+ * hints, DLRUN_* copies, and (when dlrun places several ranks inside one
+ * Slurm task) the per-task SLURM_* variables rewritten to match.
+ */
+#ifndef DLRUN_ENVOUT_H
+#define DLRUN_ENVOUT_H
+
+#include "alloc.h"
+#include "envset.h"
+#include "err.h"
+#include "plan.h"
+#include "rdv.h"
+
+struct envout_opts {
+    const char *iface;      /* --iface: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME */
+    int keep_env;           /* --keep-env: leave SLURM_* alone */
+    char **exports;         /* -x VAR[=VAL] entries, NULL-terminated, borrowed */
+    char **envp;            /* the environment -x VAR copies from, borrowed */
+};
+
+/* Fill out (caller frees with envset_free) with rank's variables.
+ * 0 / -1 with err. */
+int envout_rank(const struct alloc *a, const struct plan *p, int rank,
+                const struct rdv *rdv, const struct envout_opts *o,
+                struct envset *out, struct err *err);
+
+/* Slurm's compressed counts ("2(x3),1") of the ranks per plan node
+ * (caller frees). */
+char *envout_tasks_per_node(const struct plan *p);
+
+#endif

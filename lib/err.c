@@ -1,0 +1,34 @@
+#include "err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int err_set(struct err *err, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int err_prefix(struct err *err, const char *fmt, ...)
+{
+    char prefix[ERR_MSG_MAX];
+    char old[ERR_MSG_MAX];
+    va_list ap;
+
+    if (!err)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    memcpy(old, err->msg, sizeof old);
+    /* truncation keeps the head of the message, which says the most */
+    if (snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old) < 0)
+        memcpy(err->msg, old, sizeof old);
+    return -1;
+}

@@ -1,0 +1,29 @@
+/* net.h - addresses and ports for the rendezvous. */
+#ifndef DLRUN_NET_H
+#define DLRUN_NET_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+/* 1 when name is this host (short names compared, so "n1" = "n1.cluster"). */
+int net_is_this_host(const char *name);
+
+/* The IPv4 (else IPv6) address of interface iface into out.  0 / -1. */
+int net_iface_addr(const char *iface, char *out, size_t len, struct err *err);
+
+/* An address of host into out.  For this host, a name that resolves to
+ * loopback (Debian maps the hostname to 127.0.1.1) is replaced by the
+ * first non-loopback interface that is up: other nodes must reach it.
+ * 0 / -1 with err. */
+int net_host_addr(const char *host, char *out, size_t len, struct err *err);
+
+/* A TCP port that is free on this host now (bound, then released).
+ * Returns the port or -1 with err. */
+int net_free_port(struct err *err);
+
+/* The documented port derived from a job and step id when no port can be
+ * agreed: 20000 + hash % 10000 (below Linux's ephemeral range). */
+int net_derived_port(const char *jobid, const char *stepid);
+
+#endif

@@ -1,0 +1,197 @@
+/* plan.c - laying ranks out on nodes.
+ *
+ * Ranks fill nodes in order (block, like mpirun's --map-by slot); node
+ * ranks count only nodes that got ranks.  In per-task mode the scheduler
+ * already decided, and the plan only records its decision.
+ */
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int plan_is_per_task(const struct alloc *a, const struct plan_request *req)
+{
+    if (!a->has_task)
+        return 0;
+    if (req->ranks && req->ranks != a->task.size)
+        return 0;
+    if (req->nodes && a->task_node && (size_t)req->nodes != a->nnodes)
+        return 0;
+    if (req->per_node) {
+        for (size_t i = 0; i < a->nnodes; i++)
+            if (a->nodes[i].slots != req->per_node)
+                return 0;
+    }
+    return 1;
+}
+
+static int plan_alloc(struct plan *p, int nranks, int nnodes, struct err *err)
+{
+    p->nranks = nranks;
+    p->nnodes = nnodes;
+    p->nodes = calloc((size_t)nnodes, sizeof *p->nodes);
+    p->rank_node = calloc((size_t)nranks, sizeof *p->rank_node);
+    p->rank_local = calloc((size_t)nranks, sizeof *p->rank_local);
+    if (!p->nodes || !p->rank_node || !p->rank_local)
+        return err_set(err, "out of memory");
+    return 0;
+}
+
+/* Local ranks and node sizes from rank_node (ranks in increasing order). */
+static void plan_count_local(struct plan *p)
+{
+    for (int i = 0; i < p->nnodes; i++) {
+        p->nodes[i].nranks = 0;
+        p->nodes[i].first_rank = -1;
+    }
+    for (int r = 0; r < p->nranks; r++) {
+        struct plan_node *n = &p->nodes[p->rank_node[r]];
+        if (n->first_rank < 0)
+            n->first_rank = r;
+        p->rank_local[r] = n->nranks++;
+    }
+}
+
+/* mpirun without PMIx: only our node's name and the sizes are known. */
+static int plan_partial(const struct alloc *a, struct plan *p, struct err *err)
+{
+    const struct alloc_task *t = &a->task;
+    int nnodes = t->size / t->local_size;
+
+    if (t->size % t->local_size != 0 || t->node_rank >= nnodes)
+        return err_set(err, "%s: cannot tell which node each rank is on "
+                       "(task %d of %d, %d on this node); pass -H or use a "
+                       "block or cyclic distribution", a->source, t->rank,
+                       t->size, t->local_size);
+    if (plan_alloc(p, t->size, nnodes, err) < 0)
+        return -1;
+    for (int r = 0; r < t->size; r++)
+        p->rank_node[r] = r / t->local_size;
+    plan_count_local(p);
+    /* mpirun: only our host is known; Slurm with a distribution we cannot
+     * recompute: every node is known but not which ranks it has */
+    for (int i = 0; a->nnodes > 1 && i < nnodes && (size_t)i < a->nnodes; i++)
+        p->nodes[i].host = a->nodes[i].name;
+    p->nodes[t->node_rank].host = a->nnodes > 1 ?
+        a->nodes[t->node_rank].name : a->nodes[0].name;
+    p->partial = 1;
+    p->layout = "as mpirun started them (block, same ranks on every node)";
+    return 0;
+}
+
+static int plan_per_task(const struct alloc *a, struct plan *p, struct err *err)
+{
+    p->per_task = 1;
+    p->self = a->task.rank;
+    if (!a->task_node)
+        return plan_partial(a, p, err);
+    if (plan_alloc(p, a->task.size, (int)a->nnodes, err) < 0)
+        return -1;
+    memcpy(p->rank_node, a->task_node, (size_t)p->nranks * sizeof(int));
+    plan_count_local(p);
+    for (int i = 0; i < p->nnodes; i++)
+        p->nodes[i].host = a->nodes[i].name;
+    p->layout = "as the scheduler started the tasks";
+    return 0;
+}
+
+/* -np more than the slots: spread evenly when every node has the CPUs
+ * (a batch job asked for nodes, not tasks), or when oversubscribing. */
+static int plan_widen(const struct alloc *a, const struct plan_request *req,
+                      int n, int nn, int *cap, const char **layout)
+{
+    int share = (n + nn - 1) / nn;
+    int fits = n % nn == 0;
+
+    for (int i = 0; i < nn && fits; i++)
+        fits = a->nodes[i].cpus >= share;
+    if (!fits && !req->oversubscribe)
+        return -1;
+    for (int i = 0; i < nn; i++)
+        cap[i] = share;
+    *layout = fits ? "spread evenly over the nodes' CPUs (more ranks than "
+                     "task slots)" : "block, oversubscribed";
+    return 0;
+}
+
+static int plan_fill(const struct alloc *a, struct plan *p, int n, int nn,
+                     const int *cap, struct err *err)
+{
+    int used = 0, r = 0;
+
+    for (int i = 0; i < nn && r < n; i++) {
+        r += cap[i] < n - r ? cap[i] : n - r;
+        used++;
+    }
+    if (plan_alloc(p, n, used, err) < 0)
+        return -1;
+    r = 0;
+    for (int i = 0; i < used; i++) {
+        int k = cap[i] < n - r ? cap[i] : n - r;
+        p->nodes[i].host = a->nodes[i].name;
+        for (int j = 0; j < k; j++)
+            p->rank_node[r++] = i;
+    }
+    plan_count_local(p);
+    return 0;
+}
+
+static int plan_launch(const struct alloc *a, const struct plan_request *req,
+                       struct plan *p, struct err *err)
+{
+    int nn = req->nodes ? req->nodes : (int)a->nnodes;
+    int *cap = NULL;
+    long total = 0;
+    int n, rc = -1;
+
+    if ((size_t)nn > a->nnodes)
+        return err_set(err, "-N %d but the allocation (%s) has %zu node%s: "
+                       "lower -N or ask the scheduler for more nodes", nn,
+                       a->source, a->nnodes, a->nnodes == 1 ? "" : "s");
+    cap = calloc((size_t)nn, sizeof *cap);
+    if (!cap)
+        return err_set(err, "out of memory");
+    for (int i = 0; i < nn; i++)
+        total += cap[i] = req->per_node ? req->per_node : a->nodes[i].slots;
+    n = req->ranks ? req->ranks : req->per_node || req->nodes ||
+        !a->default_ranks ? (int)total : a->default_ranks;
+    p->layout = "block (fill each node's slots in order)";
+    if (n > total && plan_widen(a, req, n, nn, cap, &p->layout) < 0) {
+        err_set(err, "-np %d but the %d node%s of the allocation (%s) ha%s %ld "
+                "slot%s: lower -np, add nodes, set --nproc-per-node, or "
+                "pass --oversubscribe", n, nn, nn == 1 ? "" : "s", a->source,
+                nn == 1 ? "s" : "ve", total, total == 1 ? "" : "s");
+        goto out;
+    }
+    rc = plan_fill(a, p, n, nn, cap, err);
+out:
+    free(cap);
+    return rc;
+}
+
+int plan_build(const struct alloc *a, const struct plan_request *req,
+               struct plan *p, struct err *err)
+{
+    int rc;
+
+    memset(p, 0, sizeof *p);
+    p->self = -1;
+    if (a->nnodes == 0)
+        return err_set(err, "the allocation (%s) has no nodes", a->source);
+    rc = plan_is_per_task(a, req) ? plan_per_task(a, p, err)
+                                  : plan_launch(a, req, p, err);
+    if (rc < 0)
+        plan_free(p);
+    return rc;
+}
+
+void plan_free(struct plan *p)
+{
+    if (!p)
+        return;
+    free(p->nodes);
+    free(p->rank_node);
+    free(p->rank_local);
+    memset(p, 0, sizeof *p);
+    p->self = -1;
+}

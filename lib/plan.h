@@ -1,0 +1,47 @@
+/* plan.h - the rank plan: which rank runs on which node, with which local
+ * rank.  Pure: computed from an allocation and the request, nothing is
+ * started or looked up, so a plan can be made for any machine.
+ */
+#ifndef DLRUN_PLAN_H
+#define DLRUN_PLAN_H
+
+#include "alloc.h"
+#include "err.h"
+
+struct plan_request {
+    int ranks;          /* -np, 0 = the allocation's default */
+    int nodes;          /* -N, 0 = every node */
+    int per_node;       /* --nproc-per-node, 0 = each node's slots */
+    int oversubscribe;  /* allow more ranks than slots */
+};
+
+struct plan_node {
+    const char *host;   /* borrowed from the allocation; NULL = unknown */
+    int first_rank;     /* lowest rank on the node */
+    int nranks;         /* LOCAL_WORLD_SIZE */
+};
+
+struct plan {
+    int nranks;
+    struct plan_node *nodes;    /* owned, nnodes entries, node rank order */
+    int nnodes;
+    int *rank_node;     /* owned: node rank of each rank */
+    int *rank_local;    /* owned: local rank of each rank */
+    int per_task;       /* 1: the scheduler started every rank (srun, mpirun) */
+    int self;           /* per-task: this process's rank; else -1 */
+    int partial;        /* per-task without other hosts' names (mpirun) */
+    const char *layout; /* static: how ranks were laid out, for humans */
+};
+
+/* 1 when the scheduler already started one task per rank and the request
+ * asks for nothing else: dlrun then becomes that rank (exec in place). */
+int plan_is_per_task(const struct alloc *a, const struct plan_request *req);
+
+/* Build the plan (caller frees with plan_free).  a must outlive p.
+ * 0 / -1 with err. */
+int plan_build(const struct alloc *a, const struct plan_request *req,
+               struct plan *p, struct err *err);
+
+void plan_free(struct plan *p);  /* frees members; p may be NULL */
+
+#endif

@@ -1,0 +1,242 @@
+/* pmixc.c - PMIx client calls (see pmixc.h). */
+#include "pmixc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+
+#ifdef HAVE_PMIX
+#include <pmix.h>
+
+static pmix_proc_t me;
+static int initialized;
+
+/* Not under Open MPI's mpirun: its PMIx server (Open MPI 4.1) serves a
+ * rank only once, so a connection from dlrun would make MPI_Init of the
+ * program dlrun execs fail ("getting local rank failed").  There the
+ * OMPI_* variables are read instead (alloc_mpi.c). */
+int pmixc_usable(char **envp)
+{
+    return alloc_getenv(envp, "PMIX_NAMESPACE") != NULL &&
+           alloc_getenv(envp, "PMIX_RANK") != NULL &&
+           alloc_getenv(envp, "OMPI_COMM_WORLD_RANK") == NULL;
+}
+
+static int pmixc_init(struct err *err)
+{
+    pmix_status_t rc;
+
+    if (initialized)
+        return 0;
+    rc = PMIx_Init(&me, NULL, 0);
+    if (rc != PMIX_SUCCESS)
+        return err_set(err, "PMIx_Init failed: %s (PMIX_NAMESPACE is set but "
+                       "the PMIx server cannot be reached)", PMIx_Error_string(rc));
+    initialized = 1;
+    return 0;
+}
+
+void pmixc_finalize(void)
+{
+    if (initialized)
+        PMIx_Finalize(NULL, 0);
+    initialized = 0;
+}
+
+/* An unsigned value of KEY for proc (rank r, or PMIX_RANK_WILDCARD). */
+static int get_uint(pmix_rank_t r, const char *key, unsigned *out,
+                    struct err *err)
+{
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    pmix_status_t rc;
+    int ret = 0;
+
+    PMIX_LOAD_PROCID(&p, me.nspace, r);
+    rc = PMIx_Get(&p, key, NULL, 0, &v);
+    if (rc != PMIX_SUCCESS)
+        return err_set(err, "PMIx_Get(%s): %s", key, PMIx_Error_string(rc));
+    switch (v->type) {
+    case PMIX_UINT32: *out = v->data.uint32; break;
+    case PMIX_UINT16: *out = v->data.uint16; break;
+    case PMIX_UINT8: *out = v->data.uint8; break;
+    case PMIX_INT: *out = (unsigned)v->data.integer; break;
+    case PMIX_UINT: *out = v->data.uint; break;
+    default: ret = err_set(err, "PMIx_Get(%s): unexpected type %d", key, v->type);
+    }
+    PMIX_VALUE_RELEASE(v);
+    return ret;
+}
+
+static char *get_string(pmix_rank_t r, const char *key, struct err *err)
+{
+    pmix_proc_t p;
+    pmix_value_t *v = NULL;
+    pmix_status_t rc;
+    char *s = NULL;
+
+    PMIX_LOAD_PROCID(&p, me.nspace, r);
+    rc = PMIx_Get(&p, key, NULL, 0, &v);
+    if (rc != PMIX_SUCCESS) {
+        err_set(err, "PMIx_Get(%s) for rank %u: %s", key, r,
+                PMIx_Error_string(rc));
+        return NULL;
+    }
+    if (v->type == PMIX_STRING && v->data.string)
+        s = strdup(v->data.string);
+    else
+        err_set(err, "PMIx_Get(%s): not a string", key);
+    PMIX_VALUE_RELEASE(v);
+    return s;
+}
+
+/* Nodes in order of first appearance among ranks, and each rank's node. */
+static int read_hosts(struct alloc *a, unsigned size, struct err *err)
+{
+    a->task_node = calloc(size, sizeof *a->task_node);
+    if (!a->task_node)
+        return err_set(err, "out of memory");
+    for (unsigned r = 0; r < size; r++) {
+        char *h = get_string(r, PMIX_HOSTNAME, err);
+        size_t i;
+        if (!h)
+            return -1;
+        for (i = 0; i < a->nnodes && strcmp(a->nodes[i].name, h) != 0; i++)
+            ;
+        if (alloc_add_node(a, h, 1, 1, err) < 0) {
+            free(h);
+            return -1;
+        }
+        a->task_node[r] = (int)i;
+        free(h);
+    }
+    return 0;
+}
+
+int pmixc_read_alloc(struct alloc *a, struct err *err)
+{
+    struct alloc_task *t = &a->task;
+    unsigned size = 0, lrank = 0;
+
+    if (pmixc_init(err) < 0 ||
+        get_uint(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &size, err) < 0 ||
+        get_uint(me.rank, PMIX_LOCAL_RANK, &lrank, err) < 0)
+        return -1;
+    if (size == 0 || size > (1u << 24) || me.rank >= size)
+        return err_set(err, "PMIx: job size %u and rank %u make no sense",
+                       size, me.rank);
+    if (read_hosts(a, size, err) < 0)
+        return -1;
+    t->size = (int)size;
+    t->rank = (int)me.rank;
+    t->local_rank = (int)lrank;
+    t->node_rank = a->task_node[me.rank];
+    t->local_size = a->nodes[t->node_rank].slots;
+    t->rank_from = "PMIx rank";
+    t->size_from = "PMIx " PMIX_JOB_SIZE;
+    t->local_rank_from = "PMIx " PMIX_LOCAL_RANK;
+    t->local_size_from = "PMIx " PMIX_HOSTNAME " of every rank";
+    t->node_rank_from = "PMIx " PMIX_HOSTNAME " of every rank";
+    a->has_task = 1;
+    snprintf(a->why, sizeof a->why, "PMIX_NAMESPACE=%.100s (a PMIx server "
+             "started this task)", me.nspace);
+    a->jobid = strdup(me.nspace);
+    return a->jobid ? 0 : err_set(err, "out of memory");
+}
+
+static int fence_all(struct err *err)
+{
+    pmix_proc_t all;
+    pmix_info_t info;
+    bool collect = true;
+    pmix_status_t rc;
+
+    PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
+    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    rc = PMIx_Fence(&all, 1, &info, 1);
+    PMIX_INFO_DESTRUCT(&info);
+    if (rc != PMIX_SUCCESS)
+        return err_set(err, "PMIx_Fence: %s", PMIx_Error_string(rc));
+    return 0;
+}
+
+int pmixc_agree_master(int rank, char *addr, size_t len, int *port,
+                       struct err *err)
+{
+    char buf[300];
+    pmix_value_t v;
+    char *got = NULL;
+    int rc = -1;
+
+    if (pmixc_init(err) < 0)
+        return -1;
+    if (rank == 0) {
+        snprintf(buf, sizeof buf, "%s %d", addr, *port);
+        PMIX_VALUE_LOAD(&v, buf, PMIX_STRING);
+        if (PMIx_Put(PMIX_GLOBAL, "dlrun.master", &v) != PMIX_SUCCESS ||
+            PMIx_Commit() != PMIX_SUCCESS) {
+            PMIX_VALUE_DESTRUCT(&v);
+            return err_set(err, "PMIx_Put of the master address failed");
+        }
+        PMIX_VALUE_DESTRUCT(&v);
+    }
+    if (fence_all(err) < 0 || !(got = get_string(0, "dlrun.master", err)))
+        goto out;
+    if (sscanf(got, "%255s %d", buf, port) != 2 || strlen(buf) >= len) {
+        err_set(err, "PMIx: bad master address from rank 0: %s", got);
+        goto out;
+    }
+    strcpy(addr, buf);
+    rc = 0;
+out:
+    free(got);
+    return rc;
+}
+
+#else /* !HAVE_PMIX */
+
+int pmixc_usable(char **envp)
+{
+    (void)envp;
+    return 0;
+}
+
+int pmixc_read_alloc(struct alloc *a, struct err *err)
+{
+    (void)a;
+    return err_set(err, "PMIx support is not compiled in (install "
+                   "libpmix-dev and rebuild)");
+}
+
+int pmixc_agree_master(int rank, char *addr, size_t len, int *port,
+                       struct err *err)
+{
+    (void)rank, (void)addr, (void)len, (void)port;
+    return err_set(err, "PMIx support is not compiled in");
+}
+
+void pmixc_finalize(void)
+{
+}
+
+#endif
+
+static int pmix_detect(const struct alloc_request *req, char **envp)
+{
+    (void)req;
+    return pmixc_usable(envp);
+}
+
+static int pmix_read(const struct alloc_request *req, char **envp,
+                     struct alloc *a, struct err *err)
+{
+    (void)req;
+    (void)envp;
+    return pmixc_read_alloc(a, err);
+}
+
+const struct alloc_source alloc_source_pmix = {
+    .name = "pmix", .detect = pmix_detect, .read = pmix_read,
+};

@@ -1,0 +1,33 @@
+/* pmixc.h - the little of the PMIx client API dlrun uses: read who this
+ * task is, and let rank 0 publish the rendezvous address to all tasks.
+ *
+ * Compiled to stubs that fail when PMIx is not compiled in (HAVE_PMIX).
+ * The connection is opened on first use and must be closed with
+ * pmixc_finalize() before exec, so that the program can open its own.
+ */
+#ifndef DLRUN_PMIXC_H
+#define DLRUN_PMIXC_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+struct alloc;
+
+/* 1 when PMIx is compiled in and envp carries a PMIx server's namespace. */
+int pmixc_usable(char **envp);
+
+/* Fill a (zeroed by the caller) with this task and every rank's host.
+ * 0 / -1 with err. */
+int pmixc_read_alloc(struct alloc *a, struct err *err);
+
+/* Rank 0 passes its address and port; every task gets rank 0's back in
+ * addr (len bytes) and *port.  Collective: every task must call it.
+ * 0 / -1 with err. */
+int pmixc_agree_master(int rank, char *addr, size_t len, int *port,
+                       struct err *err);
+
+/* Close the connection if open (idempotent). */
+void pmixc_finalize(void);
+
+#endif

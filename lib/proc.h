@@ -1,0 +1,27 @@
+/* proc.h - starting one rank's process on this node. */
+#ifndef DLRUN_PROC_H
+#define DLRUN_PROC_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* Fork and exec argv with envp (both borrowed) in a new process group that
+ * dies with dlrun (parent-death signal SIGKILL).  The child gets the
+ * signal mask `mask` (dlrun's own before it blocked signals) and default
+ * handlers.  On success *pid is set and 0 returned.  When exec fails the
+ * child is reaped, *exec_errno is set and -1 returned with err saying
+ * "cannot run 'PROG': REASON". */
+int proc_spawn(char *const argv[], char *const envp[], const sigset_t *mask,
+               pid_t *pid, int *exec_errno, struct err *err);
+
+/* The shell's exit code for an exec errno: 127 not found, else 126. */
+int proc_exec_code(int exec_errno);
+
+/* Kill (SIGKILL) every process whose parent is this one and that is not
+ * in keep (n pids): descendants that escaped their process group and were
+ * reparented to us as child subreaper.  Returns how many were killed. */
+int proc_kill_adopted(const pid_t *keep, int n);
+
+#endif

@@ -1,0 +1,116 @@
+/* rdv.c - deciding MASTER_ADDR and MASTER_PORT.
+ *
+ * Address: --master-addr; else rank 0's host: this host's address (on
+ * --iface when given; loopback for a one-node job) or the resolved name of
+ * a remote one.  Port: --master-port; else in per-task mode agreed through
+ * PMIx when a PMIx server is there (rank 0 binds a free port and publishes
+ * it with its address), otherwise derived from the job and step id
+ * (net_derived_port); when dlrun places the ranks itself, a port free on
+ * this host.
+ */
+#include "rdv.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "net.h"
+#include "pmixc.h"
+
+/* rank 0's host when the plan knows it, else NULL */
+static const char *rank0_host(const struct plan *p)
+{
+    return p->nodes[p->rank_node[0]].host;
+}
+
+static int rank0_is_here(const struct plan *p)
+{
+    if (p->per_task)
+        return p->rank_node[p->self] == p->rank_node[0];
+    return net_is_this_host(rank0_host(p));
+}
+
+static int local_addr(const struct plan *p, const struct rdv_opts *o,
+                      struct rdv *out, struct err *err)
+{
+    if (o->iface) {
+        snprintf(out->addr_from, sizeof out->addr_from,
+                 "address of --iface %s on rank 0's host", o->iface);
+        return net_iface_addr(o->iface, out->addr, sizeof out->addr, err);
+    }
+    if (p->nnodes == 1) {
+        snprintf(out->addr, sizeof out->addr, "127.0.0.1");
+        snprintf(out->addr_from, sizeof out->addr_from,
+                 "loopback: every rank is on this host");
+        return 0;
+    }
+    snprintf(out->addr_from, sizeof out->addr_from,
+             "address of rank 0's host (this host)");
+    return net_host_addr(rank0_host(p) ? rank0_host(p) : "localhost",
+                         out->addr, sizeof out->addr, err);
+}
+
+static int pick_addr(const struct plan *p, const struct rdv_opts *o,
+                     struct rdv *out, struct err *err)
+{
+    const char *h = rank0_host(p);
+
+    if (o->master_addr) {
+        snprintf(out->addr, sizeof out->addr, "%s", o->master_addr);
+        snprintf(out->addr_from, sizeof out->addr_from, "--master-addr");
+        return 0;
+    }
+    if (rank0_is_here(p))
+        return local_addr(p, o, out, err);
+    if (!h)
+        return err_set(err, "cannot tell rank 0's host: mpirun names no "
+                       "other hosts to its ranks; pass --master-addr with "
+                       "the host of rank 0 (or launch with srun)");
+    snprintf(out->addr_from, sizeof out->addr_from,
+             "address of rank 0's host %.100s", h);
+    return net_host_addr(h, out->addr, sizeof out->addr, err);
+}
+
+static int agree_pmix(const struct plan *p, struct rdv *out, struct err *err)
+{
+    int port = 0;
+
+    if (p->self == 0 && (port = net_free_port(err)) < 0)
+        return -1;
+    if (pmixc_agree_master(p->self, out->addr, sizeof out->addr, &port,
+                           err) < 0)
+        return -1;
+    out->port = port;
+    snprintf(out->port_from, sizeof out->port_from,
+             "free port of rank 0, agreed through PMIx");
+    return 0;
+}
+
+int rdv_resolve(const struct alloc *a, const struct plan *p,
+                const struct rdv_opts *o, char **envp, struct rdv *out,
+                struct err *err)
+{
+    int pmix = p->per_task && o->collective && pmixc_usable(envp);
+
+    memset(out, 0, sizeof *out);
+    if ((!pmix || o->master_addr || p->self == 0) && pick_addr(p, o, out, err) < 0)
+        return -1;
+    if (o->master_port) {
+        out->port = o->master_port;
+        snprintf(out->port_from, sizeof out->port_from, "--master-port");
+    } else if (pmix) {
+        if (p->self != 0)
+            snprintf(out->addr_from, sizeof out->addr_from,
+                     "rank 0's address, agreed through PMIx");
+        return agree_pmix(p, out, err);
+    } else if (!p->per_task && rank0_is_here(p)) {
+        if ((out->port = net_free_port(err)) < 0)
+            return -1;
+        snprintf(out->port_from, sizeof out->port_from, "free port on this host");
+    } else {
+        out->port = net_derived_port(a->jobid, a->stepid);
+        snprintf(out->port_from, sizeof out->port_from,
+                 "derived from job %.40s step %.20s (20000-29999)",
+                 a->jobid ? a->jobid : "-", a->stepid ? a->stepid : "-");
+    }
+    return 0;
+}

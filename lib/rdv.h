@@ -1,0 +1,29 @@
+/* rdv.h - the rendezvous point every rank must agree on: MASTER_ADDR (the
+ * address of rank 0's host) and MASTER_PORT. */
+#ifndef DLRUN_RDV_H
+#define DLRUN_RDV_H
+
+#include "alloc.h"
+#include "err.h"
+#include "plan.h"
+
+struct rdv_opts {
+    const char *master_addr;    /* --master-addr, or NULL */
+    int master_port;            /* --master-port, or 0 */
+    const char *iface;          /* --iface, or NULL */
+    int collective;             /* 1: every task runs this (run, env), so a
+                                   PMIx exchange may be used */
+};
+
+struct rdv {
+    char addr[256];
+    int port;
+    char addr_from[160], port_from[160];    /* why, for `dlrun env` */
+};
+
+/* Decide addr and port for the plan.  envp is borrowed.  0 / -1 with err. */
+int rdv_resolve(const struct alloc *a, const struct plan *p,
+                const struct rdv_opts *o, char **envp, struct rdv *out,
+                struct err *err);
+
+#endif

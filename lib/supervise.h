@@ -1,0 +1,38 @@
+/* supervise.h - watching this node's ranks: fail-fast teardown, signal
+ * forwarding, and the exit code of the rank that failed first. */
+#ifndef DLRUN_SUPERVISE_H
+#define DLRUN_SUPERVISE_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+struct sv_rank {
+    int rank;
+    pid_t pid;          /* also its process group */
+    int running;
+    int status;         /* wait status once it ended */
+};
+
+struct supervise {
+    struct sv_rank *ranks;      /* borrowed, n entries */
+    int n;
+    int kill_timeout_ms;        /* SIGTERM, then SIGKILL this much later */
+    /* results */
+    int failed;                 /* index in ranks of the first failure, -1 */
+    int stopped;                /* ranks that were still running then */
+    int signal_received;        /* the last signal forwarded, 0 if none */
+};
+
+/* The signals dlrun forwards to every rank's process group. */
+void supervise_signals(sigset_t *set);
+
+/* Run until every rank ended.  The caller has blocked SIGCHLD and the
+ * forwarded signals (supervise_signals) before spawning.  Returns the exit
+ * code for dlrun: the failing rank's (128+signal for a signal), 128+sig
+ * when dlrun was told to stop by a signal and ranks ended by it, else 0. */
+int supervise_run(struct supervise *sv);
+
+/* The exit code for a wait status: its code, or 128+signal. */
+int supervise_exit_code(int status);
+
+#endif

@@ -1,0 +1,35 @@
+# lib.sh - sourced by every tests/e2e/t_*.sh.  Plain POSIX sh.
+# $DLRUN is the binary under test; $E2E is this folder; $TOP the repository.
+set -u
+E2E=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$E2E/../.." && pwd)
+: "${DLRUN:=$TOP/build/dlrun}"
+TMP=$(mktemp -d /tmp/dlrun-t.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+nfail=0
+
+fail() { echo "FAIL: $*"; nfail=$((nfail + 1)); }
+pass() { echo "pass: $*"; }
+skip() { echo "$*"; exit 77; }
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+    if [ "$2" = "$3" ]; then pass "$1"; else
+        fail "$1"; printf '  got:  %s\n  want: %s\n' "$2" "$3"; return 1; fi
+}
+
+# expect_rc WHAT WANT_RC CMD... ; leaves stdout in $TMP/out, stderr in $TMP/err
+expect_rc() {
+    what=$1 want=$2; shift 2
+    "$@" >"$TMP/out" 2>"$TMP/err"; got=$?
+    if [ "$got" = "$want" ]; then pass "$what (exit $got)"; else
+        fail "$what: exit $got, want $want"; sed 's/^/  err: /' "$TMP/err"; fi
+}
+
+# expect_grep WHAT PATTERN FILE
+expect_grep() {
+    if grep -q -- "$2" "$3"; then pass "$1"; else
+        fail "$1: no '$2' in:"; sed 's/^/  | /' "$3"; fi
+}
+
+done_testing() { [ "$nfail" -eq 0 ] && echo "all passed" && exit 0; echo "$nfail failed"; exit 1; }

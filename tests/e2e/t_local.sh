@@ -1,0 +1,118 @@
+#!/bin/sh
+# t_local.sh - dlrun on this host: plans, per-task mode under simulated and
+# real launchers (Open MPI), launch mode with real torch, exit codes,
+# messages, signal forwarding and no process left behind.
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3     # Debian's, with torch
+MARK=dlrun-e2e-$$       # in argv of every process the tests start: found by pgrep
+ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
+SLEEP=$TMP/$MARK-sleep  # a sleep whose name carries the mark
+# Not a function where the pid matters: a backgrounded function is a subshell.
+CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
+    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS"
+clean_env() { env $CLEAN "$@"; }
+# live processes carrying the mark (zombies wait for a slow PID 1 and are gone)
+leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk -v me=$$ \
+    'index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $1 != me { print $1 }'; }
+json() { $PY -c "import json,sys; d=json.loads(sys.stdin.readline()); print($1)"; }
+
+# --- plans ---
+out=$(clean_env "$DLRUN" plan --json -H 'n[1-2]:2,n3' | json '" ".join("%s/%d/%d" % (r["host"], r["node_rank"], r["local_rank"]) for r in d["ranks"])')
+expect_eq "plan of -H n[1-2]:2,n3" "$out" "n1/0/0 n1/0/1 n2/1/0 n2/1/1 n3/2/0"
+printf 'a slots=2\n# comment\nb:1\n' >"$TMP/hosts"
+out=$(clean_env "$DLRUN" plan --json --hostfile "$TMP/hosts" -np 2 | json 'd["source"], d["nranks"], d["nnodes"]')
+expect_eq "plan of a host file, -np 2" "$out" "hostfile 2 1"
+expect_rc "-np above slots" 2 clean_env "$DLRUN" plan -H a:2 -np 3
+expect_grep "  names the fix" "--oversubscribe" "$TMP/err"
+expect_eq "  one line" "$(wc -l <"$TMP/err")" 1
+expect_rc "bad host file" 2 clean_env "$DLRUN" plan --hostfile "$TMP/hosts" -H x
+expect_rc "bad hostlist" 2 clean_env "$DLRUN" plan -H 'n[3-1]'
+expect_grep "  names the part" "3-1" "$TMP/err"
+printf 'a slots=2\nb cpus=3\n' >"$TMP/bad"
+expect_rc "host file with an unknown key" 2 clean_env "$DLRUN" plan --hostfile "$TMP/bad"
+expect_grep "  file:line:column" "$TMP/bad:2:3" "$TMP/err"
+expect_rc "unknown option" 2 clean_env "$DLRUN" run --frobnicate true
+expect_grep "  says so" "unknown option" "$TMP/err"
+expect_rc "no program" 2 clean_env "$DLRUN" -np 1
+
+# --- per-task mode under a (simulated) Slurm step: exec in place ---
+STEP="SLURM_JOB_ID=77 SLURM_STEP_ID=3 SLURM_STEP_NODELIST=$(hostname),other
+    SLURM_STEP_NUM_NODES=2 SLURM_STEP_NUM_TASKS=4 SLURM_STEP_TASKS_PER_NODE=2(x2)
+    SLURM_PROCID=1 SLURM_LOCALID=1 SLURM_NODEID=0"
+step() { clean_env $STEP "$@"; }
+env $CLEAN $STEP "$DLRUN" sh -c 'echo $$ $RANK $WORLD_SIZE $LOCAL_RANK $NODE_RANK $MASTER_PORT' >"$TMP/o" &
+pid=$!; wait $pid
+set -- $(cat "$TMP/o")
+expect_eq "per-task: same pid (exec in place)" "$1" "$pid"
+expect_eq "per-task: rank facts" "$2 $3 $4 $5" "1 4 1 0"
+expect_eq "per-task: derived port" "$6" "$(step "$DLRUN" sh -c 'echo $MASTER_PORT')"
+step "$DLRUN" sh -c 'exit 7'
+expect_eq "per-task: the program's exit code" "$?" 7
+expect_rc "per-task: missing program" 127 step "$DLRUN" ./no-such-prog
+expect_grep "  message" "rank 1: cannot run './no-such-prog'" "$TMP/err"
+expect_rc "inconsistent step refused" 2 step SLURM_STEP_NUM_TASKS=5 "$DLRUN" env
+expect_grep "  names the variables" "SLURM_STEP_NUM_TASKS=5" "$TMP/err"
+
+# --- launch mode ---
+out=$(clean_env "$DLRUN" -np 4 --oversubscribe sh -c 'echo $RANK/$WORLD_SIZE/$LOCAL_RANK' | sort | tr '\n' ' ')
+expect_eq "4 ranks with their ranks" "$out" "0/4/0 1/4/1 2/4/2 3/4/3 "
+expect_rc "a rank exits 3" 3 clean_env "$DLRUN" -np 3 --oversubscribe sh -c \
+    "if [ \$RANK = 1 ]; then sleep 0.3; exit 3; fi; exec $SLEEP 30"
+expect_grep "  names rank, host and code" "rank 1 (host $(hostname), pid [0-9]*) exited with code 3; stopped 2 other ranks" "$TMP/err"
+expect_eq "  nothing left" "$(leftovers)" ""
+expect_rc "a rank killed by SIGKILL" 137 clean_env "$DLRUN" -np 2 --oversubscribe sh -c \
+    "if [ \$RANK = 0 ]; then kill -9 \$\$; fi; exec $SLEEP 30"
+expect_grep "  names the signal" "killed by signal 9" "$TMP/err"
+expect_rc "program not found" 127 clean_env "$DLRUN" -np 2 pyhton
+expect_grep "  message" "rank 0: cannot run 'pyhton': No such file or directory" "$TMP/err"
+echo 'echo hi' >"$TMP/noexec"; chmod 644 "$TMP/noexec"
+expect_rc "program not executable" 126 clean_env "$DLRUN" -np 1 "$TMP/noexec"
+# a rank that forks a grandchild into its own session, then fails
+expect_rc "grandchild that escaped" 5 clean_env "$DLRUN" -np 1 sh -c \
+    "setsid $SLEEP 30 & sleep 0.2; exit 5"
+sleep 0.2
+expect_eq "  grandchild ended too" "$(leftovers)" ""
+# SIGTERM and SIGUSR1 reach every rank
+cat >"$TMP/rec.sh" <<EOS
+trap 'echo USR1 >>"$TMP/sig.\$RANK"' USR1
+trap 'echo TERM >>"$TMP/sig.\$RANK"; exit 0' TERM
+echo ready >"$TMP/ready.\$RANK"
+while :; do sleep 0.05; done
+EOS
+env $CLEAN "$DLRUN" -np 2 --oversubscribe sh "$TMP/rec.sh" "$MARK" &
+pid=$!
+for i in $(seq 100); do [ -f "$TMP/ready.0" ] && [ -f "$TMP/ready.1" ] && break; sleep 0.05; done
+kill -USR1 $pid; sleep 0.3; kill -TERM $pid; wait $pid
+expect_eq "TERM: dlrun's exit code" "$?" 0
+expect_eq "USR1 then TERM reached rank 0" "$(cat "$TMP/sig.0" 2>/dev/null | tr '\n' ' ')" "USR1 TERM "
+expect_eq "USR1 then TERM reached rank 1" "$(cat "$TMP/sig.1" 2>/dev/null | tr '\n' ' ')" "USR1 TERM "
+# dlrun killed with SIGKILL: the ranks die with it (parent-death signal)
+env $CLEAN "$DLRUN" -np 2 --oversubscribe "$SLEEP" 30 &
+pid=$!; sleep 0.3; kill -KILL $pid; wait $pid 2>/dev/null; sleep 0.3
+expect_eq "dlrun SIGKILLed: no rank left" "$(leftovers)" ""
+
+# --- real frameworks ---
+if $PY -c 'import torch.distributed' 2>/dev/null; then
+    clean_env "$DLRUN" -np 2 --oversubscribe $PY "$E2E/allreduce.py" >"$TMP/o" 2>&1
+    expect_eq "torch gloo all-reduce, 2 local ranks" "$?" 0
+    expect_eq "  both ranks ok" "$(grep -c 'sum 3 ok' "$TMP/o")" 2 || cat "$TMP/o"
+else
+    fail "Debian's python3-torch is missing (contrib/install-deps.sh test)"
+fi
+if command -v mpirun >/dev/null 2>&1; then
+    mp="mpirun --allow-run-as-root --oversubscribe -np 3"
+    # one output file per rank: mpirun mixes the lines of several ranks
+    per_rank='exec "$0" "$@" >"$TMPF.$OMPI_COMM_WORLD_RANK" 2>&1'
+    TMPF=$TMP/t clean_env timeout 60 $mp -x TMPF sh -c "$per_rank" "$DLRUN" $PY "$E2E/allreduce.py"
+    expect_eq "mpirun dlrun torch: 3 ranks ok" "$(cat "$TMP"/t.* | grep -c 'sum 6 ok')" 3 || cat "$TMP"/t.*
+    TMPF=$TMP/m clean_env timeout 60 $mp -x TMPF sh -c "$per_rank" "$DLRUN" $PY -c 'from mpi4py import MPI; c = MPI.COMM_WORLD; print("mpi", c.rank, c.allreduce(c.rank))'
+    expect_eq "mpirun dlrun mpi4py: MPI_Init works after dlrun" "$(cat "$TMP"/m.* | grep -c '^mpi [0-2] 3$')" 3 || cat "$TMP"/m.*
+    # one file per rank: mpirun splits long lines of several ranks
+    TMPF=$TMP/j clean_env timeout 60 $mp -x TMPF sh -c "$per_rank" "$DLRUN" env --json
+    out=$(for r in 0 1 2; do json '"%s %s %s" % (d["source"], d["rank"], d["env"]["MASTER_ADDR"])' <"$TMP/j.$r"; done | tr '\n' ' ')
+    expect_eq "mpirun dlrun env: ranks from OMPI_*" "$out" "ompi 0 127.0.0.1 ompi 1 127.0.0.1 ompi 2 127.0.0.1 "
+else
+    fail "Open MPI is missing (contrib/install-deps.sh test)"
+fi
+expect_eq "nothing left at the end" "$(leftovers)" ""
+done_testing

@@ -1,0 +1,127 @@
+#!/bin/sh
+# needs: cluster
+# t_slurm.sh - dlrun inside real Slurm steps, on the four-node test cluster
+# of cluster/cluster.sh (network namespaces node1..node4 on this host).
+# Checks that per-task mode derives rank/world/local/node rank from the step,
+# that torch's gloo all-reduce runs through it under srun, srun --mpi=pmix and
+# sbatch, and that an inconsistent step environment is refused.
+. "$(dirname "$0")/lib.sh"
+
+# The daemons live in sbin, which a CI shell's PATH may lack.
+PATH=$PATH:/usr/sbin:/sbin
+export PATH
+[ "$(id -u)" -eq 0 ] || skip "skip: needs root to build the Slurm test cluster"
+for c in nsenter unshare slurmctld slurmd srun munged tini; do
+    command -v "$c" >/dev/null 2>&1 || skip "skip: $c not installed"
+done
+
+CLUSTER=$E2E/cluster/cluster.sh
+PY=/usr/bin/python3        # Debian's, the one with torch
+# lib.sh's trap only removes $TMP; the cluster must go too, even on a signal.
+trap '"$CLUSTER" down; rm -rf "$TMP"' EXIT
+trap 'exit 143' INT TERM HUP
+
+"$CLUSTER" up || { fail "cluster up (daemon logs above)"; exit 1; }
+eval "$("$CLUSTER" env)"
+# Jobs start in the submit folder on every node: $TMP is shared, as all the
+# nodes are on this one host.
+cd "$TMP" || exit 1
+NODE1_ADDR=$(getent ahostsv4 node1 | awk 'NR == 1 { print $1 }')
+
+# Nothing here may hang CI: a stuck step is killed and fails its check.
+within() { timeout -k 5 "$@"; }
+
+# ranks_ok FILE: the ranks (space-separated) that printed the right sum of 4.
+ranks_ok() {
+    sed -n 's|^rank \([0-9]*\)/4 .* sum 10 ok$|\1|p' "$1" | sort -n | tr '\n' ' '
+}
+
+check_env_json() {
+    # Each task prints "SLURM_LOCALID SLURM_NODEID" and then dlrun's JSON, so
+    # the checker compares dlrun's answer with Slurm's own per task.  One
+    # file per task (%t): srun forwards output in 1 KiB pieces, so long lines
+    # from different tasks can interleave on a shared stdout.
+    expect_rc "srun -N2 --ntasks-per-node=2 dlrun env --json" 0 \
+        within 60 srun -N2 --ntasks-per-node=2 --output="$TMP/env.%t" \
+        sh -c 'printf "%s %s " "$SLURM_LOCALID" "$SLURM_NODEID"; exec "$0" env --json' "$DLRUN"
+    cat "$TMP"/env.[0-9]* >"$TMP/env.out"
+    expect_rc "env --json of every task agrees with Slurm" 0 \
+        "$PY" - "$TMP/env.out" "$NODE1_ADDR" <<'EOF'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+node1 = sys.argv[2]
+bad = []
+if len(lines) != 4:
+    bad.append("want 4 lines, got %d" % len(lines))
+objs = []
+for ln in lines:
+    parts = ln.split(" ", 2)
+    if len(parts) != 3:
+        bad.append("not 'LOCALID NODEID JSON': %r" % ln); continue
+    localid, nodeid, js = parts
+    try:
+        o = json.loads(js)
+    except ValueError as e:
+        bad.append("not JSON (%s): %s" % (e, js)); continue
+    objs.append(o)
+    r = o.get("rank")
+    want = {"world_size": 4, "local_world_size": 2, "local_rank": int(localid),
+            "node_rank": int(nodeid), "source": "slurm-step"}
+    for k, v in want.items():
+        if o.get(k) != v:
+            bad.append("rank %s: %s is %r, want %r" % (r, k, o.get(k), v))
+    env = o.get("env", {})
+    for k, v in {"MASTER_ADDR": node1, "RANK": str(r), "WORLD_SIZE": "4"}.items():
+        if env.get(k) != v:
+            bad.append("rank %s: env %s is %r, want %r" % (r, k, env.get(k), v))
+ranks = sorted(o.get("rank") for o in objs)
+if ranks != [0, 1, 2, 3]:
+    bad.append("ranks are %r, want [0, 1, 2, 3]" % ranks)
+if sorted(o.get("node_rank") for o in objs) != [0, 0, 1, 1]:
+    bad.append("node ranks are not 0 0 1 1")
+for b in bad:
+    print(b, file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOF
+}
+
+# expect_ranks WHAT FILE: ranks 0..3 all printed the right sum; else show FILE.
+expect_ranks() {
+    got=$(ranks_ok "$2")
+    expect_eq "$1: ranks that summed right" "$got" "0 1 2 3 "
+    [ "$got" = "0 1 2 3 " ] || sed 's/^/  | /' "$2"
+}
+
+# allreduce WHAT SRUN_ARGS...: four ranks over two nodes, each must say ok.
+allreduce() {
+    what=$1; shift
+    expect_rc "$what" 0 within 120 srun "$@" "$DLRUN" "$PY" "$E2E/allreduce.py"
+    expect_ranks "$what" "$TMP/out"
+}
+
+allreduce_batch() {
+    printf '#!/bin/sh\nsrun "%s" "%s" "%s"\n' "$DLRUN" "$PY" "$E2E/allreduce.py" >"$TMP/job.sh"
+    expect_rc "sbatch -N2 --ntasks-per-node=2 --wait (srun dlrun allreduce.py)" 0 \
+        within 120 sbatch -N2 --ntasks-per-node=2 --wait -o "$TMP/batch.out" "$TMP/job.sh"
+    expect_ranks "sbatch" "$TMP/batch.out"
+}
+
+# A step whose SLURM_STEP_NUM_TASKS disagrees with SLURM_STEP_TASKS_PER_NODE
+# must be refused with exit 2 and one line on stderr.  --error keeps the
+# task's stderr apart from srun's own "task 0: Exited with exit code 2".
+refuse_inconsistent() {
+    expect_rc "inconsistent step env: exit 2" 2 within 60 srun -N1 -n1 \
+        --error="$TMP/task.err" env SLURM_STEP_NUM_TASKS=5 "$DLRUN" env
+    expect_eq "inconsistent step env: one line on stderr" \
+        "$(wc -l <"$TMP/task.err" | tr -d ' ')" 1
+    expect_grep "inconsistent step env: names the variable" \
+        'SLURM_STEP_TASKS_PER_NODE\|SLURM_STEP_NUM_TASKS' "$TMP/task.err"
+}
+
+check_env_json
+allreduce "srun -N2 --ntasks-per-node=2 dlrun allreduce.py" -N2 --ntasks-per-node=2
+allreduce "srun --mpi=pmix -N2 --ntasks-per-node=2 dlrun allreduce.py" \
+    --mpi=pmix -N2 --ntasks-per-node=2
+allreduce_batch
+refuse_inconsistent
+done_testing
