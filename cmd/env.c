@@ -78,7 +78,9 @@ int cmd_env(int argc, char **argv)
     rc = job_prepare(&j, 1);
     if (rc != 0)
         goto out;
-    rank = j.opt.rank >= 0 ? j.opt.rank : j.plan.per_task ? j.plan.self : 0;
+    rank = j.opt.rank >= 0 ? j.opt.rank : j.plan.per_task ? j.plan.self :
+           j.plan.self_node >= 0 && j.plan.self_node < j.plan.nnodes ?
+           j.plan.nodes[j.plan.self_node].first_rank : 0;
     rc = job_rank_env(&j, rank, &s);
     if (rc != 0)
         goto out;

@@ -130,6 +130,11 @@ static int fold(int argc, char **argv)
     size_t n = 0, bytes = 0;
     int rc = EXIT_USAGE;
 
+    for (int i = 0; argc > 1 && i < argc; i++)
+        if (strcmp(argv[i], "-") == 0) {
+            err_set(&err, "hosts fold: - (stdin) goes alone, without names");
+            goto out;
+        }
     if (argc == 0 || (argc == 1 && strcmp(argv[0], "-") == 0)) {
         if (!(input = read_stdin(&err)) ||
             gather(input, &names, &n, &bytes, &err) < 0)

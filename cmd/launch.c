@@ -7,11 +7,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "envout.h"
 #include "job.h"
 #include "launcher.h"
+#include "output.h"
 #include "proc.h"
 
 extern char **environ;
@@ -23,21 +25,23 @@ static void free_envps(char ***envps, int n)
     free(envps);
 }
 
-/* environ-style arrays for every rank; NULL after printing the error. */
-static char ***rank_envps(const struct job *j)
+/* environ-style arrays for the ranks started here (indexed by rank, NULL
+ * for the others); NULL after printing the error. */
+static char ***rank_envps(const struct job *j, const int *ranks, int n)
 {
     char ***envps = calloc((size_t)j->plan.nranks, sizeof *envps);
 
-    for (int r = 0; envps && r < j->plan.nranks; r++) {
+    for (int i = 0; envps && i < n; i++) {
         struct envset s = { 0 };
+        int r = ranks[i];
         if (job_rank_env(j, r, &s) != 0) {
-            free_envps(envps, r);
+            free_envps(envps, j->plan.nranks);
             return NULL;
         }
         envps[r] = envset_envp(&s, environ);
         envset_free(&s);
         if (!envps[r]) {
-            free_envps(envps, r);
+            free_envps(envps, j->plan.nranks);
             envps = NULL;
         }
     }
@@ -63,14 +67,18 @@ static void report_failure(const struct job *j, const struct supervise *sv)
                  sv->stopped == 1 ? "" : "s");
 }
 
-static int supervise_job(const struct job *j, struct sv_rank *ranks)
+static int supervise_job(const struct job *j, struct sv_rank *ranks, int n,
+                         struct output *out)
 {
     struct supervise sv = {
-        .ranks = ranks, .n = j->plan.nranks, .kill_timeout_ms = 10000,
+        .ranks = ranks, .n = n, .kill_timeout_ms = j->opt.kill_timeout_ms,
+        .out = out,
     };
     pid_t *keep = malloc((size_t)sv.n * sizeof *keep);
     int rc = supervise_run(&sv);
 
+    if (rc < 0)
+        rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
     if (sv.failed >= 0)
         report_failure(j, &sv);
     for (int i = 0; keep && i < sv.n; i++)
@@ -82,23 +90,65 @@ static int supervise_job(const struct job *j, struct sv_rank *ranks)
     return rc;
 }
 
+/* The output engine for the ranks started here; NULL after printing. */
+static struct output *make_output(const struct job *j, const int *ranks, int n)
+{
+    struct output_opts oo = {
+        .tag = j->opt.tag_output, .dir = j->opt.output_dir,
+        .show = j->opt.ranks_filter, .nshow = j->opt.nfilter,
+        .console_out = STDOUT_FILENO, .console_err = STDERR_FILENO,
+    };
+    struct err err = { "" };
+    struct output *o = output_create(ranks, n, &oo, &err);
+
+    if (!o)
+        cmd_fail(EXIT_FAIL, "%s", err.msg);
+    return o;
+}
+
+/* The ranks this process starts: all, or its node's in per-node mode.
+ * Returns how many (caller frees *out), -1 when out of memory. */
+static int ranks_here(const struct plan *p, int **out)
+{
+    int n = 0;
+
+    *out = calloc((size_t)p->nranks, sizeof **out);
+    if (!*out)
+        return -1;
+    for (int r = 0; r < p->nranks; r++)
+        if (p->self_node < 0 || p->rank_node[r] == p->self_node)
+            (*out)[n++] = r;
+    return n;
+}
+
 int run_launch(struct job *j, char **prog)
 {
     struct launch_job lj = { .plan = &j->plan, .argv = prog };
     struct sv_rank *ranks = NULL;
     struct err err = { "" };
-    const struct launcher *l = launcher_select(&j->plan, NULL, &err);
+    const struct launcher *l = NULL;
+    int *which = NULL;
     sigset_t block;
-    int rc, exec_errno = 0;
+    int rc = EXIT_FAIL, exec_errno = 0;
 
-    if (!l)
-        return cmd_fail(EXIT_USAGE, "%s", err.msg);
-    lj.rank_envp = rank_envps(j);
-    ranks = calloc((size_t)j->plan.nranks, sizeof *ranks);
-    if (!lj.rank_envp || !ranks) {
-        rc = EXIT_FAIL;
+    lj.nranks = ranks_here(&j->plan, &which);
+    lj.ranks = which;
+    if (lj.nranks < 0)
+        return cmd_fail(EXIT_FAIL, "out of memory");
+    if (lj.nranks == 0)     /* per-node mode on a node the plan left out */
+        goto out_ok;
+    l = launcher_select(&lj, NULL, &err);
+    if (!l) {
+        rc = cmd_fail(EXIT_USAGE, "%s", err.msg);
         goto out;
     }
+    lj.rank_envp = rank_envps(j, which, lj.nranks);
+    ranks = calloc((size_t)lj.nranks, sizeof *ranks);
+    if (!lj.rank_envp || !ranks)
+        goto out;
+    lj.out = make_output(j, which, lj.nranks);
+    if (!lj.out)
+        goto out;
     /* descendants that escape their group are reparented to us, found, ended */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     supervise_signals(&block);
@@ -109,8 +159,13 @@ int run_launch(struct job *j, char **prog)
                       "%s", err.msg);
         goto out;
     }
-    rc = supervise_job(j, ranks);
+    rc = supervise_job(j, ranks, lj.nranks, lj.out);
+    goto out;
+out_ok:
+    rc = EXIT_OK;
 out:
+    output_destroy(lj.out);
+    free(which);
     free(ranks);
     free_envps(lj.rank_envp, j->plan.nranks);
     return rc;

@@ -14,6 +14,7 @@
 enum {
     OPT_NPROC_PER_NODE = 256, OPT_HOSTFILE, OPT_MASTER_ADDR, OPT_MASTER_PORT,
     OPT_IFACE, OPT_ALLOC, OPT_KEEP_ENV, OPT_JSON, OPT_OVERSUBSCRIBE, OPT_RANK,
+    OPT_OUTPUT_DIR, OPT_RANKS_FILTER, OPT_KILL_TIMEOUT, OPT_PMIX_RDV,
 };
 
 static const struct option longopts[] = {
@@ -38,6 +39,12 @@ static const struct option longopts[] = {
     { "oversubscribe", no_argument, NULL, OPT_OVERSUBSCRIBE },
     { "json", no_argument, NULL, OPT_JSON },
     { "rank", required_argument, NULL, OPT_RANK },
+    { "tag-output", no_argument, NULL, 'l' },
+    { "label", no_argument, NULL, 'l' },
+    { "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
+    { "ranks-filter", required_argument, NULL, OPT_RANKS_FILTER },
+    { "kill-timeout", required_argument, NULL, OPT_KILL_TIMEOUT },
+    { "pmix-rendezvous", no_argument, NULL, OPT_PMIX_RDV },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -55,7 +62,14 @@ const char options_help[] =
     "      --master-addr ADDR   MASTER_ADDR (default: rank 0's host address)\n"
     "      --master-port PORT   MASTER_PORT (default: agreed, free or derived)\n"
     "      --iface NAME         use this network interface (NCCL/GLOO_SOCKET_IFNAME)\n"
+    "      --pmix-rendezvous    under srun --mpi=pmix: rank 0 publishes a free port\n"
+    "                           through PMIx (not for MPI programs)\n"
     "  -x, --export VAR[=VAL]   pass or set VAR for every rank\n"
+    "Output and supervision:\n"
+    "  -l, --tag-output         prefix each line with [RANK] (also --label)\n"
+    "      --output-dir DIR     also write DIR/rank.N/{stdout,stderr}\n"
+    "      --ranks-filter LIST  show only these ranks on the console (0,3)\n"
+    "      --kill-timeout SECS  SIGTERM, then SIGKILL this much later (10)\n"
     "      --keep-env           do not rewrite SLURM_PROCID etc. for dlrun's ranks\n"
     "  -h, --help               this text\n"
     "Exit codes: the program's; 2 bad usage or input; 126/127 cannot run PROG.\n";
@@ -93,6 +107,33 @@ static int add_export(struct options *o, char *x)
     return 0;
 }
 
+/* "0,3,5": ranks shown on the console. */
+static int parse_filter(struct options *o, const char *s)
+{
+    char *copy = strdup(s), *save = NULL;
+    int rc = 0;
+
+    free(o->ranks_filter);
+    o->ranks_filter = calloc(strlen(s) / 2 + 1, sizeof *o->ranks_filter);
+    o->nfilter = 0;
+    if (!copy || !o->ranks_filter) {
+        free(copy);
+        cmd_fail(EXIT_FAIL, "out of memory");
+        return -1;
+    }
+    for (char *t = strtok_r(copy, ",", &save); t && rc == 0;
+         t = strtok_r(NULL, ",", &save))
+        rc = parse_count("--ranks-filter", t, 0, 1 << 24,
+                         &o->ranks_filter[o->nfilter++]);
+    if (rc == 0 && o->nfilter == 0) {
+        cmd_fail(EXIT_USAGE, "--ranks-filter '%s': expected ranks such as 0,3",
+                 s);
+        rc = -1;
+    }
+    free(copy);
+    return rc;
+}
+
 static int options_one(int c, struct options *o)
 {
     switch (c) {
@@ -114,6 +155,16 @@ static int options_one(int c, struct options *o)
     case OPT_OVERSUBSCRIBE: o->plan.oversubscribe = 1; return 0;
     case OPT_JSON: o->json = 1; return 0;
     case OPT_RANK: return parse_count("--rank", optarg, 0, 1 << 24, &o->rank);
+    case 'l': o->tag_output = 1; return 0;
+    case OPT_PMIX_RDV: o->rdv.pmix = 1; return 0;
+    case OPT_OUTPUT_DIR: o->output_dir = optarg; return 0;
+    case OPT_RANKS_FILTER: return parse_filter(o, optarg);
+    case OPT_KILL_TIMEOUT:
+        if (parse_count("--kill-timeout", optarg, 0, 86400,
+                        &o->kill_timeout_ms) < 0)
+            return -1;
+        o->kill_timeout_ms *= 1000;
+        return 0;
     default: return -1;
     }
 }
@@ -124,13 +175,14 @@ int options_parse(int argc, char **argv, struct options *o, const char *usage)
 
     memset(o, 0, sizeof *o);
     o->rank = -1;
+    o->kill_timeout_ms = 10000;
     optind = 1;
     opterr = 0;
     for (;;) {
         /* mpirun spells it -np: one dash, two letters */
         if (optind < argc && strcmp(argv[optind], "-np") == 0)
             argv[optind] = "--np";
-        c = getopt_long(argc, argv, "+n:N:H:x:h", longopts, NULL);
+        c = getopt_long(argc, argv, "+n:N:H:x:hl", longopts, NULL);
         if (c == -1)
             break;
         if (c == 'h') {
@@ -157,5 +209,7 @@ int options_parse(int argc, char **argv, struct options *o, const char *usage)
 void options_free(struct options *o)
 {
     free(o->exports);
+    free(o->ranks_filter);
     o->exports = NULL;
+    o->ranks_filter = NULL;
 }

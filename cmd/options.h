@@ -13,6 +13,11 @@ struct options {
     int keep_env;
     int json;
     int rank;               /* --rank (env), -1 when not given */
+    int tag_output;         /* --tag-output, -l/--label */
+    const char *output_dir; /* --output-dir */
+    int *ranks_filter;      /* --ranks-filter (owned), nfilter entries */
+    int nfilter;
+    int kill_timeout_ms;    /* --kill-timeout, default 10 s */
     char **exports;         /* -x entries (owned array, borrowed strings) */
     int nexports;
     int prog;               /* index in argv of the program, argc if none */

@@ -19,8 +19,11 @@ static void print_table(const struct job *j)
     printf("layout:     %d rank%s on %d node%s, %s\n", p->nranks,
            p->nranks == 1 ? "" : "s", p->nnodes, p->nnodes == 1 ? "" : "s",
            p->layout);
-    printf("master:     %s:%d (address: %s; port: %s)\n", j->rdv.addr, j->rdv.port,
-           j->rdv.addr_from, j->rdv.port_from);
+    if (j->rdv.port)
+        printf("master:     %s:%d (address: %s; port: %s)\n", j->rdv.addr,
+               j->rdv.port, j->rdv.addr_from, j->rdv.port_from);
+    else
+        printf("master:     unresolved here: %s\n", j->rdv.addr_from);
     if (j->alloc.gpus)
         printf("gpus:       %s (from %s)\n", j->alloc.gpus, j->alloc.gpus_from);
     printf("%-6s %-24s %-9s %-10s %s\n", "RANK", "HOST", "NODE_RANK",
@@ -29,7 +32,8 @@ static void print_table(const struct job *j)
         const struct plan_node *n = &p->nodes[p->rank_node[r]];
         printf("%-6d %-24s %-9d %-10d %d%s\n", r, n->host ? n->host : "?",
                p->rank_node[r], p->rank_local[r], n->nranks,
-               r == p->self ? "  <- this task" : "");
+               r == p->self ? "  <- this task" :
+               p->rank_node[r] == p->self_node ? "  <- started here" : "");
     }
 }
 
@@ -43,9 +47,9 @@ static void print_json(const struct job *j)
     json_string(stdout, j->alloc.why);
     printf(",\"layout\":");
     json_string(stdout, p->layout);
-    printf(",\"per_task\":%s,\"self\":%d,\"nranks\":%d,\"nnodes\":%d,"
-           "\"master_addr\":", p->per_task ? "true" : "false", p->self,
-           p->nranks, p->nnodes);
+    printf(",\"per_task\":%s,\"self\":%d,\"self_node\":%d,\"nranks\":%d,"
+           "\"nnodes\":%d,\"master_addr\":", p->per_task ? "true" : "false",
+           p->self, p->self_node, p->nranks, p->nnodes);
     json_string(stdout, j->rdv.addr);
     printf(",\"master_port\":%d,\"ranks\":[", j->rdv.port);
     for (int r = 0; r < p->nranks; r++) {

@@ -6,9 +6,10 @@
 static const struct launcher *const launchers[] = { &launcher_local };
 #define NLAUNCHERS (sizeof launchers / sizeof launchers[0])
 
-const struct launcher *launcher_select(const struct plan *p, const char *name,
-                                       struct err *err)
+const struct launcher *launcher_select(const struct launch_job *job,
+                                       const char *name, struct err *err)
 {
+    const struct plan *p = job->plan;
     const struct launcher *best = NULL;
     int best_prio = 0;
 
@@ -16,7 +17,7 @@ const struct launcher *launcher_select(const struct plan *p, const char *name,
         int prio;
         if (name && strcmp(name, launchers[i]->name) != 0)
             continue;
-        prio = launchers[i]->usable(p);
+        prio = launchers[i]->usable(job);
         if (prio > best_prio) {
             best = launchers[i];
             best_prio = prio;
@@ -29,7 +30,8 @@ const struct launcher *launcher_select(const struct plan *p, const char *name,
     else
         err_set(err, "the plan puts ranks on other hosts (first: %s), and "
                 "this build starts ranks on this host only; run dlrun under "
-                "srun/mpirun (one task per rank) for multi-node jobs",
+                "srun (one task per rank, or srun --ntasks-per-node=1 dlrun "
+                "--nproc-per-node N) for multi-node jobs",
                 p->nodes[p->nnodes - 1].host ? p->nodes[p->nnodes - 1].host : "?");
     return NULL;
 }

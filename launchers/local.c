@@ -8,10 +8,16 @@
 #include "net.h"
 #include "proc.h"
 
-static int local_usable(const struct plan *p)
+/* Usable when every rank to start is on this host; in per-node mode the
+ * scheduler already put this process on the node of its ranks. */
+static int local_usable(const struct launch_job *job)
 {
-    for (int i = 0; i < p->nnodes; i++)
-        if (!net_is_this_host(p->nodes[i].host))
+    const struct plan *p = job->plan;
+
+    if (p->self_node >= 0)
+        return 10;
+    for (int i = 0; i < job->nranks; i++)
+        if (!net_is_this_host(p->nodes[p->rank_node[job->ranks[i]]].host))
             return 0;
     return 10;
 }
@@ -28,15 +34,26 @@ static void kill_started(struct sv_rank *ranks, int n)
 static int local_start(const struct launch_job *job, struct sv_rank *ranks,
                        int *exec_errno, struct err *err)
 {
-    for (int r = 0; r < job->plan->nranks; r++) {
-        ranks[r].rank = r;
-        ranks[r].status = 0;
-        if (proc_spawn(job->argv, job->rank_envp[r], &job->child_mask,
-                       &ranks[r].pid, exec_errno, err) < 0) {
-            kill_started(ranks, r);
+    for (int i = 0; i < job->nranks; i++) {
+        int r = job->ranks[i];
+        struct proc_spec spec = {
+            .argv = job->argv, .envp = job->rank_envp[r],
+            .mask = &job->child_mask,
+            .out_fd = job->out ? output_child_fd(job->out, i, 1) : -1,
+            .err_fd = job->out ? output_child_fd(job->out, i, 2) : -1,
+        };
+        int rc;
+
+        ranks[i].rank = r;
+        ranks[i].status = 0;
+        rc = proc_spawn(&spec, &ranks[i].pid, exec_errno, err);
+        if (job->out)
+            output_close_child_ends(job->out, i);
+        if (rc < 0) {
+            kill_started(ranks, i);
             return err_prefix(err, "rank %d", r);
         }
-        ranks[r].running = 1;
+        ranks[i].running = 1;
     }
     return 0;
 }

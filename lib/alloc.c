@@ -82,6 +82,7 @@ void alloc_free(struct alloc *a)
     free(a->jobid);
     free(a->stepid);
     free(a->gpus);
+    free(a->index);
     memset(a, 0, sizeof *a);
 }
 
@@ -122,31 +123,83 @@ int alloc_getint(char **envp, const char *name, int min, int max, int *out,
     return 0;
 }
 
-int alloc_add_node(struct alloc *a, const char *name, int slots, int merge,
-                   struct err *err)
+static size_t name_hash(const char *s)
 {
-    struct alloc_node *nodes;
+    size_t h = 14695981039346656037u;
 
-    if (merge) {
-        for (size_t i = 0; i < a->nnodes; i++) {
-            if (strcmp(a->nodes[i].name, name) != 0)
-                continue;
-            if (a->nodes[i].slots > INT_MAX - slots)
-                return err_set(err, "host %s: too many slots", name);
-            a->nodes[i].slots += slots;
-            return 0;
-        }
-    }
-    nodes = realloc(a->nodes, (a->nnodes + 1) * sizeof *nodes);
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211u;
+    return h;
+}
+
+/* The slot of name in the open-addressing index (empty slots hold 0;
+ * node i is stored as i + 1). */
+static size_t *index_slot(const struct alloc *a, const char *name)
+{
+    size_t mask = a->index_cap - 1, i = name_hash(name) & mask;
+
+    while (a->index[i] && strcmp(a->nodes[a->index[i] - 1].name, name) != 0)
+        i = (i + 1) & mask;
+    return &a->index[i];
+}
+
+/* Keep the index at most half full: rebuild it twice as large. */
+static int index_grow(struct alloc *a, struct err *err)
+{
+    size_t cap = a->index_cap ? 2 * a->index_cap : 64;
+
+    if (2 * (a->nnodes + 1) <= a->index_cap)
+        return 0;
+    free(a->index);
+    a->index = calloc(cap, sizeof *a->index);
+    if (!a->index)
+        return err_set(err, "out of memory");
+    a->index_cap = cap;
+    for (size_t i = 0; i < a->nnodes; i++)
+        *index_slot(a, a->nodes[i].name) = i + 1;
+    return 0;
+}
+
+static int append_node(struct alloc *a, const char *name, int slots,
+                       struct err *err)
+{
+    struct alloc_node *nodes = realloc(a->nodes, (a->nnodes + 1) * sizeof *nodes);
+
     if (!nodes)
         return err_set(err, "out of memory");
     a->nodes = nodes;
+    memset(&nodes[a->nnodes], 0, sizeof nodes[0]);
     nodes[a->nnodes].name = strdup(name);
     if (!nodes[a->nnodes].name)
         return err_set(err, "out of memory");
     nodes[a->nnodes].slots = slots;
-    a->nnodes++;
-    return 0;
+    return (int)a->nnodes++;
+}
+
+int alloc_add_node(struct alloc *a, const char *name, int slots, int merge,
+                   struct err *err)
+{
+    size_t *slot;
+
+    if (++a->names_seen > ALLOC_MAX_NAMES)
+        return err_set(err, "more than %d host names: too many for one job",
+                       ALLOC_MAX_NAMES);
+    if (!merge)
+        return append_node(a, name, slots, err);
+    if (index_grow(a, err) < 0)
+        return -1;
+    slot = index_slot(a, name);
+    if (*slot) {
+        struct alloc_node *n = &a->nodes[*slot - 1];
+        if (n->slots > INT_MAX - slots)
+            return err_set(err, "host %s: too many slots", name);
+        n->slots += slots;
+        return (int)(*slot - 1);
+    }
+    if (append_node(a, name, slots, err) < 0)
+        return -1;
+    *slot = a->nnodes;
+    return (int)a->nnodes - 1;
 }
 
 static int check_tasks(size_t nhosts, const int *counts, size_t ncounts,

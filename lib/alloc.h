@@ -38,7 +38,13 @@ struct alloc {
     char *jobid, *stepid;           /* owned or NULL */
     char *gpus;                     /* owned or NULL: GPU ids on this node */
     const char *gpus_from;          /* static: the variable they came from */
+    size_t *index, index_cap;       /* owned: hash of node names, for merging */
+    size_t names_seen;              /* names added, merged or not (capped) */
 };
+
+/* Names one allocation may list (after expansion, repeats counted): host
+ * files and -H lists cannot make dlrun work or allocate without bound. */
+#define ALLOC_MAX_NAMES (1 << 20)
 
 /* What the user asked for on the command line that decides the source. */
 struct alloc_request {
@@ -73,7 +79,8 @@ int alloc_getint(char **envp, const char *name, int min, int max, int *out,
                  struct err *err);
 
 /* Append a node (name copied); repeated names are merged into one node
- * with their slots added when merge is set.  0 / -1 with err. */
+ * with their slots added when merge is set.  Returns the node's index, or
+ * -1 with err (also past ALLOC_MAX_NAMES names). */
 int alloc_add_node(struct alloc *a, const char *name, int slots, int merge,
                    struct err *err);
 

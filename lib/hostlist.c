@@ -8,7 +8,6 @@
 #include "hostlist.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -229,8 +228,8 @@ static int add_plain(const struct ctx *c, const char *item, size_t len,
     unsigned long num;
 
     if (trailing_number(item, len, &start, &num) < 0)
-        return bad(c, "the number at the end of \"%s\" is too large (the limit is "
-                   "%lu)", show(buf, item, len), ULONG_MAX - 1);
+        return bad(c, "the number at the end of \"%s\" is too large (the "
+                   "limit is %lu)", show(buf, item, len), ULONG_MAX - 1);
     return names_add(c, nm, item, len);
 }
 
@@ -299,6 +298,9 @@ static int range_error(const struct ctx *c, enum rcode code, const char *item,
 {
     char it[SHOW_MAX + 4], pc[SHOW_MAX + 4], fix[SHOW_MAX + 4];
     const char *dash = memchr(piece, '-', plen);
+    /* strtoul takes a sign after blanks: "1- -3" is 1 to 2^64-3 */
+    bool negative = code == R_NEG ||
+        (dash && memchr(dash + 1, '-', plen - (size_t)(dash - piece) - 1));
 
     show(it, item, ilen);
     show(pc, piece, plen);
@@ -311,8 +313,7 @@ static int range_error(const struct ctx *c, enum rcode code, const char *item,
     if (code == R_BIG)
         return bad(c, "a number in \"%s\" is too large (the limit is %lu)",
                    it, ULONG_MAX - 1);
-    if (code == R_NEG || (dash && memchr(dash + 1, '-', plen - (size_t)(dash
-                                                       - piece) - 1)))
+    if (negative)
         return bad(c, "\"%s\" in \"%s\": numbers cannot be negative", pc, it);
     if (code == R_DOWN)
         return bad(c, "range %s goes down; write %s", pc,
@@ -351,7 +352,8 @@ static int parse_bset(const struct ctx *c, const char *item, size_t ilen,
         piece[plen] = '\0';
         code = parse_range(piece, &b->r[i]);
         if (code != R_OK) {
-            range_error(c, code, item, ilen, s + (piece - copy), plen, &b->r[i]);
+            range_error(c, code, item, ilen, s + (piece - copy), plen,
+                        &b->r[i]);
             goto out;
         }
         b->count = count_add(b->count, b->r[i].hi - b->r[i].lo + 1);
@@ -385,8 +387,8 @@ static int split_item(const struct ctx *c, const char *item, size_t len,
 }
 
 /* Slurm refuses a bracket set before the last one that names more than
- * HOSTLIST_MAX_PREFIX hosts.  The sets multiply, so the product, with the
- * have names already expanded, is held to HOSTLIST_MAX_NAMES here, before
+ * HOSTLIST_MAX_PREFIX hosts.  The sets multiply, so their product plus the
+ * names already expanded (have) is held to HOSTLIST_MAX_NAMES here, before
  * any of it is allocated. */
 static int check_counts(const struct ctx *c, const char *item, size_t len,
                         const struct bset *b, size_t k, size_t have)

@@ -8,12 +8,15 @@
  * Slurm guesses or misbehaves we refuse instead, with a message:
  *   - unbalanced or nested brackets ("n[1-", "a]", "a[1[2]"): Slurm invents
  *     names such as "n]" or "a[12";
+ *   - control characters: Slurm keeps a newline inside a name ("a\nb");
  *   - numbers of 2^64-1 or more: Slurm wraps them or drops the hosts;
  *   - an error in a bracket set that is neither of the last two: Slurm
- *     prints a message and expands the rest of the list without it;
+ *     skips that part (at times with a message) and prints the rest;
  *   - more than HOSTLIST_MAX_NAMES names or HOSTLIST_MAX_BYTES of text.
  * Slurm itself refuses text after the last bracket set ("tux[0-2]-ib",
- * "n[1-2].cluster"), and so do we.
+ * "n[1-2].cluster"), and so do we.  Its odd but harmless readings are kept
+ * (hostlist.c says which): "n[1, 3]" is n1,n03, and with three bracket sets
+ * the middle one turns slowest.
  */
 #ifndef DLRUN_HOSTLIST_H
 #define DLRUN_HOSTLIST_H
@@ -36,11 +39,12 @@
 
 /* Expand a Slurm hostlist ("rack[1-2]-n[01-04],tux[0-2],x[5]") into names,
  * order and duplicates kept, exactly as `scontrol show hostnames` does.
- * Items are separated by commas, spaces, tabs or newlines outside brackets;
- * "" expands to no names.  On success *hosts (caller frees with
+ * Items are separated by commas, spaces or tabs outside brackets; "" gives
+ * no names.  On success *hosts (caller frees with
  * hostlist_free) and *n are set, returns 0.  On bad input returns -1 with
  * err naming the offending part and how to fix it; *hosts is NULL, *n 0. */
-int hostlist_expand(const char *spec, char ***hosts, size_t *n, struct err *err);
+int hostlist_expand(const char *spec, char ***hosts, size_t *n,
+                    struct err *err);
 
 /* Free what hostlist_expand returned; NULL is a no-op. */
 void hostlist_free(char **hosts, size_t n);

@@ -169,17 +169,41 @@ out:
     return rc;
 }
 
+/* The scheduler started tasks but the request asks for another layout:
+ * with one task per node each dlrun starts its node's ranks (torchrun's
+ * model); anything else would start every rank several times. */
+static int plan_per_node(const struct alloc *a, struct plan *p, struct err *err)
+{
+    if (!a->task_node)
+        return err_set(err, "%s started %d tasks and names no node list: "
+                       "drop -np/-N/--nproc-per-node (one rank per task) or "
+                       "pass -H", a->source, a->task.size);
+    if (a->task.local_size != 1)
+        return err_set(err, "the scheduler started %d tasks on this node but "
+                       "the options ask for another layout: start one dlrun "
+                       "per node (srun --ntasks-per-node=1) to have it start "
+                       "--nproc-per-node ranks, or drop -np/-N/--nproc-per-node "
+                       "for one rank per task", a->task.local_size);
+    p->self_node = a->task.node_rank;   /* plan nodes are a prefix of a's */
+    p->layout = p->self_node < p->nnodes ? "one dlrun per node, each starts "
+                "its node's ranks" : "one dlrun per node; this node gets none";
+    return 0;
+}
+
 int plan_build(const struct alloc *a, const struct plan_request *req,
                struct plan *p, struct err *err)
 {
     int rc;
 
     memset(p, 0, sizeof *p);
-    p->self = -1;
+    p->self = p->self_node = -1;
     if (a->nnodes == 0)
         return err_set(err, "the allocation (%s) has no nodes", a->source);
-    rc = plan_is_per_task(a, req) ? plan_per_task(a, p, err)
-                                  : plan_launch(a, req, p, err);
+    if (plan_is_per_task(a, req))
+        rc = plan_per_task(a, p, err);
+    else
+        rc = plan_launch(a, req, p, err) < 0 ||
+             (a->has_task && plan_per_node(a, p, err) < 0) ? -1 : 0;
     if (rc < 0)
         plan_free(p);
     return rc;
@@ -193,5 +217,5 @@ void plan_free(struct plan *p)
     free(p->rank_node);
     free(p->rank_local);
     memset(p, 0, sizeof *p);
-    p->self = -1;
+    p->self = p->self_node = -1;
 }

@@ -29,6 +29,9 @@ struct plan {
     int *rank_local;    /* owned: local rank of each rank */
     int per_task;       /* 1: the scheduler started every rank (srun, mpirun) */
     int self;           /* per-task: this process's rank; else -1 */
+    int self_node;      /* per-node: the scheduler started one dlrun per node
+                           (srun --ntasks-per-node=1 dlrun --nproc-per-node 4)
+                           and this one starts the ranks of this node; else -1 */
     int partial;        /* per-task without other hosts' names (mpirun) */
     const char *layout; /* static: how ranks were laid out, for humans */
 };

@@ -100,17 +100,14 @@ static int read_hosts(struct alloc *a, unsigned size, struct err *err)
         return err_set(err, "out of memory");
     for (unsigned r = 0; r < size; r++) {
         char *h = get_string(r, PMIX_HOSTNAME, err);
-        size_t i;
+        int i;
         if (!h)
             return -1;
-        for (i = 0; i < a->nnodes && strcmp(a->nodes[i].name, h) != 0; i++)
-            ;
-        if (alloc_add_node(a, h, 1, 1, err) < 0) {
-            free(h);
-            return -1;
-        }
-        a->task_node[r] = (int)i;
+        i = alloc_add_node(a, h, 1, 1, err);
         free(h);
+        if (i < 0)
+            return -1;
+        a->task_node[r] = i;
     }
     return 0;
 }

@@ -20,7 +20,7 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
-static void child_setup(const sigset_t *mask, pid_t parent)
+static void child_setup(const struct proc_spec *spec, pid_t parent)
 {
     struct sigaction dfl;
 
@@ -32,7 +32,11 @@ static void child_setup(const sigset_t *mask, pid_t parent)
     dfl.sa_handler = SIG_DFL;
     for (int sig = 1; sig < NSIG; sig++)
         sigaction(sig, &dfl, NULL);
-    sigprocmask(SIG_SETMASK, mask, NULL);
+    sigprocmask(SIG_SETMASK, spec->mask, NULL);
+    if (spec->out_fd >= 0)
+        dup2(spec->out_fd, STDOUT_FILENO);
+    if (spec->err_fd >= 0)
+        dup2(spec->err_fd, STDERR_FILENO);
     syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 }
 
@@ -41,8 +45,8 @@ int proc_exec_code(int exec_errno)
     return exec_errno == ENOENT ? 127 : 126;
 }
 
-int proc_spawn(char *const argv[], char *const envp[], const sigset_t *mask,
-               pid_t *pid, int *exec_errno, struct err *err)
+int proc_spawn(const struct proc_spec *spec, pid_t *pid, int *exec_errno,
+               struct err *err)
 {
     pid_t parent = getpid(), child;
     int fds[2], e = 0;
@@ -54,8 +58,8 @@ int proc_spawn(char *const argv[], char *const envp[], const sigset_t *mask,
     child = fork();
     if (child == 0) {
         close(fds[0]);
-        child_setup(mask, parent);
-        execvpe(argv[0], argv, envp);
+        child_setup(spec, parent);
+        execvpe(spec->argv[0], spec->argv, spec->envp);
         e = errno;
         n = write(fds[1], &e, sizeof e);
         (void)n;
@@ -76,7 +80,7 @@ int proc_spawn(char *const argv[], char *const envp[], const sigset_t *mask,
         return 0;               /* EOF: exec succeeded */
     waitpid(child, NULL, 0);
     *exec_errno = e;
-    return err_set(err, "cannot run '%s': %s", argv[0], strerror(e));
+    return err_set(err, "cannot run '%s': %s", spec->argv[0], strerror(e));
 }
 
 static int is_kept(pid_t p, const pid_t *keep, int n)

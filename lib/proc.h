@@ -7,14 +7,21 @@
 
 #include "err.h"
 
-/* Fork and exec argv with envp (both borrowed) in a new process group that
- * dies with dlrun (parent-death signal SIGKILL).  The child gets the
- * signal mask `mask` (dlrun's own before it blocked signals) and default
- * handlers.  On success *pid is set and 0 returned.  When exec fails the
- * child is reaped, *exec_errno is set and -1 returned with err saying
- * "cannot run 'PROG': REASON". */
-int proc_spawn(char *const argv[], char *const envp[], const sigset_t *mask,
-               pid_t *pid, int *exec_errno, struct err *err);
+/* How to start one process. */
+struct proc_spec {
+    char *const *argv;          /* borrowed, NULL-terminated */
+    char *const *envp;          /* borrowed */
+    const sigset_t *mask;       /* the child's signal mask (dlrun's own from
+                                   before it blocked signals) */
+    int out_fd, err_fd;         /* become the child's stdout/stderr; -1 keeps */
+};
+
+/* Fork and exec in a new process group that dies with dlrun (parent-death
+ * signal SIGKILL), with default signal handlers.  On success *pid is set
+ * and 0 returned.  When exec fails the child is reaped, *exec_errno is set
+ * and -1 returned with err saying "cannot run 'PROG': REASON". */
+int proc_spawn(const struct proc_spec *spec, pid_t *pid, int *exec_errno,
+               struct err *err);
 
 /* The shell's exit code for an exec errno: 127 not found, else 126. */
 int proc_exec_code(int exec_errno);

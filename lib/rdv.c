@@ -2,11 +2,14 @@
  *
  * Address: --master-addr; else rank 0's host: this host's address (on
  * --iface when given; loopback for a one-node job) or the resolved name of
- * a remote one.  Port: --master-port; else in per-task mode agreed through
- * PMIx when a PMIx server is there (rank 0 binds a free port and publishes
- * it with its address), otherwise derived from the job and step id
- * (net_derived_port); when dlrun places the ranks itself, a port free on
- * this host.
+ * a remote one.  Port: --master-port; else in per-task mode derived from
+ * the job and step id (net_derived_port), or with --pmix-rendezvous agreed
+ * through the PMIx server (rank 0 binds a free port and publishes it with
+ * its address); when dlrun places the ranks itself, a port free on this
+ * host.  PMIx is not the default: a rank whose process used the PMIx
+ * server once cannot use it again from the program dlrun execs, and
+ * Open MPI 4.1's MPI_Init then fails (seen under srun --mpi=pmix and
+ * mpirun alike).
  */
 #include "rdv.h"
 
@@ -26,6 +29,8 @@ static int rank0_is_here(const struct plan *p)
 {
     if (p->per_task)
         return p->rank_node[p->self] == p->rank_node[0];
+    if (p->self_node >= 0)
+        return p->self_node == p->rank_node[0];
     return net_is_this_host(rank0_host(p));
 }
 
@@ -70,13 +75,15 @@ static int pick_addr(const struct plan *p, const struct rdv_opts *o,
     return net_host_addr(h, out->addr, sizeof out->addr, err);
 }
 
-static int agree_pmix(const struct plan *p, struct rdv *out, struct err *err)
+/* The task that hosts rank 0 (task 0: rank 0 is on the first node) binds a
+ * free port and publishes it with its address. */
+static int agree_pmix(const struct alloc *a, struct rdv *out, struct err *err)
 {
     int port = 0;
 
-    if (p->self == 0 && (port = net_free_port(err)) < 0)
+    if (a->task.rank == 0 && (port = net_free_port(err)) < 0)
         return -1;
-    if (pmixc_agree_master(p->self, out->addr, sizeof out->addr, &port,
+    if (pmixc_agree_master(a->task.rank, out->addr, sizeof out->addr, &port,
                            err) < 0)
         return -1;
     out->port = port;
@@ -89,20 +96,23 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
                 const struct rdv_opts *o, char **envp, struct rdv *out,
                 struct err *err)
 {
-    int pmix = p->per_task && o->collective && pmixc_usable(envp);
+    /* the scheduler started this process: every task computes the same */
+    int tasks = p->per_task || p->self_node >= 0;
+    int pmix = tasks && o->collective && o->pmix && pmixc_usable(envp);
 
     memset(out, 0, sizeof *out);
-    if ((!pmix || o->master_addr || p->self == 0) && pick_addr(p, o, out, err) < 0)
+    if ((!pmix || o->master_addr || a->task.rank == 0) &&
+        pick_addr(p, o, out, err) < 0)
         return -1;
     if (o->master_port) {
         out->port = o->master_port;
         snprintf(out->port_from, sizeof out->port_from, "--master-port");
     } else if (pmix) {
-        if (p->self != 0)
+        if (a->task.rank != 0 && !o->master_addr)
             snprintf(out->addr_from, sizeof out->addr_from,
                      "rank 0's address, agreed through PMIx");
-        return agree_pmix(p, out, err);
-    } else if (!p->per_task && rank0_is_here(p)) {
+        return agree_pmix(a, out, err);
+    } else if (!tasks && rank0_is_here(p)) {
         if ((out->port = net_free_port(err)) < 0)
             return -1;
         snprintf(out->port_from, sizeof out->port_from, "free port on this host");

@@ -13,6 +13,10 @@ struct rdv_opts {
     const char *iface;          /* --iface, or NULL */
     int collective;             /* 1: every task runs this (run, env), so a
                                    PMIx exchange may be used */
+    int pmix;                   /* --pmix-rendezvous: agree on the port
+                                   through the PMIx server (off by default:
+                                   Open MPI 4.1 cannot MPI_Init in a process
+                                   whose rank already used the server) */
 };
 
 struct rdv {

@@ -1,15 +1,28 @@
 /* supervise.c - the loop of a supervisor (after tini and srun): wait for a
- * signal, forward it or reap; the first rank that fails stops the rest
- * (SIGTERM, then SIGKILL after the kill timeout); a second SIGINT within
- * one second kills at once. */
+ * signal or output; forward the signal, reap, or pass the output on.  The
+ * first rank that fails stops the rest (SIGTERM, then SIGKILL after the
+ * kill timeout); a second SIGINT within one second kills at once. */
 #include "supervise.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "output.h"
 
 static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1,
                                  SIGUSR2 };
+
+/* What the loop knows between events. */
+struct sv_state {
+    long deadline;          /* SIGKILL the rest then; -1 none */
+    long last_int;          /* when the last SIGINT came */
+    int stopping;           /* teardown started: later exits are not failures */
+};
 
 void supervise_signals(sigset_t *set)
 {
@@ -76,47 +89,92 @@ static int any_running(const struct supervise *sv)
     return 0;
 }
 
+static void start_teardown(struct supervise *sv, struct sv_state *st)
+{
+    st->stopping = 1;
+    st->deadline = now_ms() + sv->kill_timeout_ms;
+}
+
+static void on_signal(struct supervise *sv, struct sv_state *st, int sig)
+{
+    if (sig == SIGCHLD) {
+        if (reap(sv, st->stopping)) {
+            sv->stopped = signal_all(sv, SIGTERM);
+            start_teardown(sv, st);
+        }
+        return;
+    }
+    int kill_now = sig == SIGINT && now_ms() - st->last_int < 1000;
+    if (sig == SIGINT)
+        st->last_int = now_ms();
+    sv->signal_received = sig;
+    signal_all(sv, kill_now ? SIGKILL : sig);
+    if (!st->stopping && sig != SIGUSR1 && sig != SIGUSR2)
+        start_teardown(sv, st);
+}
+
+/* Read the signals signalfd has for us. */
+static void read_signals(struct supervise *sv, struct sv_state *st, int sfd)
+{
+    struct signalfd_siginfo si;
+
+    while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
+        on_signal(sv, st, (int)si.ssi_signo);
+}
+
+/* One wait for a signal, output, or the kill deadline. */
+static void wait_once(struct supervise *sv, struct sv_state *st, int sfd,
+                      struct pollfd *pfd, int *ids)
+{
+    int nout = sv->out ? output_poll_fds(sv->out, ids, ids + 2 * sv->n) : 0;
+    long wait = st->deadline < 0 ? 1000 : st->deadline - now_ms();
+    struct err err = { "" };
+
+    pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+    for (int i = 0; i < nout; i++)
+        pfd[1 + i] = (struct pollfd){ .fd = ids[i], .events = POLLIN };
+    if (poll(pfd, (nfds_t)(1 + nout), wait < 0 ? 0 : (int)wait) < 0 &&
+        errno != EINTR)
+        return;
+    for (int i = 0; i < nout; i++)
+        if (pfd[1 + i].revents)
+            output_ready(sv->out, ids[2 * sv->n + i], &err);
+    read_signals(sv, st, sfd);
+    if (pfd[0].revents == 0)
+        on_signal(sv, st, SIGCHLD);     /* a periodic reap, in case */
+    if (st->deadline >= 0 && now_ms() >= st->deadline) {
+        signal_all(sv, SIGKILL);
+        st->deadline = -1;
+    }
+}
+
 int supervise_run(struct supervise *sv)
 {
+    struct sv_state st = { .deadline = -1, .last_int = -10000 };
     sigset_t set;
-    siginfo_t info;
-    long deadline = -1, last_int = -10000;
-    int stopping = 0;
+    struct pollfd *pfd = calloc((size_t)(2 * sv->n + 1), sizeof *pfd);
+    int *ids = calloc((size_t)(4 * sv->n + 1), sizeof *ids);
+    int sfd, rc = 0;
 
     supervise_signals(&set);
+    sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     sv->failed = -1;
-    while (any_running(sv)) {
-        long wait = deadline < 0 ? 1000 : deadline - now_ms();
-        struct timespec ts = { wait / 1000, (wait % 1000) * 1000000L };
-        int sig = wait < 0 ? -1 : sigtimedwait(&set, &info, &ts);
-
-        if (sig < 0 && (wait < 0 || errno == EAGAIN) && deadline >= 0 &&
-            now_ms() >= deadline) {
-            signal_all(sv, SIGKILL);
-            deadline = -1;
-        } else if (sig == SIGCHLD || sig < 0) {
-            if (reap(sv, stopping)) {
-                stopping = 1;
-                sv->stopped = signal_all(sv, SIGTERM);
-                deadline = now_ms() + sv->kill_timeout_ms;
-            }
-        } else {
-            int kill_now = sig == SIGINT && now_ms() - last_int < 1000;
-            last_int = sig == SIGINT ? now_ms() : last_int;
-            sv->signal_received = sig;
-            signal_all(sv, kill_now ? SIGKILL : sig);
-            if (!stopping && (sig == SIGTERM || sig == SIGINT || sig == SIGHUP ||
-                              sig == SIGQUIT)) {
-                stopping = 1;
-                deadline = now_ms() + sv->kill_timeout_ms;
-            }
-        }
+    if (sfd < 0 || !pfd || !ids) {
+        rc = -1;
+        goto out;
     }
+    while (any_running(sv))
+        wait_once(sv, &st, sfd, pfd, ids);
+    if (sv->out)
+        output_drain(sv->out);
     reap(sv, 1);
-    if (sv->failed >= 0)
-        return supervise_exit_code(sv->ranks[sv->failed].status);
-    for (int i = 0; i < sv->n; i++)
-        if (sv->ranks[i].status != 0)
-            return supervise_exit_code(sv->ranks[i].status);
-    return 0;
+    rc = sv->failed >= 0 ? supervise_exit_code(sv->ranks[sv->failed].status) : 0;
+    for (int i = 0; i < sv->n && rc == 0; i++)
+        rc = supervise_exit_code(sv->ranks[i].status);
+out:
+    if (sfd >= 0)
+        close(sfd);
+    free(pfd);
+    free(ids);
+    return rc;
 }

@@ -13,10 +13,13 @@ struct sv_rank {
     int status;         /* wait status once it ended */
 };
 
+struct output;
+
 struct supervise {
     struct sv_rank *ranks;      /* borrowed, n entries */
     int n;
     int kill_timeout_ms;        /* SIGTERM, then SIGKILL this much later */
+    struct output *out;         /* borrowed: forwarded output, or NULL */
     /* results */
     int failed;                 /* index in ranks of the first failure, -1 */
     int stopped;                /* ranks that were still running then */
@@ -26,10 +29,11 @@ struct supervise {
 /* The signals dlrun forwards to every rank's process group. */
 void supervise_signals(sigset_t *set);
 
-/* Run until every rank ended.  The caller has blocked SIGCHLD and the
- * forwarded signals (supervise_signals) before spawning.  Returns the exit
- * code for dlrun: the failing rank's (128+signal for a signal), 128+sig
- * when dlrun was told to stop by a signal and ranks ended by it, else 0. */
+/* Run until every rank ended, forwarding their output meanwhile.  The
+ * caller has blocked SIGCHLD and the forwarded signals (supervise_signals)
+ * before spawning.  Returns the exit code for dlrun: the failing rank's
+ * (128+signal for a signal), the first non-zero code when dlrun was told
+ * to stop by a signal, else 0; -1 when it cannot watch (signalfd). */
 int supervise_run(struct supervise *sv);
 
 /* The exit code for a wait status: its code, or 128+signal. */

@@ -1,39 +1,214 @@
 /* topo.c - see topo.h. */
 #include "topo.h"
 
-#include <hwloc.h>
+#include <errno.h>
+#include <hwloc/glibc-sched.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
-static int count_nvidia(hwloc_topology_t t)
+struct topo {
+    hwloc_topology_t h;
+    hwloc_obj_t *gpus;      /* owned array of borrowed objects, bus order */
+    int ngpus;
+};
+
+static int is_nvidia_gpu(hwloc_obj_t o)
+{
+    return o->attr->pcidev.vendor_id == 0x10de &&
+           (o->attr->pcidev.class_id >> 8) == 0x03;
+}
+
+static int cmp_busid(const void *a, const void *b)
+{
+    const struct hwloc_pcidev_attr_s *x = &(*(const hwloc_obj_t *)a)->attr->pcidev;
+    const struct hwloc_pcidev_attr_s *y = &(*(const hwloc_obj_t *)b)->attr->pcidev;
+    unsigned long kx = ((unsigned long)x->domain << 24) | ((unsigned long)x->bus << 16) |
+                       ((unsigned long)x->dev << 8) | x->func;
+    unsigned long ky = ((unsigned long)y->domain << 24) | ((unsigned long)y->bus << 16) |
+                       ((unsigned long)y->dev << 8) | y->func;
+
+    return (kx > ky) - (kx < ky);
+}
+
+/* t->gpus: the NVIDIA GPUs sorted by bus id. */
+static int find_gpus(struct topo *t, struct err *err)
 {
     hwloc_obj_t o = NULL;
     int n = 0;
 
-    while ((o = hwloc_get_next_pcidev(t, o)))
-        n += o->attr->pcidev.vendor_id == 0x10de &&
-             (o->attr->pcidev.class_id >> 8) == 0x03;
-    return n;
+    while ((o = hwloc_get_next_pcidev(t->h, o)))
+        n += is_nvidia_gpu(o);
+    t->gpus = calloc((size_t)n + 1, sizeof *t->gpus);
+    if (!t->gpus)
+        return err_set(err, "out of memory");
+    while ((o = hwloc_get_next_pcidev(t->h, o)))
+        if (is_nvidia_gpu(o))
+            t->gpus[t->ngpus++] = o;
+    qsort(t->gpus, (size_t)t->ngpus, sizeof *t->gpus, cmp_busid);
+    return 0;
+}
+
+/* Point h at the synthetic description or the XML file of spec. */
+static int set_source(hwloc_topology_t h, const char *spec, struct err *err)
+{
+    char desc[1024];
+    size_t len;
+
+    if (strncmp(spec, "synthetic:", 10) != 0) {
+        if (access(spec, R_OK) < 0)
+            return err_set(err, "cannot read topology file %s: %s", spec,
+                           strerror(errno));
+        if (hwloc_topology_set_xml(h, spec) < 0)
+            return err_set(err, "%s: not an hwloc XML topology", spec);
+        return 0;
+    }
+    len = (size_t)snprintf(desc, sizeof desc, "%s", spec + 10);
+    if (len >= sizeof desc)
+        return err_set(err, "synthetic topology description too long");
+    if (len >= 2 && desc[0] == '"' && desc[len - 1] == '"') {
+        memmove(desc, desc + 1, len - 2);
+        desc[len - 2] = '\0';
+    }
+    if (hwloc_topology_set_synthetic(h, desc) < 0)
+        return err_set(err, "invalid synthetic topology '%s' (hwloc's syntax, "
+                       "e.g. synthetic:\"package:2 core:20 pu:2\")", desc);
+    return 0;
+}
+
+/* This machine: keep only the CPUs this process may run on, so that every
+ * plan fits in sched_getaffinity (a cgroup already hid the others). */
+static int restrict_to_affinity(hwloc_topology_t h, struct err *err)
+{
+    hwloc_bitmap_t set = NULL;
+    cpu_set_t mine;
+    int rc = 0;
+
+    if (!hwloc_topology_is_thissystem(h) ||
+        sched_getaffinity(0, sizeof mine, &mine) < 0)
+        return 0;
+    set = hwloc_bitmap_alloc();
+    if (!set)
+        return err_set(err, "out of memory");
+    hwloc_cpuset_from_glibc_sched_affinity(h, set, &mine, sizeof mine);
+    hwloc_bitmap_and(set, set, hwloc_topology_get_topology_cpuset(h));
+    if (!hwloc_bitmap_iszero(set) &&
+        !hwloc_bitmap_isequal(set, hwloc_topology_get_topology_cpuset(h)) &&
+        hwloc_topology_restrict(h, set, HWLOC_RESTRICT_FLAG_REMOVE_CPULESS |
+                                            HWLOC_RESTRICT_FLAG_ADAPT_IO) < 0)
+        rc = err_set(err, "cannot restrict the topology to this process's "
+                     "CPUs: %s", strerror(errno));
+    hwloc_bitmap_free(set);
+    return rc;
+}
+
+static int load(struct topo *t, const char *spec, struct err *err)
+{
+    int this_machine = !spec || !*spec;
+
+    if (hwloc_topology_init(&t->h) < 0) {
+        t->h = NULL;
+        return err_set(err, "hwloc_topology_init failed");
+    }
+    hwloc_topology_set_io_types_filter(t->h, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    if (!this_machine && set_source(t->h, spec, err) < 0)
+        return -1;
+    if (hwloc_topology_load(t->h) < 0)
+        return this_machine
+            ? err_set(err, "hwloc cannot read this machine's topology")
+            : err_set(err, "hwloc cannot load the topology %s", spec);
+    if (this_machine && restrict_to_affinity(t->h, err) < 0)
+        return -1;
+    return find_gpus(t, err);
+}
+
+struct topo *topo_load(const char *spec, struct err *err)
+{
+    struct topo *t = calloc(1, sizeof *t);
+
+    if (!t) {
+        err_set(err, "out of memory");
+        return NULL;
+    }
+    if (load(t, spec, err) < 0) {
+        topo_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void topo_free(struct topo *t)
+{
+    if (!t)
+        return;
+    if (t->h)
+        hwloc_topology_destroy(t->h);
+    free(t->gpus);
+    free(t);
+}
+
+hwloc_topology_t topo_hwloc(const struct topo *t)
+{
+    return t->h;
+}
+
+int topo_gpu_count(const struct topo *t)
+{
+    return t->ngpus;
+}
+
+hwloc_obj_t topo_gpu(const struct topo *t, int i)
+{
+    return i >= 0 && i < t->ngpus ? t->gpus[i] : NULL;
+}
+
+void topo_gpu_busid(const struct topo *t, int i, char *buf, size_t len)
+{
+    hwloc_obj_t o = topo_gpu(t, i);
+
+    if (len == 0)
+        return;
+    buf[0] = '\0';
+    if (o)
+        snprintf(buf, len, "%04x:%02x:%02x.%01x", (unsigned)o->attr->pcidev.domain,
+                 (unsigned)o->attr->pcidev.bus, (unsigned)o->attr->pcidev.dev,
+                 (unsigned)o->attr->pcidev.func);
+}
+
+hwloc_obj_t topo_gpu_home(const struct topo *t, int i)
+{
+    hwloc_obj_t o = topo_gpu(t, i), home;
+
+    if (!o)
+        return NULL;
+    home = hwloc_get_non_io_ancestor_obj(t->h, o);
+    if (!home || !home->cpuset || hwloc_bitmap_iszero(home->cpuset))
+        home = hwloc_get_root_obj(t->h);
+    return home;
+}
+
+void topo_describe(const struct topo *t, struct topo_summary *out)
+{
+    unsigned v = hwloc_get_api_version();
+
+    out->packages = hwloc_get_nbobjs_by_type(t->h, HWLOC_OBJ_PACKAGE);
+    out->numas = hwloc_get_nbobjs_by_type(t->h, HWLOC_OBJ_NUMANODE);
+    out->cores = hwloc_get_nbobjs_by_type(t->h, HWLOC_OBJ_CORE);
+    out->pus = hwloc_get_nbobjs_by_type(t->h, HWLOC_OBJ_PU);
+    out->gpus = t->ngpus;
+    snprintf(out->hwloc_version, sizeof out->hwloc_version, "%u.%u.%u",
+             v >> 16, (v >> 8) & 0xff, v & 0xff);
 }
 
 int topo_summarize(struct topo_summary *out, struct err *err)
 {
-    hwloc_topology_t t;
-    unsigned v = hwloc_get_api_version();
+    struct topo *t = topo_load(NULL, err);
 
-    if (hwloc_topology_init(&t) < 0)
-        return err_set(err, "hwloc_topology_init failed");
-    hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    if (hwloc_topology_load(t) < 0) {
-        hwloc_topology_destroy(t);
-        return err_set(err, "hwloc cannot read this machine's topology");
-    }
-    out->packages = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PACKAGE);
-    out->numas = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_NUMANODE);
-    out->cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
-    out->pus = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU);
-    out->gpus = count_nvidia(t);
-    snprintf(out->hwloc_version, sizeof out->hwloc_version, "%u.%u.%u",
-             v >> 16, (v >> 8) & 0xff, v & 0xff);
-    hwloc_topology_destroy(t);
+    if (!t)
+        return -1;
+    topo_describe(t, out);
+    topo_free(t);
     return 0;
 }

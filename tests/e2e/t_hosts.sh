@@ -71,6 +71,11 @@ run fold <"$TMP/in"
 expect_eq "fold stdin without -" "$rc: $(cat "$TMP/out")" "0: n[9-11],x"
 run fold 'n[1-'
 expect_eq "fold bad list" "$rc $(wc -l <"$TMP/err")" "2 1"
+run fold n1 -
+expect_eq "fold - goes alone" "$rc $(wc -l <"$TMP/err")" "2 1"
+run fold </dev/null
+expect_eq "fold of no names is an empty line, as scontrol's" \
+    "$rc $(wc -l <"$TMP/out") $(wc -c <"$TMP/out")" "0 1 1"
 
 run --help
 expect_eq "--help" "$rc $(head -n 1 "$TMP/out" | cut -c1-24)" "0 usage: dlrun hosts expan"

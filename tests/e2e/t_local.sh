@@ -35,6 +35,19 @@ expect_rc "unknown option" 2 clean_env "$DLRUN" run --frobnicate true
 expect_grep "  says so" "unknown option" "$TMP/err"
 expect_rc "no program" 2 clean_env "$DLRUN" -np 1
 
+# --- the environment a rank gets ---
+out=$(clean_env "$DLRUN" env --iface lo -np 2 --oversubscribe --rank 1 | grep -E '^(MASTER_ADDR|NCCL_SOCKET_IFNAME|GLOO_SOCKET_IFNAME|RANK)=' | tr '\n' ' ')
+expect_eq "--iface lo: address and NCCL/Gloo names" "$out" "RANK='1'  # the rank plan MASTER_ADDR='127.0.0.1'  # address of --iface lo on rank 0's host NCCL_SOCKET_IFNAME='lo'  # --iface GLOO_SOCKET_IFNAME='lo'  # --iface "
+expect_rc "--iface with no such interface" 2 clean_env "$DLRUN" env --iface nosuch0
+expect_grep "  names it" "--iface nosuch0" "$TMP/err"
+out=$(clean_env "$DLRUN" env --master-addr 10.1.2.3 --master-port 4567 -x FOO=a\ b -x HOME -- sh -c 'echo "$MASTER_ADDR:$MASTER_PORT|$FOO|$HOME|$JAX_COORDINATOR_ADDRESS"')
+expect_eq "env -- PROG with --master-addr/--master-port/-x" "$out" "10.1.2.3:4567|a b|$HOME|10.1.2.3:4567"
+eval "$(clean_env "$DLRUN" env -np 2 --oversubscribe --rank 1 -x 'Q=it'"'"'s')"
+expect_eq "env output is valid sh (eval)" "$RANK $WORLD_SIZE $Q" "1 2 it's"
+unset RANK WORLD_SIZE Q
+out=$(clean_env "$DLRUN" env --json -H "a:2,b:2" --master-addr 10.0.0.9 --master-port 100 --rank 3 | json 'd["env"]["TF_CONFIG"]')
+expect_eq "TF_CONFIG of rank 3" "$out" '{"cluster":{"worker":["a:101","a:102","b:101","b:102"]},"task":{"type":"worker","index":3}}'
+
 # --- per-task mode under a (simulated) Slurm step: exec in place ---
 STEP="SLURM_JOB_ID=77 SLURM_STEP_ID=3 SLURM_STEP_NODELIST=$(hostname),other
     SLURM_STEP_NUM_NODES=2 SLURM_STEP_NUM_TASKS=4 SLURM_STEP_TASKS_PER_NODE=2(x2)

@@ -118,7 +118,71 @@ refuse_inconsistent() {
         'SLURM_STEP_TASKS_PER_NODE\|SLURM_STEP_NUM_TASKS' "$TMP/task.err"
 }
 
+# The ports every task got, and where they came from: all equal, and
+# through PMIx exactly when srun runs a PMIx server.
+check_ports() {
+    what=$1 want_from=$2; shift 2
+    rm -f "$TMP"/port.*
+    expect_rc "$what" 0 within 60 srun "$@" --output="$TMP/port.%t" "$DLRUN" env \
+        ${DLRUN_PMIX_ARG:-} --json
+    out=$(cat "$TMP"/port.* | "$PY" -c '
+import json, sys
+objs = [json.loads(l) for l in sys.stdin]
+ports = {o["env"]["MASTER_PORT"] for o in objs}
+froms = {o["from"]["MASTER_PORT"] for o in objs if o["rank"] != 0}
+print(len(objs), len(ports), " | ".join(sorted(froms)))')
+    set -- $out
+    expect_eq "$what: 4 tasks, one MASTER_PORT" "$1 $2" "4 1"
+    case $out in *"$want_from"*) pass "$what: port $want_from" ;;
+    *) fail "$what: port not $want_from: $out" ;; esac
+}
+
+# Launch mode inside a batch job: dlrun starts the ranks on the one node,
+# and frameworks that read SLURM_PROCID see dlrun's ranks.
+launch_in_batch() {
+    cat >"$TMP/launch.sh" <<EOS
+#!/bin/sh
+"$DLRUN" -np 2 sh -c 'echo "procid \$SLURM_PROCID rank \$RANK ntasks \$SLURM_NTASKS"'
+"$DLRUN" -np 2 "$PY" "$E2E/allreduce.py"
+EOS
+    expect_rc "sbatch -N1 -n2: dlrun -np 2 launches" 0 \
+        within 120 sbatch -N1 -n2 --wait -o "$TMP/launch.out" "$TMP/launch.sh"
+    expect_eq "  SLURM_PROCID rewritten per rank" \
+        "$(grep '^procid' "$TMP/launch.out" | sort | tr '\n' ' ')" \
+        "procid 0 rank 0 ntasks 2 procid 1 rank 1 ntasks 2 "
+    expect_eq "  torch all-reduce of 2 ranks" \
+        "$(grep -c 'sum 3 ok' "$TMP/launch.out")" 2 || sed 's/^/  | /' "$TMP/launch.out"
+}
+
+# An MPI program after dlrun used Slurm's PMIx server (rank 0 published the
+# port): the program's own PMIx_Init must still work.
+mpi_after_pmix() {
+    expect_rc "srun --mpi=pmix dlrun mpi4py" 0 within 120 srun --mpi=pmix -N2 \
+        --ntasks-per-node=2 --output="$TMP/mpi.%t" "$DLRUN" "$PY" -c \
+        'from mpi4py import MPI; c = MPI.COMM_WORLD; print("mpi", c.rank, c.allreduce(c.rank))'
+    expect_eq "  every rank all-reduced" "$(cat "$TMP"/mpi.* | grep -c '^mpi [0-3] 6$')" 4 ||
+        cat "$TMP"/mpi.*
+}
+
+# One dlrun per node, each starting its node's ranks (torchrun's model).
+per_node() {
+    expect_rc "srun -N2 --ntasks-per-node=1 dlrun --nproc-per-node 2" 0 \
+        within 120 srun -N2 --ntasks-per-node=1 --output="$TMP/pn.%t" \
+        "$DLRUN" --nproc-per-node 2 "$PY" "$E2E/allreduce.py"
+    cat "$TMP"/pn.* >"$TMP/pn.out"
+    expect_ranks "per-node mode" "$TMP/pn.out"
+    expect_eq "  node1 ran ranks 0 and 1" "$(grep -c 'host node1 sum 10 ok' "$TMP/pn.out")" 2
+}
+
 check_env_json
+per_node
+check_ports "srun: derived port" "derived from job" -N2 --ntasks-per-node=2
+check_ports "srun --mpi=pmix: still derived by default" "derived from job" \
+    --mpi=pmix -N2 --ntasks-per-node=2
+DLRUN_PMIX_ARG=--pmix-rendezvous check_ports "srun --mpi=pmix dlrun --pmix-rendezvous: agreed port" \
+    "PMIx" --mpi=pmix -N2 --ntasks-per-node=2
+launch_in_batch
+mpi_after_pmix
 allreduce "srun -N2 --ntasks-per-node=2 dlrun allreduce.py" -N2 --ntasks-per-node=2
 allreduce "srun --mpi=pmix -N2 --ntasks-per-node=2 dlrun allreduce.py" \
     --mpi=pmix -N2 --ntasks-per-node=2

@@ -122,6 +122,32 @@ static void check_per_task(void)
     is_int(p.self, 3, "  self is the scheduler's rank");
     is_str(layout(&p), "n1/0 n1/1 n2/0 n2/1", "  layout as the tasks");
     plan_free(&p);
+    ok(plan_build(&a, &per_node, &p, &err) < 0, "two tasks on a node and "
+       "--nproc-per-node: refused");
+    ok(strstr(err.msg, "--ntasks-per-node=1") != NULL, "  says how");
+    alloc_free(&a);
+}
+
+/* srun --ntasks-per-node=1 dlrun --nproc-per-node 3: task 1 starts node 1's */
+static void check_per_node(void)
+{
+    struct alloc a;
+    struct plan p;
+    struct err err = { "" };
+    struct plan_request req = { .per_node = 3 };
+
+    make_alloc(&a, "n1:1,n2:1", 0);
+    a.source = "slurm-step";
+    a.has_task = 1;
+    a.task = (struct alloc_task){ .rank = 1, .size = 2, .local_rank = 0,
+                                  .local_size = 1, .node_rank = 1 };
+    a.task_node = calloc(2, sizeof(int));
+    a.task_node[1] = 1;
+    ok(!plan_is_per_task(&a, &req), "per-node: not per-task");
+    ok(plan_build(&a, &req, &p, &err) == 0, "per-node plan");
+    is_str(layout(&p), "n1/0 n1/1 n1/2 n2/0 n2/1 n2/2", "  six ranks");
+    is_int(p.self_node, 1, "  this task starts node 1's ranks");
+    plan_free(&p);
     alloc_free(&a);
 }
 
@@ -194,6 +220,7 @@ int main(void)
 {
     check_plans();
     check_per_task();
+    check_per_node();
     check_env_launch();
     check_derived_port();
     return tap_done();

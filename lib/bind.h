@@ -1,0 +1,116 @@
+/* bind.h - where each local rank of a node runs: its CPUs and its GPU.
+ *
+ * Pure: bind_node plans on any topology (this machine, an XML file, a
+ * synthetic description) and touches nothing; applying the plan
+ * (sched_setaffinity in the child, CUDA_VISIBLE_DEVICES) is the caller's.
+ * The rules, the defaults and examples are in docs/binding.md.
+ *
+ * The pipeline: --map-by splits the node's cores into domains (the node,
+ * its sockets, its NUMA nodes, or by default the places of the ranks'
+ * GPUs) and says how many ranks each domain gets; the ranks of a domain
+ * share its cores in equal contiguous ranges (PE=n: n cores each);
+ * --gpu-bind closest gives local rank k the range inside the domain of
+ * GPU k; --bind-to turns the range into the mask (its cores, their NUMA
+ * node or their socket, or nothing).
+ */
+#ifndef DLRUN_BIND_H
+#define DLRUN_BIND_H
+
+#include <sched.h>
+#include <stddef.h>
+
+#include "err.h"
+#include "topo.h"
+
+enum bind_map {
+    MAP_DEFAULT,    /* by GPU when GPUs are used, else MAP_SLOT */
+    MAP_SLOT,       /* the node's cores in order, shared by all ranks */
+    MAP_CORE,       /* one core per rank, in order (PE=1) */
+    MAP_SOCKET,     /* ranks round-robin over the sockets */
+    MAP_NUMA,       /* ranks round-robin over the NUMA nodes */
+    MAP_PPR,        /* ppr ranks on each ppr_obj, in blocks */
+};
+
+enum bind_obj { OBJ_NODE, OBJ_SOCKET, OBJ_NUMA };
+
+enum bind_to { BIND_DEFAULT, BIND_NONE, BIND_CORE, BIND_NUMA, BIND_SOCKET };
+
+enum gpu_bind {
+    GPU_BIND_CLOSEST,   /* default: rank k runs next to GPU k */
+    GPU_BIND_ISOLATE,   /* the same, and CUDA_VISIBLE_DEVICES = GPU k alone */
+    GPU_BIND_NONE,      /* GPUs play no part */
+};
+
+/* All zero = every default. */
+struct bind_opts {
+    enum bind_map map;
+    enum bind_obj ppr_obj;  /* MAP_PPR: per what */
+    int ppr;                /* MAP_PPR: ranks per ppr_obj, >= 1 */
+    int pe;                 /* cores per rank (":PE=n"); 0 = an equal share */
+    enum bind_to bind;
+    enum gpu_bind gpu;
+    int oversubscribe;      /* allow more ranks than cores (they share) */
+};
+
+#define BIND_PPR_MAX 4096   /* largest N in ppr:N and PE=N */
+
+/* Parse --map-by: slot, core, socket (or package), numa, ppr:N:socket,
+ * ppr:N:numa, ppr:N:node (package for socket too), each optionally
+ * followed by ":PE=n".  Sets map, ppr_obj, ppr and pe of o and nothing
+ * else; o is unchanged on failure.  0 / -1 with err. */
+int bind_parse_map_by(const char *s, struct bind_opts *o, struct err *err);
+
+/* Parse --bind-to: core, numa, socket (or package), none.  Sets o->bind;
+ * unchanged on failure.  0 / -1 with err. */
+int bind_parse_bind_to(const char *s, struct bind_opts *o, struct err *err);
+
+/* Parse --gpu-bind: closest, isolate, none.  Sets o->gpu; unchanged on
+ * failure.  0 / -1 with err. */
+int bind_parse_gpu_bind(const char *s, struct bind_opts *o, struct err *err);
+
+#define BIND_CPUS_MAX 256
+
+struct bind_rank {
+    cpu_set_t mask;             /* for sched_setaffinity; empty = do not bind */
+    char cpus[BIND_CPUS_MAX];   /* the mask as a list, "0-8" or "48-55,176-183";
+                                   "" when not bound; ends in "..." if cut */
+    int gpu;                    /* index among the usable GPUs (cuda:N when
+                                   CUDA_VISIBLE_DEVICES lists them), -1 none */
+    int gpu_pci;                /* the same GPU's index in PCI order among all
+                                   of the node's GPUs, -1 none */
+    char gpu_busid[32];         /* "0000:07:00.0", "" none */
+    char visible[16];           /* --gpu-bind isolate: CUDA_VISIBLE_DEVICES
+                                   when the parent has none (gpu_pci); ""
+                                   otherwise (leave it alone) */
+};
+
+/* Plan nlocal local ranks (local ranks 0..nlocal-1) on one node of
+ * topology t.  granted: the GPUs the scheduler granted, as a comma list of
+ * indices in PCI order ("2,3", ranges "0-3" too), in the order CUDA will
+ * number them; NULL = every GPU of t, "" = none.  out: nlocal entries,
+ * caller-provided, all filled on success (contents undefined on failure).
+ * Local rank k uses usable GPU k mod their count.  0 / -1 with err, e.g.
+ * "--map-by ppr:4:socket asks for 8 ranks on this node's 2 sockets but 10
+ * were planned: ...". */
+int bind_node(const struct topo *t, int nlocal, const struct bind_opts *o,
+              const char *granted, struct bind_rank *out, struct err *err);
+
+/* CUDA_VISIBLE_DEVICES for rank r under --gpu-bind isolate, into buf (len
+ * bytes).  inherited: the CUDA_VISIBLE_DEVICES the ranks would inherit
+ * (Slurm sets it), NULL or "" if none.  With inherited, its entry number
+ * r->gpu (Slurm's list under cgroups is "0,1" for granted GPUs "4,5");
+ * without, r->visible.  "" when r->visible is "" (do not set it).
+ * 0 / -1 with err when inherited has too few entries. */
+int bind_visible(const struct bind_rank *r, const char *inherited, char *buf,
+                 size_t len, struct err *err);
+
+/* One line for --report-bindings, without rank and host, into buf:
+ * "cpus 0-8 gpu 0 (0000:07:00.0)", "cpus none gpu none", with
+ * " CUDA_VISIBLE_DEVICES=N" under isolate. */
+void bind_describe(const struct bind_rank *r, char *buf, size_t len);
+
+/* The options as dlrun flags, "--map-by ppr:4:socket --bind-to core
+ * --gpu-bind closest" (defaults shown as "default"), into buf. */
+void bind_opts_describe(const struct bind_opts *o, char *buf, size_t len);
+
+#endif
