@@ -40,6 +40,8 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
         .keep_env = j->opt.keep_env,
         .exports = j->opt.exports,
         .envp = environ,
+        .restart = j->restart,
+        .max_restarts = j->opt.max_restarts,
     };
     struct err err = { "" };
 

@@ -14,6 +14,7 @@ struct job {
     struct alloc alloc;
     struct plan plan;
     struct rdv rdv;
+    int restart;            /* attempts so far (--max-restarts) */
 };
 
 /* Detect, plan and (collective: run/env, where every task takes part)
@@ -29,6 +30,12 @@ int job_rank_env(const struct job *j, int rank, struct envset *out);
  * stay).  Returns only on failure, after printing "rank R: cannot run":
  * 127 when not found, 126 when not executable. */
 int job_exec(char **argv, const struct envset *s, int rank);
+
+struct supervise;
+
+/* Write --summary FILE for the last attempt (cmd/summary.c).  0, or -1
+ * after printing the error. */
+int summary_write(const struct job *j, const struct supervise *sv, int rc);
 
 /* dlrun starts the ranks itself (cmd/launch.c); returns the exit code. */
 int run_launch(struct job *j, char **prog);

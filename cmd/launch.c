@@ -67,27 +67,18 @@ static void report_failure(const struct job *j, const struct supervise *sv)
                  sv->stopped == 1 ? "" : "s");
 }
 
-static int supervise_job(const struct job *j, struct sv_rank *ranks, int n,
-                         struct output *out)
+/* Descendants reparented to us (they escaped their process group) end
+ * with the job; then reap them. */
+static void end_leftovers(const struct supervise *sv)
 {
-    struct supervise sv = {
-        .ranks = ranks, .n = n, .kill_timeout_ms = j->opt.kill_timeout_ms,
-        .out = out,
-    };
-    pid_t *keep = malloc((size_t)sv.n * sizeof *keep);
-    int rc = supervise_run(&sv);
+    pid_t *keep = malloc((size_t)sv->n * sizeof *keep);
 
-    if (rc < 0)
-        rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
-    if (sv.failed >= 0)
-        report_failure(j, &sv);
-    for (int i = 0; keep && i < sv.n; i++)
-        keep[i] = ranks[i].pid;
-    proc_kill_adopted(keep, keep ? sv.n : 0);
+    for (int i = 0; keep && i < sv->n; i++)
+        keep[i] = sv->ranks[i].pid;
+    proc_kill_adopted(keep, keep ? sv->n : 0);
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ;
     free(keep);
-    return rc;
 }
 
 /* The output engine for the ranks started here; NULL after printing. */
@@ -97,6 +88,7 @@ static struct output *make_output(const struct job *j, const int *ranks, int n)
         .tag = j->opt.tag_output, .dir = j->opt.output_dir,
         .show = j->opt.ranks_filter, .nshow = j->opt.nfilter,
         .console_out = STDOUT_FILENO, .console_err = STDERR_FILENO,
+        .append = j->restart > 0,
     };
     struct err err = { "" };
     struct output *o = output_create(ranks, n, &oo, &err);
@@ -121,6 +113,75 @@ static int ranks_here(const struct plan *p, int **out)
     return n;
 }
 
+/* One run of the whole group; sv gets the outcome.  Returns dlrun's exit
+ * code for it. */
+static int run_attempt(struct job *j, struct launch_job *lj,
+                       const struct launcher *l, struct supervise *sv)
+{
+    struct err err = { "" };
+    int rc = EXIT_FAIL, exec_errno = 0;
+
+    lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks);
+    if (!lj->rank_envp)
+        goto out;
+    lj->out = make_output(j, lj->ranks, lj->nranks);
+    if (!lj->out)
+        goto out;
+    fflush(NULL);
+    if (l->start(lj, sv->ranks, &exec_errno, &err) < 0) {
+        rc = cmd_fail(exec_errno ? proc_exec_code(exec_errno) : EXIT_FAIL,
+                      "%s", err.msg);
+        goto out;
+    }
+    sv->out = lj->out;
+    rc = supervise_run(sv);
+    if (rc < 0)
+        rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
+    if (sv->failed >= 0)
+        report_failure(j, sv);
+    end_leftovers(sv);
+out:
+    output_destroy(lj->out);
+    lj->out = NULL;
+    free_envps(lj->rank_envp, j->plan.nranks);
+    lj->rank_envp = NULL;
+    return rc;
+}
+
+/* Restart after a rank failed, not after dlrun was told to stop. */
+static int should_restart(const struct job *j, const struct supervise *sv,
+                          int rc)
+{
+    int sig = sv->signal_received;
+
+    return rc != 0 && sv->failed >= 0 && j->restart < j->opt.max_restarts &&
+           sig != SIGTERM && sig != SIGINT && sig != SIGHUP && sig != SIGQUIT;
+}
+
+static int launch_loop(struct job *j, struct launch_job *lj,
+                       const struct launcher *l, struct sv_rank *ranks)
+{
+    struct supervise sv;
+    int rc;
+
+    for (;;) {
+        sv = (struct supervise){
+            .ranks = ranks, .n = lj->nranks,
+            .kill_timeout_ms = j->opt.kill_timeout_ms,
+        };
+        memset(ranks, 0, (size_t)lj->nranks * sizeof *ranks);
+        rc = run_attempt(j, lj, l, &sv);
+        if (!should_restart(j, &sv, rc))
+            break;
+        j->restart++;
+        cmd_fail(0, "restarting the job (restart %d of %d)", j->restart,
+                 j->opt.max_restarts);
+    }
+    if (j->opt.summary && summary_write(j, &sv, rc) < 0)
+        rc = rc ? rc : EXIT_FAIL;
+    return rc;
+}
+
 int run_launch(struct job *j, char **prog)
 {
     struct launch_job lj = { .plan = &j->plan, .argv = prog };
@@ -129,44 +190,31 @@ int run_launch(struct job *j, char **prog)
     const struct launcher *l = NULL;
     int *which = NULL;
     sigset_t block;
-    int rc = EXIT_FAIL, exec_errno = 0;
+    int rc = EXIT_FAIL;
 
     lj.nranks = ranks_here(&j->plan, &which);
     lj.ranks = which;
     if (lj.nranks < 0)
         return cmd_fail(EXIT_FAIL, "out of memory");
-    if (lj.nranks == 0)     /* per-node mode on a node the plan left out */
-        goto out_ok;
+    if (lj.nranks == 0) {   /* per-node mode on a node the plan left out */
+        rc = EXIT_OK;
+        goto out;
+    }
     l = launcher_select(&lj, NULL, &err);
     if (!l) {
         rc = cmd_fail(EXIT_USAGE, "%s", err.msg);
         goto out;
     }
-    lj.rank_envp = rank_envps(j, which, lj.nranks);
     ranks = calloc((size_t)lj.nranks, sizeof *ranks);
-    if (!lj.rank_envp || !ranks)
-        goto out;
-    lj.out = make_output(j, which, lj.nranks);
-    if (!lj.out)
+    if (!ranks)
         goto out;
     /* descendants that escape their group are reparented to us, found, ended */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     supervise_signals(&block);
     sigprocmask(SIG_BLOCK, &block, &lj.child_mask);
-    fflush(NULL);
-    if (l->start(&lj, ranks, &exec_errno, &err) < 0) {
-        rc = cmd_fail(exec_errno ? proc_exec_code(exec_errno) : EXIT_FAIL,
-                      "%s", err.msg);
-        goto out;
-    }
-    rc = supervise_job(j, ranks, lj.nranks, lj.out);
-    goto out;
-out_ok:
-    rc = EXIT_OK;
+    rc = launch_loop(j, &lj, l, ranks);
 out:
-    output_destroy(lj.out);
     free(which);
     free(ranks);
-    free_envps(lj.rank_envp, j->plan.nranks);
     return rc;
 }

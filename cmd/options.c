@@ -15,6 +15,7 @@ enum {
     OPT_NPROC_PER_NODE = 256, OPT_HOSTFILE, OPT_MASTER_ADDR, OPT_MASTER_PORT,
     OPT_IFACE, OPT_ALLOC, OPT_KEEP_ENV, OPT_JSON, OPT_OVERSUBSCRIBE, OPT_RANK,
     OPT_OUTPUT_DIR, OPT_RANKS_FILTER, OPT_KILL_TIMEOUT, OPT_PMIX_RDV,
+    OPT_MAX_RESTARTS, OPT_SUMMARY,
 };
 
 static const struct option longopts[] = {
@@ -45,6 +46,9 @@ static const struct option longopts[] = {
     { "ranks-filter", required_argument, NULL, OPT_RANKS_FILTER },
     { "kill-timeout", required_argument, NULL, OPT_KILL_TIMEOUT },
     { "pmix-rendezvous", no_argument, NULL, OPT_PMIX_RDV },
+    { "max-restarts", required_argument, NULL, OPT_MAX_RESTARTS },
+    { "max_restarts", required_argument, NULL, OPT_MAX_RESTARTS },
+    { "summary", required_argument, NULL, OPT_SUMMARY },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -70,6 +74,8 @@ const char options_help[] =
     "      --output-dir DIR     also write DIR/rank.N/{stdout,stderr}\n"
     "      --ranks-filter LIST  show only these ranks on the console (0,3)\n"
     "      --kill-timeout SECS  SIGTERM, then SIGKILL this much later (10)\n"
+    "      --max-restarts N     restart the whole job up to N times on failure\n"
+    "      --summary FILE       write a JSON summary (ranks, codes, times)\n"
     "      --keep-env           do not rewrite SLURM_PROCID etc. for dlrun's ranks\n"
     "  -h, --help               this text\n"
     "Exit codes: the program's; 2 bad usage or input; 126/127 cannot run PROG.\n";
@@ -157,6 +163,10 @@ static int options_one(int c, struct options *o)
     case OPT_RANK: return parse_count("--rank", optarg, 0, 1 << 24, &o->rank);
     case 'l': o->tag_output = 1; return 0;
     case OPT_PMIX_RDV: o->rdv.pmix = 1; return 0;
+    case OPT_MAX_RESTARTS:
+        return parse_count("--max-restarts", optarg, 0, 1000000,
+                           &o->max_restarts);
+    case OPT_SUMMARY: o->summary = optarg; return 0;
     case OPT_OUTPUT_DIR: o->output_dir = optarg; return 0;
     case OPT_RANKS_FILTER: return parse_filter(o, optarg);
     case OPT_KILL_TIMEOUT:

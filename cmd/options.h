@@ -18,6 +18,8 @@ struct options {
     int *ranks_filter;      /* --ranks-filter (owned), nfilter entries */
     int nfilter;
     int kill_timeout_ms;    /* --kill-timeout, default 10 s */
+    int max_restarts;       /* --max-restarts */
+    const char *summary;    /* --summary FILE */
     char **exports;         /* -x entries (owned array, borrowed strings) */
     int nexports;
     int prog;               /* index in argv of the program, argc if none */

@@ -54,6 +54,7 @@ static int local_start(const struct launch_job *job, struct sv_rank *ranks,
             return err_prefix(err, "rank %d", r);
         }
         ranks[i].running = 1;
+        ranks[i].start = supervise_wall_time();
     }
     return 0;
 }

@@ -147,6 +147,18 @@ static int set_dlrun(struct envset *s, const struct alloc *a,
         envset_set(s, "DLRUN_ALLOC", a->source, err, "%s", a->why) ? -1 : 0;
 }
 
+/* torchrun's names for the restart count, which elastic scripts read. */
+static int set_restarts(struct envset *s, const struct envout_opts *o,
+                        struct err *err)
+{
+    return envset_setint(s, "DLRUN_RESTART_COUNT", o->restart, err,
+                         "restarts of the job so far") ||
+        envset_setint(s, "TORCHELASTIC_RESTART_COUNT", o->restart, err,
+                      "= DLRUN_RESTART_COUNT") ||
+        envset_setint(s, "TORCHELASTIC_MAX_RESTARTS", o->max_restarts, err,
+                      "--max-restarts") ? -1 : 0;
+}
+
 char *envout_tasks_per_node(const struct plan *p)
 {
     char *buf = NULL;
@@ -227,7 +239,7 @@ int envout_rank(const struct alloc *a, const struct plan *p, int rank,
     if (set_torch(out, &f, rdv, err) < 0 || set_horovod(out, &f, err) < 0 ||
         set_tf(out, p, &f, rdv, err) < 0 ||
         set_jax_nccl(out, &f, rdv, o, err) < 0 ||
-        set_dlrun(out, a, &f, rdv, err) < 0)
+        set_dlrun(out, a, &f, rdv, err) < 0 || set_restarts(out, o, err) < 0)
         return -1;
     if (slurm && !p->per_task && !o->keep_env && set_slurm(out, p, &f, err) < 0)
         return -1;

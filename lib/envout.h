@@ -17,6 +17,8 @@ struct envout_opts {
     int keep_env;           /* --keep-env: leave SLURM_* alone */
     char **exports;         /* -x VAR[=VAL] entries, NULL-terminated, borrowed */
     char **envp;            /* the environment -x VAR copies from, borrowed */
+    int restart;            /* how many times the job was restarted */
+    int max_restarts;       /* --max-restarts */
 };
 
 /* Fill out (caller frees with envset_free) with rank's variables.

@@ -59,7 +59,8 @@ static int shown(const struct output_opts *o, int rank)
     return 0;
 }
 
-static int open_file(const char *dir, int rank, int which, struct err *err)
+static int open_file(const char *dir, int rank, int which, int append,
+                     struct err *err)
 {
     char path[4096];
     int fd;
@@ -72,7 +73,8 @@ static int open_file(const char *dir, int rank, int which, struct err *err)
                        strerror(errno));
     snprintf(path, sizeof path, "%s/rank.%d/%s", dir, rank,
              which == 1 ? "stdout" : "stderr");
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC |
+              (append ? O_APPEND : O_TRUNC), 0644);
     if (fd < 0)
         return err_set(err, "--output-dir: cannot write %s: %s", path,
                        strerror(errno));
@@ -95,7 +97,8 @@ static int stream_init(struct output *o, struct stream *s, int rank,
     s->wfd = fds[1];
     fcntl(s->rfd, F_SETFL, O_NONBLOCK);
     fcntl(s->rfd, F_SETPIPE_SZ, 1 << 20);   /* fewer wake-ups; best effort */
-    if (o->o.dir && (s->file = open_file(o->o.dir, rank, which, err)) < 0)
+    if (o->o.dir &&
+        (s->file = open_file(o->o.dir, rank, which, o->o.append, err)) < 0)
         return -1;
     return 0;
 }

@@ -20,6 +20,7 @@ struct output_opts {
     const int *show;        /* ranks shown on the console, or NULL for all */
     int nshow;
     int console_out, console_err;   /* where shown lines go (fds 1, 2) */
+    int append;             /* append to the files (a restarted job) */
 };
 
 struct output;

@@ -39,6 +39,14 @@ int supervise_exit_code(int status)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+double supervise_wall_time(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static long now_ms(void)
 {
     struct timespec ts;
@@ -70,6 +78,7 @@ static int reap(struct supervise *sv, int stopping)
                 continue;
             r->running = 0;
             r->status = status;
+            r->end = supervise_wall_time();
             /* leftovers in its group (workers it forked) end with it */
             killpg(pid, SIGKILL);
             if (status != 0 && sv->failed < 0 && !stopping) {

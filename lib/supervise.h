@@ -11,7 +11,11 @@ struct sv_rank {
     pid_t pid;          /* also its process group */
     int running;
     int status;         /* wait status once it ended */
+    double start, end;  /* wall-clock seconds (CLOCK_REALTIME) */
 };
+
+/* Now in wall-clock seconds, for sv_rank times. */
+double supervise_wall_time(void);
 
 struct output;
 

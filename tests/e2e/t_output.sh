@@ -1,0 +1,58 @@
+#!/bin/sh
+# t_output.sh - what dlrun does with the ranks' output, and supervision
+# beyond fail-fast: restarts, the summary, the kill timeout, and real DDP.
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
+    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS"
+run() { env $CLEAN "$DLRUN" "$@"; }
+
+# --- tagging, files, filter, a last line without newline ---
+run -np 2 --oversubscribe -l sh -c 'echo "out $RANK"; echo "err $RANK" >&2; printf "tail $RANK"' \
+    >"$TMP/o" 2>"$TMP/e"
+expect_eq "tagged stdout" "$(sort "$TMP/o" | tr '\n' '|')" "[0] out 0|[0] tail 0|[1] out 1|[1] tail 1|"
+expect_eq "tagged stderr" "$(sort "$TMP/e" | tr '\n' '|')" "[0] err 0|[1] err 1|"
+run -np 3 --oversubscribe --output-dir "$TMP/d" --ranks-filter 2 sh -c \
+    'echo "out $RANK"; printf "raw\001\000x $RANK" >&2' >"$TMP/o" 2>"$TMP/e"
+expect_eq "--ranks-filter 2: console" "$(cat "$TMP/o")" "out 2"
+expect_eq "--output-dir: rank 0's stdout" "$(cat "$TMP/d/rank.0/stdout")" "out 0"
+expect_eq "--output-dir: binary stderr kept byte for byte" \
+    "$(od -An -c "$TMP/d/rank.1/stderr" | tr -s ' ')" " r a w 001 \0 x 1"
+# four ranks write long lines fast: no line may be mixed with another
+cat >"$TMP/w.sh" <<'EOS'
+i=0; line=$(printf "%0500d" 0 | tr 0 "$RANK")
+while [ $i -lt 400 ]; do echo "<$RANK:$line>"; i=$((i + 1)); done
+EOS
+run -np 4 --oversubscribe -l sh "$TMP/w.sh" >"$TMP/o"
+expect_eq "1600 lines arrived" "$(wc -l <"$TMP/o" | tr -d ' ')" 1600
+bad=$(grep -cvE '^\[([0-3])\] <([0-3]):([0-3])+>$' "$TMP/o")
+expect_eq "no malformed or mixed line" "$bad" 0
+expect_eq "every line from the rank it says" \
+    "$(sed -nE 's/^\[([0-3])\] <([0-3]):.*/\1\2/p' "$TMP/o" | awk '{ if (substr($0,1,1) != substr($0,2,1)) n++ } END { print n + 0 }')" 0
+
+# --- restarts and the summary ---
+run -np 2 --oversubscribe --max-restarts 2 --summary "$TMP/s.json" sh -c \
+    'echo "r $RANK $TORCHELASTIC_RESTART_COUNT"; [ $RANK = 1 ] && [ $DLRUN_RESTART_COUNT -lt 2 ] && exit 4; exit 0' \
+    >"$TMP/o" 2>"$TMP/e"
+expect_eq "restarted twice, then succeeded" "$?" 0
+expect_eq "  restart counts seen" "$(sort "$TMP/o" | tr '\n' '|')" "r 0 0|r 0 1|r 0 2|r 1 0|r 1 1|r 1 2|"
+expect_eq "  two restart lines" "$(grep -c 'restarting the job' "$TMP/e")" 2
+expect_eq "  summary" "$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["exit_code"], d["restarts"], [r["exit_code"] for r in d["ranks"]])' "$TMP/s.json")" "0 2 [0, 0]"
+run -np 2 --oversubscribe --max-restarts 1 --summary "$TMP/s.json" sh -c 'exit 9' 2>"$TMP/e"
+expect_eq "restarts used up: the failing rank's code" "$?" 9
+expect_eq "  summary names the failure" "$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["exit_code"], d["restarts"], d["failed_rank"] in (0, 1))' "$TMP/s.json")" "9 1 True"
+
+# --- a rank that ignores SIGTERM is killed after --kill-timeout ---
+start=$(date +%s)
+run -np 2 --oversubscribe --kill-timeout 1 sh -c \
+    'if [ $RANK = 0 ]; then sleep 0.3; exit 6; fi; trap "" TERM; while :; do sleep 0.1; done' 2>"$TMP/e"
+rc=$? secs=$(( $(date +%s) - start ))
+expect_eq "SIGTERM ignored: exit code of the failing rank" "$rc" 6
+if [ "$secs" -le 4 ]; then pass "  SIGKILL after the kill timeout (${secs}s)"; else fail "  took ${secs}s"; fi
+
+# --- real DDP training: every rank ends with the same weights ---
+run -np 4 --oversubscribe $PY "$E2E/ddp_train.py" >"$TMP/o" 2>&1
+expect_eq "DDP on gloo, 4 ranks" "$?" 0
+expect_eq "  identical weights on every rank" "$(grep -c ' ok$' "$TMP/o")" 4 || cat "$TMP/o"
+expect_eq "  one checksum" "$(awk '{ print $4 }' "$TMP/o" | sort -u | wc -l | tr -d ' ')" 1
+done_testing
