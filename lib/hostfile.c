@@ -49,7 +49,8 @@ out:
     return rc;
 }
 
-/* One "name[:slots]" item of a -H list, len bytes at item. */
+/* One "name[:slots]" item, len bytes at item.  The caller puts where it
+ * came from ("-H", "file:line") before a message. */
 static int hosts_item(const char *item, size_t len, struct alloc *a,
                       struct err *err)
 {
@@ -62,19 +63,17 @@ static int hosts_item(const char *item, size_t len, struct alloc *a,
     colon = strrchr(name, ':');
     if (colon && !strchr(colon, ']')) {
         if (parse_slots(colon + 1, strlen(colon + 1), &slots) < 0) {
-            err_set(err, "-H %s: slots after ':' must be a number from 1 to "
-                    "%d (write host:4)", name, SLOTS_MAX);
+            err_set(err, "%s: slots after ':' must be a number from 1 to %d "
+                    "(write host:4)", name, SLOTS_MAX);
             goto out;
         }
         *colon = '\0';
     }
     if (!*name) {
-        err_set(err, "-H: empty host name before ':' (write host:4)");
+        err_set(err, "empty host name before ':' (write host:4)");
         goto out;
     }
     rc = add_hosts(a, name, slots, err);
-    if (rc < 0)
-        err_prefix(err, "-H");
 out:
     free(name);
     return rc;
@@ -94,7 +93,7 @@ int hosts_parse(const char *list, struct alloc *a, struct err *err)
             if (p == start && *p == ',')
                 return err_set(err, "-H %s: empty entry between commas", list);
             if (p > start && hosts_item(start, (size_t)(p - start), a, err) < 0)
-                return -1;
+                return err_prefix(err, "-H");
             start = p + 1;
         }
         if (*p == '\0')
