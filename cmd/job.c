@@ -21,6 +21,8 @@ int job_prepare(struct job *j, int collective)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
     if (plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    if (job_bind(j) != 0)
+        return EXIT_USAGE;
     j->opt.rdv.collective = collective;
     if (rdv_resolve(&j->alloc, &j->plan, &j->opt.rdv, environ, &j->rdv,
                     &err) == 0)
@@ -31,6 +33,25 @@ int job_prepare(struct job *j, int collective)
     snprintf(j->rdv.addr, sizeof j->rdv.addr, "(unresolved)");
     snprintf(j->rdv.addr_from, sizeof j->rdv.addr_from, "%.150s", err.msg);
     return 0;
+}
+
+/* --gpu-bind isolate: the rank sees only its GPU. */
+static int job_isolate_gpu(const struct job *j, int rank, struct envset *out)
+{
+    struct err err = { "" };
+    char buf[64];
+
+    if (!j->bind || j->opt.bind.gpu != GPU_BIND_ISOLATE)
+        return 0;
+    if (bind_visible(&j->bind[rank], getenv("CUDA_VISIBLE_DEVICES"), buf,
+                     sizeof buf, &err) < 0)
+        return cmd_fail(EXIT_USAGE, "rank %d: %s", rank, err.msg);
+    if (!buf[0])
+        return 0;
+    return envset_set(out, "CUDA_VISIBLE_DEVICES", buf, &err,
+                      "--gpu-bind isolate: GPU %d (%s)", j->bind[rank].gpu,
+                      j->bind[rank].gpu_busid) < 0 ?
+           cmd_fail(EXIT_FAIL, "%s", err.msg) : 0;
 }
 
 int job_rank_env(const struct job *j, int rank, struct envset *out)
@@ -47,11 +68,13 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
 
     if (envout_rank(&j->alloc, &j->plan, rank, &j->rdv, &eo, out, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
-    return 0;
+    return job_isolate_gpu(j, rank, out);
 }
 
 void job_free(struct job *j)
 {
+    free(j->bind);
+    j->bind = NULL;
     pmixc_finalize();
     plan_free(&j->plan);
     alloc_free(&j->alloc);

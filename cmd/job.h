@@ -15,7 +15,16 @@ struct job {
     struct plan plan;
     struct rdv rdv;
     int restart;            /* attempts so far (--max-restarts) */
+    struct bind_rank *bind; /* owned: per plan rank, or NULL (not bound);
+                               entries of nodes not planned here are empty */
 };
+
+/* Plan each rank's CPUs and GPU where dlrun binds (cmd/bindings.c).
+ * 0, or the exit code after printing the error. */
+int job_bind(struct job *j);
+
+/* --report-bindings: one line per rank of ranks (n of them) on stderr. */
+void job_report_bindings(const struct job *j, const int *ranks, int n);
 
 /* Detect, plan and (collective: run/env, where every task takes part)
  * resolve the rendezvous.  Prints the error and returns its exit code

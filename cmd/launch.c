@@ -210,6 +210,9 @@ int run_launch(struct job *j, char **prog)
         goto out;
     /* descendants that escape their group are reparented to us, found, ended */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    lj.bind = j->bind;
+    if (j->opt.report_bindings)
+        job_report_bindings(j, which, lj.nranks);
     supervise_signals(&block);
     sigprocmask(SIG_BLOCK, &block, &lj.child_mask);
     rc = launch_loop(j, &lj, l, ranks);

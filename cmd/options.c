@@ -15,7 +15,8 @@ enum {
     OPT_NPROC_PER_NODE = 256, OPT_HOSTFILE, OPT_MASTER_ADDR, OPT_MASTER_PORT,
     OPT_IFACE, OPT_ALLOC, OPT_KEEP_ENV, OPT_JSON, OPT_OVERSUBSCRIBE, OPT_RANK,
     OPT_OUTPUT_DIR, OPT_RANKS_FILTER, OPT_KILL_TIMEOUT, OPT_PMIX_RDV,
-    OPT_MAX_RESTARTS, OPT_SUMMARY,
+    OPT_MAX_RESTARTS, OPT_SUMMARY, OPT_MAP_BY, OPT_BIND_TO, OPT_GPU_BIND,
+    OPT_REPORT_BINDINGS, OPT_TOPOLOGY,
 };
 
 static const struct option longopts[] = {
@@ -49,6 +50,11 @@ static const struct option longopts[] = {
     { "max-restarts", required_argument, NULL, OPT_MAX_RESTARTS },
     { "max_restarts", required_argument, NULL, OPT_MAX_RESTARTS },
     { "summary", required_argument, NULL, OPT_SUMMARY },
+    { "map-by", required_argument, NULL, OPT_MAP_BY },
+    { "bind-to", required_argument, NULL, OPT_BIND_TO },
+    { "gpu-bind", required_argument, NULL, OPT_GPU_BIND },
+    { "report-bindings", no_argument, NULL, OPT_REPORT_BINDINGS },
+    { "topology", required_argument, NULL, OPT_TOPOLOGY },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -69,6 +75,12 @@ const char options_help[] =
     "      --pmix-rendezvous    under srun --mpi=pmix: rank 0 publishes a free port\n"
     "                           through PMIx (not for MPI programs)\n"
     "  -x, --export VAR[=VAL]   pass or set VAR for every rank\n"
+    "Binding (hwloc; default in launch mode, see docs/binding.md):\n"
+    "      --map-by WHAT        slot, core, socket, numa, ppr:N:socket|numa|node[:PE=n]\n"
+    "      --bind-to WHAT       core, numa, socket, none\n"
+    "      --gpu-bind WHAT      closest (rank k next to GPU k), isolate, none\n"
+    "      --report-bindings    print each rank's CPUs and GPU before launch\n"
+    "      --topology SPEC      plan for FILE.xml or synthetic:\"package:2 core:8\"\n"
     "Output and supervision:\n"
     "  -l, --tag-output         prefix each line with [RANK] (also --label)\n"
     "      --output-dir DIR     also write DIR/rank.N/{stdout,stderr}\n"
@@ -140,6 +152,21 @@ static int parse_filter(struct options *o, const char *s)
     return rc;
 }
 
+static int parse_bind(int c, struct options *o)
+{
+    struct err err = { "" };
+    int rc = c == OPT_MAP_BY ? bind_parse_map_by(optarg, &o->bind, &err) :
+             c == OPT_BIND_TO ? bind_parse_bind_to(optarg, &o->bind, &err) :
+             bind_parse_gpu_bind(optarg, &o->bind, &err);
+
+    if (rc < 0) {
+        cmd_fail(EXIT_USAGE, "%s", err.msg);
+        return -1;
+    }
+    o->bind_given = 1;
+    return 0;
+}
+
 static int options_one(int c, struct options *o)
 {
     switch (c) {
@@ -167,6 +194,10 @@ static int options_one(int c, struct options *o)
         return parse_count("--max-restarts", optarg, 0, 1000000,
                            &o->max_restarts);
     case OPT_SUMMARY: o->summary = optarg; return 0;
+    case OPT_MAP_BY: case OPT_BIND_TO: case OPT_GPU_BIND:
+        return parse_bind(c, o);
+    case OPT_REPORT_BINDINGS: o->report_bindings = 1; return 0;
+    case OPT_TOPOLOGY: o->topology = optarg; return 0;
     case OPT_OUTPUT_DIR: o->output_dir = optarg; return 0;
     case OPT_RANKS_FILTER: return parse_filter(o, optarg);
     case OPT_KILL_TIMEOUT:
@@ -209,6 +240,7 @@ int options_parse(int argc, char **argv, struct options *o, const char *usage)
         if (options_one(c, o) < 0)
             return EXIT_USAGE;
     }
+    o->bind.oversubscribe = o->plan.oversubscribe;
     o->alloc.want_ranks = o->plan.ranks;
     o->alloc.want_nodes = o->plan.nodes;
     o->alloc.want_per_node = o->plan.per_node;

@@ -3,6 +3,7 @@
 #define DLRUN_OPTIONS_H
 
 #include "alloc.h"
+#include "bind.h"
 #include "plan.h"
 #include "rdv.h"
 
@@ -19,6 +20,10 @@ struct options {
     int nfilter;
     int kill_timeout_ms;    /* --kill-timeout, default 10 s */
     int max_restarts;       /* --max-restarts */
+    struct bind_opts bind;  /* --map-by, --bind-to, --gpu-bind */
+    int bind_given;         /* any of them was given */
+    int report_bindings;    /* --report-bindings */
+    const char *topology;   /* --topology FILE.xml|synthetic:..., or NULL */
     const char *summary;    /* --summary FILE */
     char **exports;         /* -x entries (owned array, borrowed strings) */
     int nexports;

@@ -11,6 +11,15 @@ static const char usage_head[] =
     "Show every rank's host, node rank and local rank, the allocation source\n"
     "and why it was chosen, and the rendezvous address; runs nothing.\n\n";
 
+static void print_binding(const struct bind_rank *b)
+{
+    char gpu[48] = "-";
+
+    if (b->gpu >= 0)
+        snprintf(gpu, sizeof gpu, "%d (%s)", b->gpu, b->gpu_busid);
+    printf(" %-20s %s", b->cpus[0] ? b->cpus : "-", gpu);
+}
+
 static void print_table(const struct job *j)
 {
     const struct plan *p = &j->plan;
@@ -26,13 +35,15 @@ static void print_table(const struct job *j)
         printf("master:     unresolved here: %s\n", j->rdv.addr_from);
     if (j->alloc.gpus)
         printf("gpus:       %s (from %s)\n", j->alloc.gpus, j->alloc.gpus_from);
-    printf("%-6s %-24s %-9s %-10s %s\n", "RANK", "HOST", "NODE_RANK",
-           "LOCAL_RANK", "LOCAL_WORLD_SIZE");
+    printf("%-6s %-20s %-9s %-10s %-5s%s\n", "RANK", "HOST", "NODE_RANK",
+           "LOCAL_RANK", "LOCAL", j->bind ? " CPUS                 GPU" : "");
     for (int r = 0; r < p->nranks; r++) {
         const struct plan_node *n = &p->nodes[p->rank_node[r]];
-        printf("%-6d %-24s %-9d %-10d %d%s\n", r, n->host ? n->host : "?",
-               p->rank_node[r], p->rank_local[r], n->nranks,
-               r == p->self ? "  <- this task" :
+        printf("%-6d %-20s %-9d %-10d %-5d", r, n->host ? n->host : "?",
+               p->rank_node[r], p->rank_local[r], n->nranks);
+        if (j->bind)
+            print_binding(&j->bind[r]);
+        printf("%s\n", r == p->self ? "  <- this task" :
                p->rank_node[r] == p->self_node ? "  <- started here" : "");
     }
 }
@@ -56,8 +67,15 @@ static void print_json(const struct job *j)
         const struct plan_node *n = &p->nodes[p->rank_node[r]];
         printf("%s{\"rank\":%d,\"host\":", r ? "," : "", r);
         json_string(stdout, n->host);
-        printf(",\"node_rank\":%d,\"local_rank\":%d,\"local_world_size\":%d}",
+        printf(",\"node_rank\":%d,\"local_rank\":%d,\"local_world_size\":%d",
                p->rank_node[r], p->rank_local[r], n->nranks);
+        if (j->bind) {
+            printf(",\"cpus\":");
+            json_string(stdout, j->bind[r].cpus);
+            printf(",\"gpu\":%d,\"gpu_busid\":", j->bind[r].gpu);
+            json_string(stdout, j->bind[r].gpu_busid);
+        }
+        putchar('}');
     }
     printf("]}\n");
 }

@@ -5,6 +5,8 @@
  * and exec the program in place (same pid: the scheduler's signals and
  * exit codes stay).  Otherwise dlrun starts the ranks itself.
  */
+#include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,8 +22,15 @@ static const char usage_head[] =
 static int run_per_task(struct job *j, char **prog)
 {
     struct envset s = { 0 };
-    int rc = job_rank_env(j, j->plan.self, &s);
+    int self = j->plan.self;
+    int rc = job_rank_env(j, self, &s);
 
+    if (j->opt.report_bindings)
+        job_report_bindings(j, &self, 1);
+    if (rc == 0 && j->bind && CPU_COUNT(&j->bind[self].mask) &&
+        sched_setaffinity(0, sizeof j->bind[self].mask, &j->bind[self].mask) < 0)
+        rc = cmd_fail(EXIT_FAIL, "rank %d: cannot bind to CPUs %s: %s", self,
+                      j->bind[self].cpus, strerror(errno));
     if (rc == 0) {
         pmixc_finalize();   /* before exec: the program may open its own */
         rc = job_exec(prog, &s, j->plan.self);

@@ -6,6 +6,7 @@
 
 #include <signal.h>
 
+#include "bind.h"
 #include "err.h"
 #include "output.h"
 #include "plan.h"
@@ -23,6 +24,7 @@ struct launch_job {
     sigset_t child_mask;        /* the signal mask children start with */
     struct output *out;         /* borrowed: the ranks' stdout/stderr pipes
                                    (i-th started rank = i-th of out), or NULL */
+    const struct bind_rank *bind;   /* borrowed: per plan rank, or NULL */
 };
 
 struct launcher {

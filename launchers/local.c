@@ -41,6 +41,8 @@ static int local_start(const struct launch_job *job, struct sv_rank *ranks,
             .mask = &job->child_mask,
             .out_fd = job->out ? output_child_fd(job->out, i, 1) : -1,
             .err_fd = job->out ? output_child_fd(job->out, i, 2) : -1,
+            .cpus = job->bind && CPU_COUNT(&job->bind[r].mask) ?
+                    &job->bind[r].mask : NULL,
         };
         int rc;
 

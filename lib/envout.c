@@ -121,9 +121,13 @@ static int set_jax_nccl(struct envset *s, const struct facts *f,
     if (envset_set(s, "JAX_COORDINATOR_ADDRESS", coord, err,
                    "MASTER_ADDR:MASTER_PORT") ||
         envset_setint(s, "JAX_NUM_PROCESSES", f->size, err, "= WORLD_SIZE") ||
-        envset_setint(s, "JAX_PROCESS_ID", f->rank, err, "= RANK") ||
+        envset_setint(s, "JAX_PROCESS_ID", f->rank, err, "= RANK"))
+        return -1;
+    /* the user's choice stands; CUDA's own default is fastest-first, which
+     * breaks placing rank k next to GPU k */
+    if (!alloc_getenv(o->envp, "CUDA_DEVICE_ORDER") &&
         envset_set(s, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", err,
-                   "GPU indices in the order hwloc and nvidia-smi show"))
+                   "GPU indices in the order hwloc and nvidia-smi show") < 0)
         return -1;
     if (!o->iface)
         return 0;

@@ -2,6 +2,7 @@
 #ifndef DLRUN_PROC_H
 #define DLRUN_PROC_H
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/types.h>
 
@@ -14,6 +15,7 @@ struct proc_spec {
     const sigset_t *mask;       /* the child's signal mask (dlrun's own from
                                    before it blocked signals) */
     int out_fd, err_fd;         /* become the child's stdout/stderr; -1 keeps */
+    const cpu_set_t *cpus;      /* CPUs the child may run on, or NULL */
 };
 
 /* Fork and exec in a new process group that dies with dlrun (parent-death

@@ -1,0 +1,125 @@
+/* bindings.c - which CPUs and GPU each rank gets (lib/bind.c plans it on
+ * an hwloc topology), when dlrun binds, and --report-bindings. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "job.h"
+#include "net.h"
+#include "topo.h"
+
+/* The nodes to plan bindings for: those whose ranks start here (their
+ * topology is this machine's), or every node with --topology. */
+static int node_wanted(const struct job *j, int node)
+{
+    const struct plan *p = &j->plan;
+
+    if (j->opt.topology)
+        return 1;
+    if (p->per_task)
+        return node == p->rank_node[p->self];
+    if (p->self_node >= 0)
+        return node == p->self_node;
+    return net_is_this_host(p->nodes[node].host);
+}
+
+/* The GPUs the ranks may use, as indices in PCI order: what Slurm granted
+ * (SLURM_STEP_GPUS/SLURM_JOB_GPUS, which name physical GPUs even when a
+ * device cgroup renumbers CUDA_VISIBLE_DEVICES), else outside Slurm the
+ * user's CUDA_VISIBLE_DEVICES; NULL = every GPU of the topology. */
+static const char *granted_gpus(const struct job *j)
+{
+    const char *from = j->alloc.gpus_from;
+
+    if (from && (strcmp(from, "SLURM_STEP_GPUS") == 0 ||
+                 strcmp(from, "SLURM_JOB_GPUS") == 0))
+        return j->alloc.gpus;
+    if (strncmp(j->alloc.source, "slurm", 5) != 0)
+        return getenv("CUDA_VISIBLE_DEVICES");
+    return NULL;
+}
+
+/* Bind the ranks of one node; GPUs the scheduler granted count there. */
+static int bind_one_node(struct job *j, const struct topo *t, int node,
+                         struct err *err)
+{
+    const struct plan *p = &j->plan;
+    int n = p->nodes[node].nranks;
+    struct bind_rank *tmp = calloc((size_t)n, sizeof *tmp);
+    int rc = -1;
+
+    if (!tmp)
+        return err_set(err, "out of memory");
+    if (bind_node(t, n, &j->opt.bind, granted_gpus(j), tmp, err) < 0) {
+        err_prefix(err, "binding the %d rank%s on %s", n, n == 1 ? "" : "s",
+                   p->nodes[node].host ? p->nodes[node].host : "this node");
+        goto out;
+    }
+    for (int r = 0; r < p->nranks; r++)
+        if (p->rank_node[r] == node)
+            j->bind[r] = tmp[p->rank_local[r]];
+    rc = 0;
+out:
+    free(tmp);
+    return rc;
+}
+
+/* Under srun/mpirun the scheduler binds unless asked otherwise; when
+ * dlrun starts the ranks (or plans with --topology) it binds by default. */
+static int binding_wanted(const struct job *j)
+{
+    if (j->plan.per_task)
+        return j->opt.bind_given;
+    return j->opt.bind.bind != BIND_NONE || j->opt.bind.gpu != GPU_BIND_NONE;
+}
+
+int job_bind(struct job *j)
+{
+    struct err err = { "" };
+    struct topo *t = NULL;
+    int rc = EXIT_USAGE;
+
+    if (!binding_wanted(j))
+        return 0;
+    j->bind = calloc((size_t)j->plan.nranks, sizeof *j->bind);
+    if (!j->bind)
+        return cmd_fail(EXIT_FAIL, "out of memory");
+    for (int r = 0; r < j->plan.nranks; r++)
+        j->bind[r].gpu = j->bind[r].gpu_pci = -1;
+    t = topo_load(j->opt.topology, &err);
+    if (!t)
+        goto fail;
+    for (int node = 0; node < j->plan.nnodes; node++)
+        if (node_wanted(j, node) && bind_one_node(j, t, node, &err) < 0)
+            goto fail;
+    topo_free(t);
+    return 0;
+fail:
+    topo_free(t);
+    free(j->bind);
+    j->bind = NULL;
+    if (j->opt.bind_given)
+        return cmd_fail(rc, "%s", err.msg);
+    /* binding was only the default: run unbound rather than not at all */
+    fprintf(stderr, "dlrun: warning: not binding: %s (pass --bind-to to "
+            "insist)\n", err.msg);
+    return 0;
+}
+
+void job_report_bindings(const struct job *j, const int *ranks, int n)
+{
+    char line[400];
+
+    for (int i = 0; i < n; i++) {
+        int r = ranks[i];
+        const char *host = j->plan.nodes[j->plan.rank_node[r]].host;
+        if (j->bind)
+            bind_describe(&j->bind[r], line, sizeof line);
+        else
+            snprintf(line, sizeof line, "not bound");
+        fprintf(stderr, "dlrun: rank %d host %s %s\n", r, host ? host : "?",
+                line);
+    }
+    fflush(stderr);
+}
