@@ -163,11 +163,16 @@ static int index_grow(struct alloc *a, struct err *err)
 static int append_node(struct alloc *a, const char *name, int slots,
                        struct err *err)
 {
-    struct alloc_node *nodes = realloc(a->nodes, (a->nnodes + 1) * sizeof *nodes);
+    struct alloc_node *nodes = a->nodes;
 
-    if (!nodes)
-        return err_set(err, "out of memory");
-    a->nodes = nodes;
+    if (a->nnodes == a->nodes_cap) {    /* doubling: a million hosts is fine */
+        size_t cap = a->nodes_cap ? 2 * a->nodes_cap : 16;
+        nodes = realloc(a->nodes, cap * sizeof *nodes);
+        if (!nodes)
+            return err_set(err, "out of memory");
+        a->nodes = nodes;
+        a->nodes_cap = cap;
+    }
     memset(&nodes[a->nnodes], 0, sizeof nodes[0]);
     nodes[a->nnodes].name = strdup(name);
     if (!nodes[a->nnodes].name)

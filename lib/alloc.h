@@ -30,7 +30,7 @@ struct alloc {
     const char *source;             /* static: "slurm-step", "pbs", ... */
     char why[256];                  /* the variables or flags that chose it */
     struct alloc_node *nodes;       /* owned, nnodes entries, in order */
-    size_t nnodes;
+    size_t nnodes, nodes_cap;
     int has_task;                   /* 1: task below describes this process */
     struct alloc_task task;
     int *task_node;                 /* owned or NULL: node index of each task */

@@ -50,6 +50,17 @@ rc=$? secs=$(( $(date +%s) - start ))
 expect_eq "SIGTERM ignored: exit code of the failing rank" "$rc" 6
 if [ "$secs" -le 4 ]; then pass "  SIGKILL after the kill timeout (${secs}s)"; else fail "  took ${secs}s"; fi
 
+# --- a second SIGINT within a second kills at once (srun's convention) ---
+env $CLEAN "$DLRUN" -np 2 --oversubscribe --kill-timeout 30 sh -c \
+    'trap "" INT TERM; echo up >"$0.$RANK"; while :; do sleep 0.1; done' "$TMP/up" &
+pid=$!
+for i in $(seq 100); do [ -f "$TMP/up.0" ] && [ -f "$TMP/up.1" ] && break; sleep 0.05; done
+start=$(date +%s)
+kill -INT $pid; sleep 0.3; kill -INT $pid; wait $pid
+rc=$? secs=$(( $(date +%s) - start ))
+expect_eq "double INT: ranks killed (137)" "$rc" 137
+if [ "$secs" -le 3 ]; then pass "  at once (${secs}s, kill timeout 30s)"; else fail "  took ${secs}s"; fi
+
 # --- real DDP training: every rank ends with the same weights ---
 run -np 4 --oversubscribe $PY "$E2E/ddp_train.py" >"$TMP/o" 2>&1
 expect_eq "DDP on gloo, 4 ranks" "$?" 0
