@@ -29,6 +29,9 @@ static const struct {
     { "plan", cmd_plan },
     { "check", cmd_check },
     { "hosts", cmd_hosts },
+    { "agent", cmd_agent },
+    { "broker", cmd_broker },
+    { "kv", cmd_kv },
 };
 
 int cmd_fail(int code, const char *fmt, ...)

@@ -62,6 +62,7 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
         .exports = j->opt.exports,
         .envp = environ,
         .restart = j->restart,
+        .slurm_job = j->agent && getenv("SLURM_JOB_ID") != NULL,
         .max_restarts = j->opt.max_restarts,
     };
     struct err err = { "" };

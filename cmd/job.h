@@ -17,7 +17,19 @@ struct job {
     int restart;            /* attempts so far (--max-restarts) */
     struct bind_rank *bind; /* owned: per plan rank, or NULL (not bound);
                                entries of nodes not planned here are empty */
+    int agent;              /* dlrun agent: start one node's ranks for a head */
 };
+
+/* The head: the plan spans other hosts inside a Slurm allocation, so one
+ * `dlrun agent` per node is started with srun (cmd/head.c). */
+int run_head(struct job *j, char **prog);
+
+/* Is this a plan for run_head (ranks on other hosts, inside Slurm)? */
+int head_wanted(const struct job *j);
+
+/* dlrun agent: tell the head which rank failed (cmd/agent.c). */
+struct supervise;
+void agent_report_failure(const struct job *j, const struct supervise *sv);
 
 /* Plan each rank's CPUs and GPU where dlrun binds (cmd/bindings.c).
  * 0, or the exit code after printing the error. */

@@ -171,6 +171,8 @@ static int launch_loop(struct job *j, struct launch_job *lj,
         };
         memset(ranks, 0, (size_t)lj->nranks * sizeof *ranks);
         rc = run_attempt(j, lj, l, &sv);
+        if (j->agent && sv.failed >= 0)
+            agent_report_failure(j, &sv);
         if (!should_restart(j, &sv, rc))
             break;
         j->restart++;

@@ -164,6 +164,7 @@ static int parse_bind(int c, struct options *o)
         return -1;
     }
     o->bind_given = 1;
+    o->bind_arg[c - OPT_MAP_BY] = optarg;   /* the order of the enum */
     return 0;
 }
 

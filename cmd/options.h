@@ -24,6 +24,7 @@ struct options {
     int bind_given;         /* any of them was given */
     int report_bindings;    /* --report-bindings */
     const char *topology;   /* --topology FILE.xml|synthetic:..., or NULL */
+    const char *bind_arg[3];    /* the --map-by, --bind-to, --gpu-bind texts */
     const char *summary;    /* --summary FILE */
     char **exports;         /* -x entries (owned array, borrowed strings) */
     int nexports;

@@ -59,6 +59,8 @@ int cmd_run(int argc, char **argv)
         goto out;
     if (j.plan.per_task)
         rc = run_per_task(&j, argv + j.opt.prog);
+    else if (head_wanted(&j))
+        rc = run_head(&j, argv + j.opt.prog);
     else
         rc = run_launch(&j, argv + j.opt.prog);
 out:

@@ -28,10 +28,10 @@ const struct launcher *launcher_select(const struct launch_job *job,
     if (name)
         err_set(err, "--launcher %s cannot run this plan", name);
     else
-        err_set(err, "the plan puts ranks on other hosts (first: %s), and "
-                "this build starts ranks on this host only; run dlrun under "
-                "srun (one task per rank, or srun --ntasks-per-node=1 dlrun "
-                "--nproc-per-node N) for multi-node jobs",
+        err_set(err, "the plan puts ranks on other hosts (%s); outside a "
+                "Slurm allocation dlrun cannot start them yet (ssh agents "
+                "are not supported): run it in sbatch/salloc, or under srun "
+                "or mpirun with one task per rank",
                 p->nodes[p->nnodes - 1].host ? p->nodes[p->nnodes - 1].host : "?");
     return NULL;
 }

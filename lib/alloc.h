@@ -35,6 +35,9 @@ struct alloc {
     struct alloc_task task;
     int *task_node;                 /* owned or NULL: node index of each task */
     int default_ranks;              /* ranks when no -np given; 0 = all slots */
+    int spread_ok;                  /* slots are only the scheduler's task
+                                       count (sbatch -N4 --ntasks-per-node=1):
+                                       -np may spread evenly beyond them */
     char *jobid, *stepid;           /* owned or NULL */
     char *gpus;                     /* owned or NULL: GPU ids on this node */
     const char *gpus_from;          /* static: the variable they came from */

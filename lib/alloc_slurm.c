@@ -125,6 +125,7 @@ static int job_read(const struct alloc_request *req, char **envp,
                                   err) < 0) {
         return -1;
     }
+    a->spread_ok = 1;
     snprintf(a->why, sizeof a->why, "SLURM_JOB_ID=%s without SLURM_STEP_ID "
              "(batch script or salloc shell)", alloc_getenv(envp, "SLURM_JOB_ID"));
     if (check_node_count(envp, "SLURM_JOB_NUM_NODES", a->nnodes, list_var,

@@ -234,7 +234,7 @@ int envout_rank(const struct alloc *a, const struct plan *p, int rank,
                 struct envset *out, struct err *err)
 {
     struct facts f;
-    int slurm = strncmp(a->source, "slurm", 5) == 0;
+    int slurm = strncmp(a->source, "slurm", 5) == 0 || o->slurm_job;
 
     if (rank < 0 || rank >= p->nranks)
         return err_set(err, "rank %d is not in the plan (0-%d)", rank,

@@ -18,6 +18,8 @@ struct envout_opts {
     char **exports;         /* -x VAR[=VAL] entries, NULL-terminated, borrowed */
     char **envp;            /* the environment -x VAR copies from, borrowed */
     int restart;            /* how many times the job was restarted */
+    int slurm_job;          /* inside a Slurm job even if the source is -H
+                               (dlrun agent): rewrite SLURM_* for ranks */
     int max_restarts;       /* --max-restarts */
 };
 

@@ -111,6 +111,28 @@ int net_host_addr(const char *host, char *out, size_t len, struct err *err)
                    host);
 }
 
+int net_route_addr(const char *host, char *out, size_t len, struct err *err)
+{
+    struct addrinfo hints = { .ai_socktype = SOCK_DGRAM }, *res = NULL;
+    struct sockaddr_storage me;
+    socklen_t slen = sizeof me;
+    int rc = getaddrinfo(host, "9", &hints, &res), fd = -1;
+
+    if (rc != 0)
+        return err_set(err, "cannot resolve host %s: %s", host, gai_strerror(rc));
+    fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    /* connect() on UDP sends nothing: it only picks the route */
+    rc = fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) < 0 ||
+         getsockname(fd, (struct sockaddr *)&me, &slen) < 0 ||
+         sockaddr_str((struct sockaddr *)&me, out, len) < 0 ? -1 : 0;
+    if (rc < 0)
+        err_set(err, "no route to host %s: %s", host, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    freeaddrinfo(res);
+    return rc;
+}
+
 int net_free_port(struct err *err)
 {
     struct sockaddr_in sa = { .sin_family = AF_INET };

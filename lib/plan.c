@@ -95,22 +95,23 @@ static int plan_per_task(const struct alloc *a, struct plan *p, struct err *err)
     return 0;
 }
 
-/* -np more than the slots: spread evenly when every node has the CPUs
- * (a batch job asked for nodes, not tasks), or when oversubscribing. */
+/* -np more than the slots: spread evenly when it divides and the slots
+ * were only Slurm's task count (DL jobs ask for nodes and GPUs, not
+ * tasks) or every node has the CPUs; or when oversubscribing. */
 static int plan_widen(const struct alloc *a, const struct plan_request *req,
                       int n, int nn, int *cap, const char **layout)
 {
     int share = (n + nn - 1) / nn;
     int fits = n % nn == 0;
 
-    for (int i = 0; i < nn && fits; i++)
+    for (int i = 0; i < nn && fits && !a->spread_ok; i++)
         fits = a->nodes[i].cpus >= share;
     if (!fits && !req->oversubscribe)
         return -1;
     for (int i = 0; i < nn; i++)
         cap[i] = share;
-    *layout = fits ? "spread evenly over the nodes' CPUs (more ranks than "
-                     "task slots)" : "block, oversubscribed";
+    *layout = fits ? "spread evenly over the nodes (more ranks than the "
+                     "scheduler's task slots)" : "block, oversubscribed";
     return 0;
 }
 

@@ -25,7 +25,7 @@ static void child_setup(const struct proc_spec *spec, pid_t parent)
     struct sigaction dfl;
 
     setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_PDEATHSIG, spec->death_sig ? spec->death_sig : SIGKILL);
     if (getppid() != parent)    /* dlrun died before prctl took effect */
         _exit(EXIT_FAILURE);
     memset(&dfl, 0, sizeof dfl);

@@ -16,6 +16,7 @@ struct proc_spec {
                                    before it blocked signals) */
     int out_fd, err_fd;         /* become the child's stdout/stderr; -1 keeps */
     const cpu_set_t *cpus;      /* CPUs the child may run on, or NULL */
+    int death_sig;              /* sent when dlrun dies; 0 = SIGKILL */
 };
 
 /* Fork and exec in a new process group that dies with dlrun (parent-death

@@ -28,6 +28,8 @@ struct supervise {
     int failed;                 /* index in ranks of the first failure, -1 */
     int stopped;                /* ranks that were still running then */
     int signal_received;        /* the last signal forwarded, 0 if none */
+    int int_as_term;            /* forward SIGINT as SIGTERM (to srun, whose
+                                   first SIGINT only prints a status) */
 };
 
 /* The signals dlrun forwards to every rank's process group. */

@@ -1,0 +1,238 @@
+/* broker.c - `dlrun broker`: a rendezvous broker in the foreground, for
+ * scripts and for users who want a key-value service their ranks can
+ * share.  It prints where it listens and its secret as two lines a shell
+ * can eval, then serves until SIGTERM or SIGINT.
+ *
+ * Registered in dlrun.c's table as { "broker", cmd_broker }, declared in
+ * cmd.h as:
+ *     int cmd_broker(int argc, char **argv);
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "broker.h"
+#include "cmd.h"
+#include "net.h"
+#include "token.h"
+
+/* Until cmd.h declares it (see the top of this file); harmless after. */
+int cmd_broker(int argc, char **argv);
+
+static const char usage[] =
+    "usage: dlrun broker [--bind ADDR | --iface IF] [--port P]\n"
+    "                    [--max-value BYTES] [--max-conns N] [-v]\n"
+    "Run a rendezvous broker until SIGTERM or SIGINT.  It first prints\n"
+    "  DLRUN_BROKER=HOST:PORT\n"
+    "  DLRUN_TOKEN=32 hex digits (a fresh secret)\n"
+    "for `dlrun kv`, contrib/python/dlrun_kv.py and dlrun.h clients.\n"
+    "\n"
+    "  --bind ADDR       listen on ADDR (default: this host's address)\n"
+    "  --iface IF        listen on the address of network interface IF\n"
+    "  --port P          port (default 0: one the kernel picks)\n"
+    "  --max-value BYTES largest value, with k/M suffixes (default 1M)\n"
+    "  --max-conns N     connections at once (default 65536, capped by\n"
+    "                    the open-file limit)\n"
+    "  -v, --verbose     say on stderr why each dropped peer was dropped\n"
+    "\n"
+    "The protocol, limits and security model: man 7 dlrun-broker.\n";
+
+struct broker_opts {
+    const char *bind, *iface;
+    int port, verbose;
+    struct broker_limits lim;
+};
+
+/* A positive size with an optional k, M or G suffix (powers of 1024). */
+static int parse_size(const char *s, size_t *out)
+{
+    static const char suffixes[] = "kKmMgG";
+    const char *at;
+    char *end = NULL;
+    unsigned long long v;
+    int shift = 0;
+
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno || end == s || *s == '-' || v == 0)
+        return -1;
+    if (*end && (at = strchr(suffixes, *end))) {
+        shift = 10 * (1 + (int)(at - suffixes) / 2);
+        end++;
+    }
+    if (*end || v > (SIZE_MAX >> shift))
+        return -1;
+    *out = (size_t)(v << shift);
+    return 0;
+}
+
+/* 0, 1 (help shown) or EXIT_USAGE. */
+static int parse_opts(int argc, char **argv, struct broker_opts *o)
+{
+    static const struct option longopts[] = {
+        { "bind", required_argument, NULL, 'b' },
+        { "iface", required_argument, NULL, 'i' },
+        { "port", required_argument, NULL, 'p' },
+        { "max-value", required_argument, NULL, 'm' },
+        { "max-conns", required_argument, NULL, 'c' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    char *end = NULL;
+    int c;
+
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
+        if (c == 'b' || c == 'i')
+            *(c == 'b' ? &o->bind : &o->iface) = optarg;
+        else if (c == 'p' && ((o->port = (int)strtol(optarg, &end, 10)) < 0 ||
+                              o->port > 65535 || *end || end == optarg))
+            return cmd_fail(EXIT_USAGE, "broker: --port %s: want 0 to "
+                            "65535", optarg);
+        else if (c == 'm' && parse_size(optarg, &o->lim.max_value) < 0)
+            return cmd_fail(EXIT_USAGE, "broker: --max-value %s: want a "
+                            "size such as 1048576 or 4M", optarg);
+        else if (c == 'c' && parse_size(optarg, &o->lim.max_conns) < 0)
+            return cmd_fail(EXIT_USAGE, "broker: --max-conns %s: want a "
+                            "positive number", optarg);
+        else if (c == 'v')
+            o->verbose = 1;
+        else if (c == 'h')
+            return fputs(usage, stdout), 1;
+        else if (c == '?')
+            return fputs(usage, stderr), EXIT_USAGE;
+    }
+    if (optind < argc)
+        return cmd_fail(EXIT_USAGE, "broker: unexpected argument '%s'",
+                        argv[optind]);
+    if (o->bind && o->iface)
+        return cmd_fail(EXIT_USAGE, "broker: --bind and --iface both given");
+    return 0;
+}
+
+/* Where to listen: --bind, --iface's address, or this host's address
+ * (the one other nodes reach, not loopback). */
+static int bind_addr(const struct broker_opts *o, char *out, size_t len,
+                     struct err *err)
+{
+    char host[256] = "";
+
+    if (o->bind) {
+        snprintf(out, len, "%s", o->bind);
+        return 0;
+    }
+    if (o->iface)
+        return net_iface_addr(o->iface, out, len, err);
+    gethostname(host, sizeof host - 1);
+    if (net_host_addr(host, out, len, err) < 0)
+        return err_prefix(err, "pass --bind ADDR");
+    return 0;
+}
+
+/* The address to print: what was bound, unless that is every address
+ * (0.0.0.0, ::): then this host's. */
+static void print_env(const struct broker *b, const uint8_t tok[TOKEN_BYTES])
+{
+    const char *addr = broker_addr(b);
+    char host[256] = "", mine[256], hex[TOKEN_HEX_LEN + 1];
+    int v6;
+
+    if (strcmp(addr, "0.0.0.0") == 0 || strcmp(addr, "::") == 0) {
+        gethostname(host, sizeof host - 1);
+        if (net_host_addr(host, mine, sizeof mine, NULL) == 0)
+            addr = mine;
+    }
+    token_to_hex(tok, hex);
+    v6 = strchr(addr, ':') != NULL;     /* IPv6 goes in brackets */
+    printf("DLRUN_BROKER=%s%s%s:%d\n", v6 ? "[" : "", addr, v6 ? "]" : "",
+           broker_port(b));
+    printf("DLRUN_TOKEN=%s\n", hex);
+    fflush(stdout);
+}
+
+static void log_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "dlrun broker: %s\n", line);
+}
+
+/* Serve until a signal arrives on sfd: the way a head embeds the broker
+ * in its own loop. */
+static int serve(struct broker *b, int sfd)
+{
+    struct pollfd pfd[2] = { { .fd = broker_fd(b), .events = POLLIN },
+                             { .fd = sfd, .events = POLLIN } };
+    struct err err = { "" };
+
+    for (;;) {
+        int rc = poll(pfd, 2, broker_timeout_ms(b));
+
+        if (rc < 0 && errno != EINTR)
+            return cmd_fail(EXIT_FAIL, "broker: poll: %s", strerror(errno));
+        if (rc > 0 && (pfd[1].revents & POLLIN))
+            return EXIT_OK;
+        if (broker_run_once(b, 0, &err) < 0)
+            return cmd_fail(EXIT_FAIL, "%s", err.msg);
+    }
+}
+
+/* Let the broker use as many fds as the hard limit allows. */
+static void raise_fd_limit(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+int cmd_broker(int argc, char **argv)
+{
+    struct broker_opts o = { 0 };
+    struct broker *b = NULL;
+    struct err err = { "" };
+    uint8_t tok[TOKEN_BYTES];
+    char addr[256];
+    sigset_t sigs;
+    int rc = parse_opts(argc, argv, &o), sfd = -1;
+
+    if (rc != 0)
+        return rc == 1 ? EXIT_OK : rc;
+    if (bind_addr(&o, addr, sizeof addr, &err) < 0)
+        return cmd_fail(EXIT_USAGE, "broker: %s", err.msg);
+    if (token_new(tok, &err) < 0)
+        return cmd_fail(EXIT_FAIL, "broker: %s", err.msg);
+    /* signals are read from a signalfd, so they must not kill us first */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGHUP);
+    sigprocmask(SIG_BLOCK, &sigs, NULL);
+    sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
+    raise_fd_limit();
+    b = broker_create(addr, o.port, tok, &o.lim, &err);
+    if (!b || sfd < 0) {
+        rc = cmd_fail(EXIT_FAIL, "broker: %s", b ? strerror(errno) : err.msg);
+        goto out;
+    }
+    if (o.verbose)
+        broker_set_log(b, log_line, NULL);
+    print_env(b, tok);
+    rc = serve(b, sfd);
+out:
+    broker_destroy(b);
+    if (sfd >= 0)
+        close(sfd);
+    explicit_bzero(tok, sizeof tok);
+    return rc;
+}

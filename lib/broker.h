@@ -1,0 +1,88 @@
+/* broker.h - the rendezvous broker: a TCP server (one epoll loop, one
+ * thread) that serves the protocol of broker_proto.h from the store of
+ * broker_store.h to thousands of ranks.
+ *
+ * It never blocks and never starts a thread: the head drives it from its
+ * own loop (poll broker_fd() for readability, call broker_run_once(b, 0)
+ * when it is readable or broker_timeout_ms() has passed), and
+ * `dlrun broker` runs it alone.  Peers that break the protocol, present a
+ * wrong token, stay silent past the AUTH deadline or stop reading their
+ * answers are dropped without disturbing the others.  dlrun-broker(7)
+ * documents the protocol, limits and security model. */
+#ifndef DLRUN_BROKER_H
+#define DLRUN_BROKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+#include "token.h"
+
+/* Zero fields take the default given. */
+struct broker_limits {
+    size_t max_value;       /* bytes in one value; 1 MiB (at most 256 MiB) */
+    size_t max_conns;       /* connections at once; 65536, and never more
+                               than RLIMIT_NOFILE leaves room for */
+    size_t max_out;         /* answers queued for one peer, bytes; 4 MiB
+                               plus one largest frame */
+    size_t max_bytes;       /* the store: keys, values, parked requests;
+                               1 GiB */
+    size_t max_parked;      /* parked GET/BARRIER per connection; 1024 */
+    int auth_timeout_ms;    /* from connect to a valid AUTH; 5000 */
+};
+
+/* Counters since broker_create, for tests and logs. */
+struct broker_stats {
+    size_t conns;           /* open now */
+    size_t accepted;        /* since the start */
+    size_t refused;         /* closed at once: max_conns reached */
+    size_t auth_failed;     /* wrong token, not AUTH first, AUTH timeout */
+    size_t proto_failed;    /* bad frame after AUTH */
+    size_t slow_dropped;    /* output queue past max_out */
+    size_t requests;        /* valid requests after AUTH */
+};
+
+struct broker;
+
+/* Listen on bind_addr (a numeric IPv4/IPv6 address or a host name;
+ * borrowed) and port (0: an ephemeral one the kernel picks).  token (16
+ * bytes) is copied; lim (NULL: all defaults) is copied.  Caller must
+ * broker_destroy().  NULL with err ("cannot listen on ADDR:PORT: ..."). */
+struct broker *broker_create(const char *bind_addr, int port,
+                             const uint8_t token[TOKEN_BYTES],
+                             const struct broker_limits *lim,
+                             struct err *err);
+
+/* Close every connection (parked requests are not answered) and the
+ * listening socket; free b.  NULL is a no-op. */
+void broker_destroy(struct broker *b);
+
+/* An fd (the epoll set) that polls readable when broker_run_once has
+ * work; owned by b. */
+int broker_fd(const struct broker *b);
+
+/* The port and numeric address actually bound; the string is owned by b.
+ * "0.0.0.0" or "::" when bound to every address. */
+int broker_port(const struct broker *b);
+const char *broker_addr(const struct broker *b);
+
+/* Milliseconds until the next deadline (a GET, a barrier, an AUTH
+ * timeout) is due, 0 if one is due now, -1 when none. */
+int broker_timeout_ms(const struct broker *b);
+
+/* Wait up to timeout_ms (-1: until something happens; shortened to the
+ * next deadline) for events and handle them all: accept, read, answer,
+ * expire, write, close.  Returns the number of events (0 on timeout or
+ * when a signal interrupted the wait), or -1 with err when the epoll set
+ * itself fails (the broker cannot go on). */
+int broker_run_once(struct broker *b, int timeout_ms, struct err *err);
+
+/* Copy the counters into out. */
+void broker_get_stats(const struct broker *b, struct broker_stats *out);
+
+/* Call log(ctx, line) for every dropped peer ("dropped 10.0.0.7:51234:
+ * wrong token"); line is borrowed for the call.  NULL: quiet (default). */
+void broker_set_log(struct broker *b, void (*log)(void *ctx, const char *line),
+                    void *ctx);
+
+#endif

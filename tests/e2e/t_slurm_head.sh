@@ -1,0 +1,59 @@
+#!/bin/sh
+# needs: cluster
+# t_slurm_head.sh - one dlrun in a batch script or salloc shell starts the
+# whole job across the nodes (one agent per node through srun), ends it
+# together when a rank fails, and leaves nothing when it is killed.
+. "$(dirname "$0")/lib.sh"
+PATH=$PATH:/usr/sbin:/sbin
+export PATH
+[ "$(id -u)" -eq 0 ] || skip "skip: needs root to build the Slurm test cluster"
+for c in nsenter unshare slurmctld slurmd srun munged tini; do
+    command -v "$c" >/dev/null 2>&1 || skip "skip: $c not installed"
+done
+CLUSTER=$E2E/cluster/cluster.sh
+PY=/usr/bin/python3
+trap '"$CLUSTER" down; rm -rf "$TMP"' EXIT
+trap 'exit 143' INT TERM HUP
+"$CLUSTER" up || { fail "cluster up"; exit 1; }
+eval "$("$CLUSTER" env)"
+cd "$TMP" || exit 1
+within() { timeout -k 5 "$@"; }
+MARK=dlrun-head-$$
+ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
+# live processes carrying the mark on any node (they all share this kernel)
+leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk '
+    index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $0 !~ /awk/ { print $1 }'; }
+
+# --- sbatch -N4 --ntasks-per-node=1: dlrun -np 16 spreads 4 per node ---
+cat >"$TMP/ddp.sh" <<EOS
+#!/bin/sh
+"$DLRUN" -np 16 -l "$PY" "$E2E/ddp_train.py"
+echo "dlrun exit \$?"
+EOS
+expect_rc "sbatch -N4 --ntasks-per-node=1: dlrun -np 16 ddp_train.py" 0 \
+    within 240 sbatch -N4 --ntasks-per-node=1 --wait -o "$TMP/ddp.out" "$TMP/ddp.sh"
+expect_eq "  16 ranks with identical weights" "$(grep -c ' ok$' "$TMP/ddp.out")" 16 ||
+    sed 's/^/  | /' "$TMP/ddp.out"
+expect_eq "  one checksum" "$(awk '/ weights / { print $5 }' "$TMP/ddp.out" | sort -u | wc -l | tr -d ' ')" 1
+expect_eq "  4 ranks on node3" "$(grep -c 'rank .* weights' "$TMP/ddp.out" | tr -d ' ')" 16
+expect_grep "  dlrun exit 0" "dlrun exit 0" "$TMP/ddp.out"
+
+# --- salloc: a rank fails on node2, the whole job ends with its code ---
+within 120 salloc -N2 --ntasks-per-node=2 sh -c "
+    s=\$(date +%s%N)
+    \"$DLRUN\" -np 4 sh -c 'if [ \$RANK = 3 ]; then sleep 1; exit 3; fi; exec \"$TMP/$MARK-sleep\" 60'
+    echo \"rc=\$? ms=\$(( (\$(date +%s%N) - s) / 1000000 ))\"
+" >"$TMP/fail.out" 2>&1
+set -- $(sed -n 's/^rc=\([0-9]*\) ms=\([0-9]*\)$/\1 \2/p' "$TMP/fail.out")
+expect_eq "rank 3 exits 3 on node2: dlrun's code" "${1:-none}" 3 || sed 's/^/  | /' "$TMP/fail.out"
+expect_grep "  names rank and host" "rank 3 (host node2, pid [0-9]*) exited with code 3" "$TMP/fail.out"
+if [ "${2:-99999}" -lt 3500 ]; then pass "  ended ${2}ms after start (rank failed at 1s)"; else
+    fail "  took ${2:-?}ms"; fi
+expect_eq "  nothing left on any node" "$(leftovers)" ""
+
+# --- dlrun killed with SIGKILL: srun gets SIGTERM, every node ends ---
+within 60 salloc -N2 --ntasks-per-node=2 sh -c "
+    \"$DLRUN\" -np 4 \"$TMP/$MARK-sleep\" 60 & p=\$!
+    sleep 3; kill -9 \$p; sleep 5" >"$TMP/kill.out" 2>&1
+expect_eq "head SIGKILLed: no rank left on any node" "$(leftovers)" ""
+done_testing
