@@ -3,12 +3,17 @@
 
 Run through bench/run.sh, which builds the C helpers (floor, timeit, writer,
 linecheck) into a temporary folder and passes it here.  Debian's Python,
-standard library only.  Timings never gate anything: the exit status is 1
-only when a benchmark could not run at all (a tool missing, a command that
-failed or hung, a wrong all-reduce sum); goals are reported in the summary.
+standard library only.  All timing is done by timeit (C), one run per call,
+so Python's own cost of starting a process never enters a figure.
 
-Each benchmark prints one table: tool, N or case, median, min (or best), a
-ratio with what it is a ratio of, and notes.  See bench/README.md.
+Timings never gate anything.  The exit status is 1 only when a benchmark
+could not run at all: a tool missing, dlrun or the floor failing or hanging,
+a comparison tool failing every run, a wrong all-reduce sum.  A comparison
+tool that hangs in some runs (mpirun does, see README) is reported in its
+row and the summary, not counted as an error.
+
+Each benchmark prints one table (tool, N or case, median, min, ratios,
+notes) and the goals go to a summary at the end.  See bench/README.md.
 """
 import argparse
 import os
@@ -25,9 +30,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PY = "/usr/bin/python3"           # Debian's, the one with torch
 ALLREDUCE = os.path.join(ROOT, "tests", "e2e", "allreduce.py")
+BENCHES = ["launch", "allreduce", "throughput", "failfast", "rss"]
 
-errors = []                       # what could not run: makes the exit 1
-goals = []      # (goal, figure, met: True/False, None unmeasured, "info")
+errors = []         # what could not run: makes the exit status 1
+goals = []          # (goal, figure, verdict: True/False, None unmeasured, "info")
+notes = []          # hangs and other things seen on the way
 
 
 def log(msg):
@@ -39,10 +46,11 @@ def fail(what, why):
     log(f"bench: ERROR {what}: {why}")
 
 
-# ---------------------------------------------------------------- tables
+# ---------------------------------------------------------------- format
 
 def table(title, header, rows, note=None):
-    """Print rows (lists of str) under header, columns sized to fit."""
+    """Print rows (lists of str) under header; text columns (the first two
+    and the last) left-aligned, figures right-aligned."""
     print()
     print(f"== {title}")
     if note:
@@ -59,33 +67,57 @@ def table(title, header, rows, note=None):
 
 
 def ms(ns):
+    if ns is None:
+        return "-"
     v = ns / 1e6
     return f"{v:.0f}" if v >= 100 else f"{v:.1f}" if v >= 10 else f"{v:.2f}"
 
 
 def ratio(a, b):
-    if a is None or b is None or b == 0:
-        return None
-    return a / b
+    return None if a is None or b is None or b == 0 else a / b
 
 
-def rfmt(r, what):
+def rfmt(r):
     if r is None:
         return "-"
-    return (f"{r:.0f}" if r >= 100 else f"{r:.1f}" if r >= 10 else
-            f"{r:.2f}") + f" {what}"
+    return f"{r:.0f}" if r >= 100 else f"{r:.1f}" if r >= 10 else f"{r:.2f}"
+
+
+class Result:
+    """The finished runs of one case: elapsed ns, end time (CLOCK_REALTIME
+    ns) and exit status of each, and how many runs hung."""
+
+    def __init__(self):
+        self.runs, self.hangs = [], 0
+
+    @property
+    def times(self):
+        return [r[0] for r in self.runs]
+
+    @property
+    def med(self):
+        return statistics.median(self.times) if self.runs else None
+
+    @property
+    def min(self):
+        return min(self.times) if self.runs else None
+
+    def hang_note(self):
+        if not self.hangs:
+            return ""
+        return f"hung {self.hangs} of {self.hangs + len(self.runs)} runs (killed)"
 
 
 # ---------------------------------------------------------------- running
 
 class Bench:
     def __init__(self, args):
-        self.a = args
         self.quick = args.quick
         self.tools = args.tools
         self.shm = args.shm
         self.dlrun = args.dlrun
         self.timeit = os.path.join(self.tools, "timeit")
+        self.hung = set()       # the cases ("bench tool case") that hung
         # A fixed, ordinary PATH so every launcher searches the same folders
         # for `true` and `sleep` whatever the caller's PATH holds (pyenv
         # shims and the like cost a failed execve per folder per rank).
@@ -94,7 +126,11 @@ class Bench:
         # torchrun sets OMP_NUM_THREADS=1 for its workers and warns when it
         # does; give every launcher's ranks the same, and silence it.
         self.env["OMP_NUM_THREADS"] = "1"
-        self.env.pop("PYTHONSTARTUP", None)
+        # Unbuffered Python writes a line's text and its newline apart; a
+        # launcher that relays output write by write (mpirun) then mixes
+        # lines from different ranks.  Not a default: keep it out.
+        self.env.pop("PYTHONUNBUFFERED", None)
+        self.gnu_time = "/usr/bin/time" if os.access("/usr/bin/time", os.X_OK) else None
         self.mpirun = shutil.which("mpirun", path=self.env["PATH"])
         self.mpi_flags = ["--oversubscribe"]
         if os.geteuid() == 0:
@@ -103,39 +139,70 @@ class Bench:
             [PY, "-c", "import torch.distributed.run"], env=self.env,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
         self.torchrun = [PY, os.path.join(HERE, "torchrun-wrapper.py")]
-        helptext = subprocess.run([self.dlrun, "run", "--help"], env=self.env,
-                                  capture_output=True, text=True)
-        self.tag = "--tag-output" in helptext.stdout + helptext.stderr
+        h = subprocess.run([self.dlrun, "run", "--help"], env=self.env,
+                           capture_output=True, text=True)
+        self.tag = "--tag-output" in h.stdout + h.stderr
+        # dlrun binds ranks to cores by default in launch mode, which means
+        # reading the machine's topology (hwloc) on every launch; a second
+        # row shows dlrun without it, when this dlrun has the options.
+        self.nobind = (["--bind-to", "none", "--gpu-bind", "none"]
+                       if "--bind-to" in h.stdout and "--gpu-bind" in h.stdout
+                       else None)
 
-    # One timeit call: reps runs of cmd; returns [(elapsed_ns, end_ns, status)]
-    # or None after recording the error.
-    def timed(self, what, cmd, reps, warmup=0, out="/dev/null",
-              err="/dev/null", keep_going=False, timeout=300):
-        argv = [self.timeit, "-w", str(warmup), "-o", out, "-e", err]
-        if keep_going:
-            argv.append("-k")
-        argv += [str(reps)] + cmd
-        try:
-            p = subprocess.run(argv, env=self.env, capture_output=True,
-                               text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            fail(what, f"did not finish in {timeout} s: {' '.join(cmd)}")
-            return None
-        runs = [tuple(int(x) for x in line.split())
-                for line in p.stdout.splitlines() if line.strip()]
-        if p.returncode != 0 or len(runs) != reps:
-            st = runs[-1][2] if runs else p.returncode
-            tail = ""
-            if err != "/dev/null" and os.path.exists(err):
-                with open(err, errors="replace") as f:
-                    tail = " | ".join(f.read().strip().splitlines()[-3:])
-            fail(what, f"exit status {st}: {' '.join(cmd)}"
-                 + (f" ({tail})" if tail else "") + p.stderr.strip())
-            return None
-        return runs
+    def timed(self, what, cmd, reps, warmup=0, out="/dev/null", err="/dev/null",
+              expect=0, run_timeout=60, may_hang=False, max_hangs=2):
+        """Run cmd reps times (after warmup untimed runs), one timeit call
+        each; returns a Result, or None after recording an error.
+
+        expect: the exit status every run must have (None: any).  A run past
+        run_timeout is killed with its process group; for a comparison tool
+        (may_hang) that is counted and reported, and after max_hangs the case
+        stops; for dlrun and the floor it is an error."""
+        res = Result()
+        for i in range(reps):
+            argv = [self.timeit, "-k", "-t", str(run_timeout), "-o", out,
+                    "-e", err, "-w", str(warmup if i == 0 else 0), "1"] + cmd
+            try:
+                p = subprocess.run(argv, env=self.env, capture_output=True,
+                                   text=True, timeout=(warmup + 1) * run_timeout + 30)
+            except subprocess.TimeoutExpired:   # timeit itself stuck: never seen
+                fail(what, f"timeit did not return: {' '.join(cmd)}")
+                return None
+            line = p.stdout.split()
+            if p.returncode != 0 or len(line) != 3:
+                fail(what, f"timeit failed ({p.returncode}): {p.stderr.strip()}")
+                return None
+            el, end, st = int(line[0]), int(line[1]), line[2]
+            if st == "timeout":
+                res.hangs += 1
+                if not may_hang:
+                    fail(what, f"hung (killed after {run_timeout} s): {' '.join(cmd)}")
+                    return None
+                log(f"bench: {what}: hung, killed after {run_timeout} s")
+                if res.hangs >= max_hangs:
+                    break
+                continue
+            if expect is not None and int(st) != expect:
+                tail = ""
+                if err != "/dev/null" and os.path.exists(err):
+                    with open(err, errors="replace") as f:
+                        tail = " | ".join(f.read().strip().splitlines()[-3:])
+                fail(what, f"exit status {st}, not {expect}: {' '.join(cmd)}"
+                     + (f" ({tail})" if tail else ""))
+                return None
+            res.runs.append((el, end, int(st)))
+        if res.hangs:       # a finding about that tool, not an error
+            notes.append(f"{what}: {res.hang_note()}")
+            self.hung.add(what)
+        return res
+
+    def missing(self, bench, tool, case):
+        """The row text of a case with no figure: it hung, or it failed."""
+        return "hung" if f"{bench} {tool} {case}" in self.hung else "ERROR"
 
     def mpi(self, n, *prog, extra=()):
-        return [self.mpirun] + self.mpi_flags + list(extra) + ["-np", str(n)] + list(prog)
+        return ([self.mpirun] + self.mpi_flags + list(extra) + ["-np", str(n)]
+                + list(prog))
 
     def have(self, what, tool):
         """Record an error when a comparison tool is missing."""
@@ -149,76 +216,101 @@ class Bench:
     def launch(self):
         ns_list = [1, 2, 4, 8, 16, 32, 64]
         torch_ns = [1] if self.quick else [1, 2, 4]
-        fast_reps = 5 if self.quick else 20
-        mpi_reps = 2 if self.quick else 5
+        fast_reps = 7 if self.quick else 21
+        mpi_reps = 3 if self.quick else 5
         torch_reps = 1 if self.quick else 3
         floor = os.path.join(self.tools, "floor")
-        rows, res = [], {}
         have_mpi = self.have("launch", "mpirun")
         have_torch = self.have("launch", "torchrun")
+        rows, res, hung = [], {}, {}
         for n in ns_list:
-            cases = [("floor", [floor, str(n), "true"], fast_reps, 3),
+            cases = [("floor", [floor, str(n), "true"], fast_reps, 3, False),
                      ("dlrun", [self.dlrun, "-np", str(n), "--oversubscribe",
-                                "true"], fast_reps, 3)]
+                                "true"], fast_reps, 3, False)]
+            if self.nobind:
+                cases.append(("dlrun no-bind", [self.dlrun, "-np", str(n),
+                              "--oversubscribe"] + self.nobind + ["true"],
+                              fast_reps, 3, False))
             if have_mpi:
-                cases.append(("mpirun", self.mpi(n, "true"), mpi_reps, 1))
+                cases.append(("mpirun", self.mpi(n, "true"), mpi_reps, 1, True))
             if have_torch and n in torch_ns:
-                tr = self.torchrun + ["--standalone", "--nproc_per_node", str(n),
-                                      "--no_python"]
-                cases.append(("torchrun", tr + ["true"], torch_reps,
-                              1 if n == torch_ns[0] else 0))
+                tr = self.torchrun + ["--standalone", "--nproc_per_node", str(n)]
+                first = n == torch_ns[0]
+                cases.append(("torchrun", tr + ["--no_python", "true"],
+                              torch_reps, 1 if first else 0, True))
                 # torchrun looks at its workers every --monitor_interval
-                # (5 s by default), so `true` costs it at least 5 s; this row
+                # (5 s by default), so even `true` costs it 5 s; this row
                 # shows what is left when it looks every 0.1 s.
-                cases.append(("torchrun mon=0.1",
-                              tr[:-1] + ["--monitor_interval", "0.1",
-                                         "--no_python", "true"], torch_reps, 0))
-            for tool, cmd, reps, warm in cases:
+                cases.append(("torchrun mon=0.1", tr + [
+                    "--monitor_interval", "0.1", "--no_python", "true"],
+                    torch_reps, 0, True))
+            for tool, cmd, reps, warm, may_hang in cases:
                 log(f"launch: {tool} N={n} x{reps}")
-                runs = self.timed(f"launch {tool} N={n}", cmd, reps, warm,
-                                  timeout=60 + 30 * reps)
-                if runs:
-                    t = [r[0] for r in runs]
-                    res[(tool, n)] = (statistics.median(t), min(t))
-            d = res.get(("dlrun", n), (None, None))[0]
+                # mpirun takes under 1 s even at N=64 when it returns at all
+                r = self.timed(f"launch {tool} N={n}", cmd, reps, warm,
+                               run_timeout=60 if tool.startswith("torch") else 5,
+                               may_hang=may_hang, max_hangs=1 if self.quick else 2)
+                if r and r.runs:
+                    res[(tool, n)] = r
+                elif r:
+                    hung[(tool, n)] = r
             for tool, *_ in cases:
-                if (tool, n) not in res:
-                    rows.append([tool, str(n), "ERROR", "", "", ""])
+                r = res.get((tool, n))
+                if not r:
+                    h = hung.get((tool, n))
+                    rows.append([tool, str(n), "hung" if h else "ERROR", "", "", "",
+                                 "", h.hang_note() if h else ""])
                     continue
-                med, mn = res[(tool, n)]
-                if tool == "floor":
-                    r = "-"
-                elif tool == "dlrun":
-                    r = rfmt(ratio(med, res.get(("floor", n), (None,))[0]),
-                             "dlrun/floor")
+                base = "floor" if tool.startswith("dlrun") else "dlrun"
+                b = res.get((base, n))
+                if tool == "floor" or not b:
+                    rm = rn = what = "-"
                 else:
-                    r = rfmt(ratio(med, d), f"{tool.split()[0]}/dlrun")
-                rows.append([tool, str(n), ms(med), ms(mn), r, ""])
-        table("1. launch latency: -np N true (ms; ratios of medians)",
-              ["tool", "N", "median", "min", "ratio", ""], rows,
-              "floor = bare fork/exec/wait-all (bench/floor.c)")
+                    rm, rn = rfmt(ratio(r.med, b.med)), rfmt(ratio(r.min, b.min))
+                    what = f"{tool.split()[0]}/{base}"
+                rows.append([tool, str(n), ms(r.med), ms(r.min), rm, rn, what,
+                             r.hang_note()])
+        table("1. launch latency: -np N true (ms)",
+              ["tool", "N", "median", "min", "ratio", "min ratio", "of", "notes"],
+              rows, "floor = bare fork/exec/wait-all (bench/floor.c); ratio = of "
+              "the medians, min ratio = of the minimums"
+              + ("\ndlrun no-bind = dlrun --bind-to none --gpu-bind none (no "
+                 "topology read)" if self.nobind else ""))
+
+        hung_all = {**res, **hung}
 
         def worst(num, den, pick):
-            rs = [(ratio(res[(num, n)][0], res[(den, n)][0]), n)
+            rs = [(ratio(res[(num, n)].med, res[(den, n)].med),
+                   ratio(res[(num, n)].min, res[(den, n)].min), n)
                   for n in ns_list if (num, n) in res and (den, n) in res]
-            return pick(rs) if rs else (None, None)
-        r, n = worst("dlrun", "floor", max)
-        goals.append(("launch: dlrun/floor <= 1.5x (every N)",
-                      f"worst {r:.2f}x at N={n}" if r else "not measured",
-                      None if r is None else r <= 1.5))
-        r, n = worst("mpirun", "dlrun", min)
-        goals.append(("launch: mpirun/dlrun >= 5x (every N)",
-                      f"worst {r:.1f}x at N={n}" if r else "not measured",
-                      None if r is None else r >= 5))
-        r, n = worst("torchrun", "dlrun", min)
-        goals.append(("launch: torchrun/dlrun >= 100x (N=%s)" %
-                       ",".join(map(str, torch_ns)),
-                      f"worst {r:.0f}x at N={n}" if r else "not measured",
-                      None if r is None else r >= 100))
-        r, n = worst("torchrun mon=0.1", "dlrun", min)
-        if r:
-            goals.append(("  (torchrun --monitor_interval 0.1/dlrun, no goal)",
-                          f"worst {r:.0f}x at N={n}", "info"))
+            return pick(rs) if rs else None
+
+        def goal(text, num, den, pick, ok):
+            w = worst(num, den, pick)
+            if not w:
+                goals.append((text, "not measured", None))
+                return
+            hung = [str(n) for n in ns_list
+                    if (num, n) in hung_all and hung_all[(num, n)].hangs]
+            fig = (f"worst {rfmt(w[0])}x at N={w[2]} (of minimums {rfmt(w[1])}x)"
+                   + (f"; {num} also hung at N={','.join(hung)}" if hung else ""))
+            goals.append((text, fig, ok(w[0])))
+
+        goal("launch: dlrun/floor <= 1.5x, every N", "dlrun", "floor", max,
+             lambda r: r <= 1.5)
+        goal("launch: mpirun/dlrun >= 5x, every N", "mpirun", "dlrun", min,
+             lambda r: r >= 5)
+        goal(f"launch: torchrun/dlrun >= 100x, N={','.join(map(str, torch_ns))}",
+             "torchrun", "dlrun", min, lambda r: r >= 100)
+        w = worst("dlrun no-bind", "floor", max)
+        if w:
+            goals.append(("  (dlrun --bind-to none --gpu-bind none / floor)",
+                          f"worst {rfmt(w[0])}x at N={w[2]} (of minimums "
+                          f"{rfmt(w[1])}x)", "info"))
+        w = worst("torchrun mon=0.1", "dlrun", min)
+        if w:
+            goals.append(("  (torchrun --monitor_interval 0.1 / dlrun)",
+                          f"worst {rfmt(w[0])}x at N={w[2]}", "info"))
 
     # ------------------------------------------------------- 2. all-reduce
 
@@ -228,51 +320,54 @@ class Bench:
         if not self.have("allreduce", "torchrun"):
             return
         script = [PY, ALLREDUCE]
-        cases = [("dlrun", "-np 4", [self.dlrun, "-np", "4", "--oversubscribe"] + script),
+        cases = [("dlrun", "-np 4", [self.dlrun, "-np", "4", "--oversubscribe"]
+                  + script),
                  ("torchrun", "--standalone", self.torchrun + [
                      "--standalone", "--nproc_per_node", "4", ALLREDUCE])]
         if have_mpi:
-            port = free_port()
             cases += [("mpirun", "+ mpi-env.sh", self.mpi(
                 4, os.path.join(HERE, "mpi-env.sh"), *script,
-                extra=["-x", f"MASTER_PORT={port}"])),
+                extra=["-x", f"MASTER_PORT={free_port()}"])),
                 ("mpirun", "+ dlrun per-task", self.mpi(4, self.dlrun, *script))]
-        res, rows = {}, []
+        res, rows = {}, {}
+        out = os.path.join(self.shm, "allreduce.out")
+        err = os.path.join(self.shm, "allreduce.err")
         for tool, case, cmd in cases:
             log(f"allreduce: {tool} {case} x{reps}")
-            out = os.path.join(self.shm, "allreduce.out")
-            err = os.path.join(self.shm, "allreduce.err")
-            times = []
-            for _ in range(reps):   # one at a time: check each run's output
+            r = Result()
+            for _ in range(reps):       # one at a time: check each run's sum
                 open(err, "w").close()
-                runs = self.timed(f"allreduce {tool} {case}", cmd, 1, out=out,
-                                  err=err, timeout=180)
-                if not runs:
+                one = self.timed(f"allreduce {tool} {case}", cmd, 1, out=out,
+                                 err=err, run_timeout=120, may_hang=tool != "dlrun")
+                if not one or not one.runs:
                     break
-                with open(out) as f:
-                    oks = sum(1 for line in f if line.rstrip().endswith(" ok"))
+                with open(out, errors="replace") as f:     # count, not lines:
+                    oks = len(re.findall(r"sum 10 ok", f.read()))  # see env
                 if oks != 4:
                     fail(f"allreduce {tool} {case}", f"{oks} of 4 ranks said ok")
                     break
-                times.append(runs[0][0])
-            if len(times) == reps:
-                res[(tool, case)] = (statistics.median(times), min(times))
-        d = res.get(("dlrun", "-np 4"), (None,))[0]
+                r.runs += one.runs
+            if len(r.runs) == reps:
+                res[(tool, case)] = r
+        d = res.get(("dlrun", "-np 4"))
+        table_rows = []
         for tool, case, _ in cases:
-            if (tool, case) not in res:
-                rows.append([tool, case, "ERROR", "", "", ""])
+            r = res.get((tool, case))
+            if not r:
+                table_rows.append([tool, case, self.missing("allreduce", tool, case),
+                                   "", "", ""])
                 continue
-            med, mn = res[(tool, case)]
-            r = "-" if tool == "dlrun" else rfmt(ratio(med, d), "x dlrun")
-            rows.append([tool, case, ms(med), ms(mn), r, ""])
-        table("2. launch + gloo all-reduce, 4 ranks of tests/e2e/allreduce.py (ms)",
-              ["tool", "case", "median", "min", "ratio", ""], rows,
-              "each rank imports torch (most of the time); every run's sum checked")
+            table_rows.append([tool, case, ms(r.med), ms(r.min),
+                               "-" if tool == "dlrun" or not d else
+                               rfmt(ratio(r.med, d.med)), ""])
+        table("2. launch + gloo all-reduce: 4 ranks of tests/e2e/allreduce.py (ms)",
+              ["tool", "case", "median", "min", "x dlrun", ""], table_rows,
+              "each rank imports torch (most of the time); every run's sum is checked")
         for tool, case in (("torchrun", "--standalone"), ("mpirun", "+ mpi-env.sh")):
-            r = ratio(res.get((tool, case), (None,))[0], d)
-            if r:
-                goals.append((f"  ({tool}/dlrun with all-reduce, no goal)",
-                              f"{r:.2f}x", "info"))
+            r = res.get((tool, case))
+            if r and d:
+                goals.append((f"  (all-reduce: {tool}/dlrun)",
+                              f"{rfmt(ratio(r.med, d.med))}x", "info"))
 
     # ------------------------------------------------------- 3. output
 
@@ -283,11 +378,12 @@ class Bench:
         w = os.path.join(self.tools, "writer")
         out = os.path.join(self.shm, "out")
         have_mpi = self.have("throughput", "mpirun")
+        # "direct": the 4 writers share the file with no launcher between
         direct = ["sh", "-c", 'for r in 0 1 2 3; do "$0" "$1" $r & done; wait',
                   w, str(per_rank)]
         dl = [self.dlrun, "-np", "4", "--oversubscribe"]
         if self.tag:
-            dl.insert(1, "--tag-output")
+            dl.append("--tag-output")
         cases = [("direct", "4 writers, no launcher", direct),
                  ("dlrun", "--tag-output" if self.tag else
                   "untagged (no --tag-output yet)", dl + [w, str(per_rank)])]
@@ -298,14 +394,15 @@ class Bench:
         res, rows = {}, []
         lc = os.path.join(self.tools, "linecheck")
         for tool, case, cmd in cases:
-            log(f"throughput: {tool} {case} x{reps}")
-            rates, bad, miss, reord = [], 0, 0, 0
-            for _ in range(reps):
-                runs = self.timed(f"throughput {tool} {case}", cmd, 1, out=out,
-                                  timeout=300)
-                if not runs:
+            # mpirun relays at well under 0.1 GB/s: 20 s a run; one is enough
+            n_runs = 1 if tool == "mpirun" else reps
+            log(f"throughput: {tool} {case} x{n_runs}")
+            r, counts = Result(), [0, 0, 0]
+            for _ in range(n_runs):
+                one = self.timed(f"throughput {tool} {case}", cmd, 1, out=out,
+                                 run_timeout=120, may_hang=tool == "mpirun")
+                if not one or not one.runs:
                     break
-                rates.append(total / runs[0][0])        # bytes/ns = GB/s
                 chk = subprocess.run([lc, "4", str(per_rank // 64), out],
                                      capture_output=True, text=True)
                 os.unlink(out)
@@ -314,52 +411,58 @@ class Bench:
                 if not m:
                     fail(f"throughput {tool} {case}", "linecheck: " + chk.stderr)
                     break
-                bad += int(m.group(1))
-                miss += int(m.group(2))
-                reord += int(m.group(3))
-            if len(rates) == reps:
-                res[(tool, case)] = (statistics.median(rates), max(rates), bad,
-                                     miss, reord)
-        dr = res.get(cases[0][:2], (None,))[0]
+                counts = [c + int(g) for c, g in zip(counts, m.groups())]
+                r.runs += one.runs
+            if len(r.runs) == n_runs:
+                res[(tool, case)] = (r, counts)
+        dr = res.get(cases[0][:2])
         for tool, case, _ in cases:
             if (tool, case) not in res:
-                rows.append([tool, case, "ERROR", "", "", "", ""])
+                rows.append([tool, case, self.missing("throughput", tool, case),
+                             "", "", "", ""])
                 continue
-            med, best, bad, miss, reord = res[(tool, case)]
-            rows.append([tool, case, f"{med:.2f}", f"{best:.2f}",
-                         "-" if tool == "direct" else rfmt(ratio(med, dr), "of direct"),
-                         f"{bad}", f"{miss}/{reord}"])
+            r, (bad, miss, reord) = res[(tool, case)]
+            rows.append([tool, case, f"{total / r.med:.2f}", f"{total / r.min:.2f}",
+                         "-" if tool == "direct" or not dr else
+                         rfmt(ratio(dr[0].med, r.med)), f"{bad}",
+                         f"{miss}/{reord}"])
         table(f"3. output throughput: 4 ranks x {per_rank >> 20} MiB of 64-byte "
-              f"lines into a file on /dev/shm (GB/s = 1e9 B/s; {reps} run(s))",
-              ["tool", "case", "median", "best", "ratio", "malformed",
+              f"lines into a file on /dev/shm ({reps} run{'s' if reps > 1 else ''}"
+              f"{', mpirun 1' if reps > 1 else ''})",
+              ["tool", "case", "GB/s med", "GB/s best", "x direct", "malformed",
                "missing/reordered"], rows,
-              "malformed etc. summed over all runs; tag prefixes not counted in GB/s")
+              "GB/s = 1e9 bytes of the ranks' own output per second (tags not "
+              "counted); line counts summed over all runs")
         k = ("dlrun", cases[1][1])
         if k in res:
-            med, _, bad, miss, reord = res[k]
-            note = "" if self.tag else " (untagged: ranks write the file directly)"
-            goals.append(("output: dlrun >= 1 GB/s" + note, f"{med:.2f} GB/s",
-                          med >= 1))
-            goals.append(("output: dlrun 0 malformed lines", f"{bad} malformed, "
-                          f"{miss} missing, {reord} reordered",
+            r, (bad, miss, reord) = res[k]
+            how = "tagged" if self.tag else "untagged"
+            goals.append((f"output: dlrun ({how}) >= 1 GB/s",
+                          f"{total / r.med:.2f} GB/s (best {total / r.min:.2f}; "
+                          f"direct {total / dr[0].med:.2f})" if dr else
+                          f"{total / r.med:.2f} GB/s", total / r.med >= 1))
+            goals.append(("output: dlrun, 0 malformed lines",
+                          f"{bad} malformed, {miss} missing, {reord} reordered",
                           bad == 0 and miss == 0))
         else:
-            goals.append(("output: dlrun >= 1 GB/s, 0 malformed", "not measured", None))
+            goals.append(("output: dlrun >= 1 GB/s, 0 malformed", "not measured",
+                          None))
 
     # ------------------------------------------------------- 4. fail-fast
 
     def failfast(self):
         fr = os.path.join(HERE, "failrank.sh")
         stamp = os.path.join(self.shm, "stamp")
-        cases = [("dlrun", "", 2 if self.quick else 5,
+        cases = [("dlrun", "-np 4", 2 if self.quick else 5,
                   [self.dlrun, "-np", "4", "--oversubscribe"])]
         if self.have("failfast", "mpirun"):
-            cases.append(("mpirun", "", 1 if self.quick else 3, self.mpi(4)))
+            cases.append(("mpirun", "-np 4", 1 if self.quick else 3, self.mpi(4)))
         if self.have("failfast", "torchrun"):
             tr = self.torchrun + ["--standalone", "--nproc_per_node", "4"]
             cases.append(("torchrun", "default (monitor 5 s)", 1 if self.quick else 2,
                           tr + ["--no_python"]))
-            cases.append(("torchrun", "--monitor_interval 0.1", 1 if self.quick else 2,
+            cases.append(("torchrun", "--monitor_interval 0.1",
+                          1 if self.quick else 2,
                           tr + ["--monitor_interval", "0.1", "--no_python"]))
         rows, res = [], {}
         for tool, case, reps, launcher in cases:
@@ -369,22 +472,22 @@ class Bench:
                 r"\W", "", tool + case))
             if not os.path.exists(sleeper):
                 os.symlink(shutil.which("sleep", path=self.env["PATH"]), sleeper)
-            lat, total, left, codes = [], [], 0, set()
+            lat, r, left, later, codes = [], Result(), 0, 0, set()
             for _ in range(reps):
                 if os.path.exists(stamp):
                     os.unlink(stamp)
-                runs = self.timed(f"failfast {tool} {case}",
-                                  launcher + [fr, stamp, sleeper], 1,
-                                  keep_going=True, timeout=120)
-                if not runs:
+                one = self.timed(f"failfast {tool} {case}",
+                                 launcher + [fr, stamp, sleeper], 1, expect=None,
+                                 run_timeout=90, may_hang=tool != "dlrun")
+                if not one or not one.runs:
                     break
-                el, end, st = runs[0]
+                el, end, st = one.runs[0]
                 codes.add(st)
                 n = len(marked(sleeper))
-                if n:       # left at return: see whether they go on their own
+                if n:       # left at return: do they go away on their own?
                     time.sleep(2)
                     still = marked(sleeper)
-                    log(f"failfast: {tool}: {n} left at return, {len(still)} after 2 s")
+                    later += len(still)
                     for pid, _ in still:    # ours: started by this run
                         try:
                             os.kill(pid, signal.SIGKILL)
@@ -399,28 +502,33 @@ class Bench:
                     fail(f"failfast {tool} {case}", "rank 1 wrote no timestamp")
                     break
                 lat.append(end - t1)
-                total.append(el)
+                r.runs += one.runs
             if len(lat) == reps:
-                res[(tool, case)] = (statistics.median(lat), min(lat),
-                                     statistics.median(total), left, codes)
-        d = res.get(("dlrun", ""), (None,))[0]
+                res[(tool, case)] = (lat, r, left, later, codes)
+        d = res.get(cases[0][:2])
         for tool, case, _, _ in cases:
             if (tool, case) not in res:
-                rows.append([tool, case, "ERROR", "", "", "", "", ""])
+                rows.append([tool, case, self.missing("failfast", tool, case),
+                             "", "", "", "", "", ""])
                 continue
-            med, mn, tot, left, codes = res[(tool, case)]
-            rows.append([tool, case or "-np 4", ms(med), ms(mn),
-                         "-" if tool == "dlrun" else rfmt(ratio(med, d), "x dlrun"),
-                         ms(tot), str(left), ",".join(map(str, sorted(codes)))])
+            lat, r, left, later, codes = res[(tool, case)]
+            med = statistics.median(lat)
+            rows.append([tool, case, ms(med), ms(min(lat)),
+                         "-" if tool == "dlrun" or not d else
+                         rfmt(ratio(med, statistics.median(d[0]))),
+                         ms(r.med), f"{left}/{later}",
+                         ",".join(map(str, sorted(codes))), ""])
         table("4. fail-fast: rank 1 exits 3 after 0.5 s, 3 ranks sleep 60 "
               "(ms from rank 1's exit to the launcher's return)",
-              ["tool", "case", "median", "min", "ratio", "total",
-               "left", "exit"], rows,
-              "total: whole run; left: marked sleepers alive (not zombie) "
-              "at return, all runs; exit: launcher's status")
-        if ("dlrun", "") in res:
-            med, _, _, left, codes = res[("dlrun", "")]
-            goals.append(("fail-fast: dlrun < 100 ms", f"{med / 1e6:.1f} ms", med < 100e6))
+              ["tool", "case", "median", "min", "x dlrun", "whole run",
+               "left", "exit", ""], rows,
+              "left: sleepers alive (not zombies) at the launcher's return / "
+              "still alive 2 s later, all runs;\nexit: the launcher's status")
+        if d:
+            lat, _, left, later, codes = d
+            med = statistics.median(lat)
+            goals.append(("fail-fast: dlrun < 100 ms", f"{med / 1e6:.1f} ms "
+                          f"(min {min(lat) / 1e6:.1f})", med < 100e6))
             goals.append(("fail-fast: dlrun leaves no process, exits 3",
                           f"{left} left, exit {','.join(map(str, sorted(codes)))}",
                           left == 0 and codes == {3}))
@@ -434,9 +542,13 @@ class Bench:
         cases = [("floor", [os.path.join(self.tools, "floor"), n, "sleep", "1"], 1),
                  ("dlrun", [self.dlrun, "-np", n, "--oversubscribe", "sleep", "1"],
                   1 if self.quick else 3)]
+        if self.nobind:
+            cases.append(("dlrun no-bind", [self.dlrun, "-np", n, "--oversubscribe"]
+                          + self.nobind + ["sleep", "1"], 1 if self.quick else 3))
         if self.have("rss", "mpirun"):
             cases.append(("mpirun", self.mpi(64, "sleep", "1"), 1))
         if self.have("rss", "torchrun"):
+            # monitor 0.1 s: the figure is the same, the run 4 s shorter
             cases.append(("torchrun", self.torchrun + [
                 "--standalone", "--nproc_per_node", n, "--monitor_interval", "0.1",
                 "--no_python", "sleep", "1"], 1))
@@ -445,14 +557,15 @@ class Bench:
             log(f"rss: {tool} x{reps}")
             hwm, maxrss = [], []
             for _ in range(reps):
-                r = peak_rss(cmd, self.env, 120)
+                r = peak_rss(cmd, self.env, 120, self.gnu_time, self.shm)
                 if isinstance(r, str):
                     fail(f"rss {tool}", r)
                     break
                 hwm.append(r[0])
                 maxrss.append(r[1])
             if len(hwm) == reps:
-                res[tool] = (statistics.median(hwm), min(hwm), max(maxrss))
+                res[tool] = (statistics.median(hwm), min(hwm),
+                             max(maxrss) if self.gnu_time else None)
         d = res.get("dlrun", (None,))[0]
         for tool, _, _ in cases:
             if tool not in res:
@@ -460,14 +573,15 @@ class Bench:
                 continue
             med, mn, mx = res[tool]
             rows.append([tool, "64 x sleep 1", f"{med / 1024:.1f}", f"{mn / 1024:.1f}",
-                         "-" if tool == "dlrun" else rfmt(ratio(med, d), "x dlrun"),
-                         f"{mx / 1024:.1f}"])
-        table("5. peak RSS of the launcher process with 64 ranks of `sleep 1` (MiB)",
-              ["tool", "case", "median", "min", "ratio", "wait4 maxrss", ""],
-              [r + [""] for r in rows],
-              "median/min: VmHWM of the launcher alone (sampled from "
-              "/proc/PID/status every 10 ms);\nwait4 maxrss: what GNU time -v "
-              "prints, the largest of the launcher and every process it reaped")
+                         "-" if tool == "dlrun" else rfmt(ratio(med, d)),
+                         f"{mx / 1024:.1f}" if mx else "-", ""])
+        table("5. peak RSS of the launcher with 64 ranks of `sleep 1` (MiB)",
+              ["tool", "case", "median", "min", "x dlrun", "GNU time", ""],
+              rows, "median/min: VmHWM of the launcher process alone (read from "
+              "/proc/PID/status every 10 ms while it runs);\nGNU time: its "
+              "\"Maximum resident set size\", the largest of the launcher and "
+              "every process it reaped" + ("" if self.gnu_time else
+                                           " (/usr/bin/time missing: apt-get install time)"))
         if d is not None:
             goals.append(("RSS: dlrun < 8 MiB with 64 ranks", f"{d / 1024:.1f} MiB",
                           d < 8 * 1024))
@@ -501,35 +615,54 @@ def marked(marker):
     return found
 
 
-def peak_rss(cmd, env, timeout):
-    """(VmHWM of the process itself in KiB, wait4 ru_maxrss in KiB), or an
-    error string.  VmHWM is sampled while it runs (a high-water mark, so a
-    late sample holds the peak so far); ru_maxrss covers its children too."""
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+def parent_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rpartition(")")[2].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def peak_rss(cmd, env, timeout, gnu_time, scratch):
+    """(VmHWM of the launcher itself, GNU time's maximum RSS or None), both
+    KiB, or an error string.  VmHWM is a high-water mark, so the last sample
+    before the launcher exits holds its peak; GNU time (wait4's ru_maxrss)
+    also covers the processes the launcher reaped.  It is GNU time and not
+    this Python that forks the launcher: a fork of a 14 MiB Python would
+    count Python's pages as the child's until its exec."""
+    tfile = os.path.join(scratch, "time.out")
+    argv = [gnu_time, "-f", "%M", "-o", tfile] + cmd if gnu_time else cmd
+    p = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    launcher = None if gnu_time else p.pid
     hwm, t0 = 0, time.monotonic()
-    while True:
+    while p.poll() is None:
+        if launcher is None:        # GNU time's one child
+            launcher = next((int(d) for d in os.listdir("/proc")
+                             if d.isdigit() and parent_of(d) == p.pid), None)
         try:
-            with open(f"/proc/{p.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM:"):
-                        hwm = max(hwm, int(line.split()[1]))
+            if launcher is not None:
+                with open(f"/proc/{launcher}/status") as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            hwm = max(hwm, int(line.split()[1]))
         except OSError:
             pass
-        pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            p.returncode = os.waitstatus_to_exitcode(status)
-            break
         if time.monotonic() - t0 > timeout:
-            p.kill()
+            os.killpg(p.pid, signal.SIGKILL)    # its own session: ours only
             p.wait()
-            return f"did not finish in {timeout} s"
+            return f"did not finish in {timeout} s: {' '.join(cmd)}"
         time.sleep(0.01)
     if p.returncode != 0:
         return f"exit status {p.returncode}: {' '.join(cmd)}"
     if hwm == 0:
         return "could not read VmHWM"
-    return hwm, ru.ru_maxrss
+    maxrss = None
+    if gnu_time:
+        with open(tfile) as f:
+            maxrss = int(f.read().split()[-1])
+    return hwm, maxrss
 
 
 def main():
@@ -538,9 +671,12 @@ def main():
     ap.add_argument("--dlrun", required=True)
     ap.add_argument("--tools", required=True, help="folder of the built helpers")
     ap.add_argument("--shm", required=True, help="scratch folder on tmpfs")
-    ap.add_argument("--only", default="launch,allreduce,throughput,failfast,rss",
-                    help="comma-separated subset, in this order")
+    ap.add_argument("--only", default=",".join(BENCHES),
+                    help="comma-separated subset of " + ",".join(BENCHES))
     a = ap.parse_args()
+    only = a.only.split(",")
+    if not set(only) <= set(BENCHES):
+        ap.error(f"--only: choose from {','.join(BENCHES)}")
     b = Bench(a)
     t0 = time.monotonic()
     print(f"dlrun benchmarks ({'quick' if a.quick else 'full'}), "
@@ -548,15 +684,17 @@ def main():
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"dlrun: {a.dlrun}; output tagging: "
           f"{'--tag-output' if b.tag else 'not available, throughput runs untagged'}")
-    for name in a.only.split(","):
-        getattr(b, name)()
+    for name in BENCHES:
+        if name in only:
+            getattr(b, name)()
     print()
     print("== summary (goals are reported, never enforced)")
     w = max(len(g[0]) for g in goals) if goals else 0
     for g, fig, met in goals:
-        verdict = {True: "met", False: "NOT MET", None: "n/a",
-                   "info": ""}[met]
+        verdict = {True: "met", False: "NOT MET", None: "n/a", "info": ""}[met]
         print(f"{g:<{w}}  {verdict:<7}  {fig}")
+    for n in notes:
+        print(f"note: {n}")
     print(f"took {time.monotonic() - t0:.0f} s; load average at the end "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if errors:

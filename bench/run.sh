@@ -66,6 +66,6 @@ if [ "$avail_kib" -lt 1300000 ]; then
 fi
 
 rc=0
-"$py" "$here/bench.py" $quick $only --dlrun "$dlrun" --tools "$tools" \
+"$py" "$here/bench.py" ${quick:+"$quick"} ${only:+"$only"} --dlrun "$dlrun" --tools "$tools" \
     --shm "$shm" || rc=$?
 exit "$rc"

@@ -110,15 +110,39 @@ static pid_t parent_of(const char *pid)
     return ppid;
 }
 
+/* Our children as the kernel lists them (/proc/PID/task/PID/children),
+ * killed unless kept; -1 when the kernel has no such file. */
+static int kill_listed_children(const pid_t *keep, int n)
+{
+    char path[64];
+    FILE *f;
+    int p, killed = 0;
+
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)getpid(),
+             (int)getpid());
+    f = fopen(path, "r");
+    if (!f)
+        return -1;
+    while (fscanf(f, "%d", &p) == 1) {
+        if (is_kept(p, keep, n))
+            continue;
+        kill(p, SIGKILL);
+        killed++;
+    }
+    fclose(f);
+    return killed;
+}
+
 int proc_kill_adopted(const pid_t *keep, int n)
 {
-    DIR *d = opendir("/proc");
+    int listed = kill_listed_children(keep, n);
+    DIR *d = listed >= 0 ? NULL : opendir("/proc");
     struct dirent *e;
     pid_t me = getpid();
     int killed = 0;
 
     if (!d)
-        return 0;
+        return listed > 0 ? listed : 0;
     while ((e = readdir(d))) {
         pid_t p = (pid_t)atoi(e->d_name);
         if (p <= 0 || is_kept(p, keep, n) || parent_of(e->d_name) != me)

@@ -139,18 +139,19 @@ static void wait_once(struct supervise *sv, struct sv_state *st, int sfd,
     int nout = sv->out ? output_poll_fds(sv->out, ids, ids + 2 * sv->n) : 0;
     long wait = st->deadline < 0 ? 1000 : st->deadline - now_ms();
     struct err err = { "" };
+    int n;
 
     pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
     for (int i = 0; i < nout; i++)
         pfd[1 + i] = (struct pollfd){ .fd = ids[i], .events = POLLIN };
-    if (poll(pfd, (nfds_t)(1 + nout), wait < 0 ? 0 : (int)wait) < 0 &&
-        errno != EINTR)
+    n = poll(pfd, (nfds_t)(1 + nout), wait < 0 ? 0 : (int)wait);
+    if (n < 0 && errno != EINTR)
         return;
     for (int i = 0; i < nout; i++)
         if (pfd[1 + i].revents)
             output_ready(sv->out, ids[2 * sv->n + i], &err);
     read_signals(sv, st, sfd);
-    if (pfd[0].revents == 0)
+    if (n == 0)
         on_signal(sv, st, SIGCHLD);     /* a periodic reap, in case */
     if (st->deadline >= 0 && now_ms() >= st->deadline) {
         signal_all(sv, SIGKILL);

@@ -123,6 +123,29 @@ static void keep_pciaccess(void)
 }
 #endif
 
+/* Only the CPUs (from sysfs) and the PCI tree are needed.  hwloc's other
+ * discovery components dial the X server (gl), load the CUDA, OpenCL and
+ * NVML libraries, or bind to every CPU in turn to run CPUID (x86): tens
+ * of milliseconds at every launch. */
+static void skip_components(hwloc_topology_t h)
+{
+    static const char *const skip[] = {
+        "gl", "opencl", "cuda", "nvml", "rsmi", "levelzero", "x86",
+    };
+
+    for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++)
+        hwloc_topology_set_components(h, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+                                      skip[i]);
+}
+
+/* No NVIDIA driver here: no GPU can be used, so the PCI tree (the slow
+ * part of reading this machine) is not needed. */
+static int nvidia_driver_present(void)
+{
+    return access("/proc/driver/nvidia/gpus", F_OK) == 0 ||
+           access("/dev/nvidiactl", F_OK) == 0;
+}
+
 static int load(struct topo *t, const char *spec, struct err *err)
 {
     int this_machine = !spec || !*spec;
@@ -131,7 +154,10 @@ static int load(struct topo *t, const char *spec, struct err *err)
         t->h = NULL;
         return err_set(err, "hwloc_topology_init failed");
     }
-    hwloc_topology_set_io_types_filter(t->h, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    skip_components(t->h);
+    hwloc_topology_set_io_types_filter(t->h, this_machine &&
+        !nvidia_driver_present() ?
+        HWLOC_TYPE_FILTER_KEEP_NONE : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     if (!this_machine && set_source(t->h, spec, err) < 0)
         return -1;
     if (this_machine)
