@@ -155,6 +155,10 @@ static int load(struct topo *t, const char *spec, struct err *err)
         return err_set(err, "hwloc_topology_init failed");
     }
     skip_components(t->h);
+    /* placement uses packages, NUMA nodes and cores, never caches: not
+     * reading them spares a sysfs walk per CPU at every launch */
+    hwloc_topology_set_cache_types_filter(t->h, HWLOC_TYPE_FILTER_KEEP_NONE);
+    hwloc_topology_set_icache_types_filter(t->h, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_io_types_filter(t->h, this_machine &&
         !nvidia_driver_present() ?
         HWLOC_TYPE_FILTER_KEEP_NONE : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
