@@ -32,7 +32,9 @@ ALL_CPPFLAGS = -D_GNU_SOURCE -DDLRUN_VERSION='"$(VERSION)"' $(FEATURES) \
 ifeq ($(SAN),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
-LDLIBS    := $(PKG_LIBS) -ldl -lpthread
+# --as-needed: a library dlrun does not call yet (libssh, libyaml) is not
+# loaded at every launch
+LDLIBS    := -Wl,--as-needed $(PKG_LIBS) -ldl -lpthread
 
 LIB_SRCS  := $(sort $(wildcard lib/*.c launchers/*.c))
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))
