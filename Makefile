@@ -105,9 +105,11 @@ check: deps-test
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
 
 install: $(BUILD)/dlrun
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 0755 $(BUILD)/dlrun $(DESTDIR)$(PREFIX)/bin/dlrun
 	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 man/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 clean:
 	rm -rf build build-asan

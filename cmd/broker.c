@@ -24,9 +24,6 @@
 #include "net.h"
 #include "token.h"
 
-/* Until cmd.h declares it (see the top of this file); harmless after. */
-int cmd_broker(int argc, char **argv);
-
 static const char usage[] =
     "usage: dlrun broker [--bind ADDR | --iface IF] [--port P]\n"
     "                    [--max-value BYTES] [--max-conns N] [-v]\n"

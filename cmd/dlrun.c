@@ -12,6 +12,8 @@ static const char usage[] =
     "       dlrun plan [OPTIONS] [--json]\n"
     "       dlrun check\n"
     "       dlrun hosts expand|fold|count LIST\n"
+    "       dlrun broker [--bind ADDR] [--port P]     a standalone rendezvous broker\n"
+    "       dlrun kv put|get|add|barrier|del ...      talk to it from scripts\n"
     "\n"
     "Launch a distributed deep-learning job: every rank gets RANK, WORLD_SIZE,\n"
     "LOCAL_RANK, MASTER_ADDR/PORT and the same facts for Horovod, TensorFlow,\n"

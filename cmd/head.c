@@ -69,9 +69,9 @@ static const char *remote_node(const struct plan *p)
     return p->nodes[0].host;
 }
 
-/* The broker on every address; agents reach it at this host's address on
- * --iface, else at the one this host uses to reach the nodes (a login
- * node may have several). */
+/* The broker listens only where the agents reach it: this host's address
+ * on --iface, else the one this host uses to reach the nodes (a login node
+ * may have several). */
 static int head_start_broker(struct head *h, const struct job *j,
                              struct err *err)
 {
@@ -83,7 +83,7 @@ static int head_start_broker(struct head *h, const struct job *j,
                           : net_route_addr(remote_node(&j->plan), ip, sizeof ip,
                                            err)) < 0)
         return -1;
-    h->broker = broker_create("0.0.0.0", 0, tok, NULL, err);
+    h->broker = broker_create(ip, 0, tok, NULL, err);
     if (!h->broker)
         return -1;
     token_to_hex(tok, h->token);

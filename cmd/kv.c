@@ -16,9 +16,6 @@
 #include "cmd.h"
 #include "token.h"
 
-/* Until cmd.h declares it (see the top of this file); harmless after. */
-int cmd_kv(int argc, char **argv);
-
 #define CONNECT_MS 10000
 
 static const char usage[] =

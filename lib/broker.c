@@ -56,7 +56,6 @@ struct conn {
     struct conn *aprev, *anext;     /* not yet authenticated, oldest first */
     struct conn *dirty_next, *dead_next;
     int authed, dead, dirty, pollout;
-    char why[160];                  /* why it is being dropped */
 };
 
 struct broker {
@@ -94,7 +93,7 @@ static void unauth_unlink(struct broker *b, struct conn *c)
     c->aprev = c->anext = NULL;
 }
 
-static void log_drop(struct broker *b, struct conn *c)
+static void log_drop(struct broker *b, const struct conn *c, const char *why)
 {
     struct sockaddr_storage sa;
     socklen_t len = sizeof sa;
@@ -105,7 +104,7 @@ static void log_drop(struct broker *b, struct conn *c)
     if (getpeername(c->fd, (struct sockaddr *)&sa, &len) == 0)
         getnameinfo((struct sockaddr *)&sa, len, host, sizeof host, serv,
                     sizeof serv, NI_NUMERICHOST | NI_NUMERICSERV);
-    snprintf(line, sizeof line, "dropped %s:%s: %s", host, serv, c->why);
+    snprintf(line, sizeof line, "dropped %s:%s: %s", host, serv, why);
     b->log(b->log_ctx, line);
 }
 
@@ -125,8 +124,7 @@ static void drop(struct conn *c, size_t *counter, const char *why)
     if (!counter)
         return;
     (*counter)++;
-    snprintf(c->why, sizeof c->why, "%s", why);
-    log_drop(b, c);
+    log_drop(b, c, why);
 }
 
 static void free_chunks(struct conn *c)

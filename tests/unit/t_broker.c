@@ -198,6 +198,32 @@ static struct broker_stats stats(void)
     return s;
 }
 
+/* For run_until: wait for *watched to have watched_n answers. */
+static struct tc *watched;
+static int watched_n;
+
+static int answered(struct tc *ts, size_t n)
+{
+    (void)ts;
+    (void)n;
+    return watched->nans >= watched_n;
+}
+
+static void run_until_answers(struct tc *ts, size_t n, struct tc *t,
+                              int answers)
+{
+    watched = t;
+    watched_n = answers;
+    run_until(g_b, ts, n, answered, 10000);
+}
+
+static int no_conns(struct tc *ts, size_t n)
+{
+    (void)ts;
+    (void)n;
+    return stats().conns == 0;
+}
+
 /* n ranks, each: AUTH, GET k (parked until a PUT), BARRIER of all n. */
 static void test_many_clients(size_t n)
 {
@@ -229,7 +255,7 @@ static void test_many_clients(size_t n)
     is_str(ts[n].log, "auth#1 ok;put#2 ok;get#3 ok 'v';", "the putter");
     for (size_t i = 0; i <= n; i++)
         tc_close(&ts[i]);
-    run_until(g_b, ts, 0, never, 50);
+    run_until(g_b, ts, 0, no_conns, 10000);
     is_int(stats().conns, 0, "all their connections closed");
     free(ts);
 }
@@ -306,7 +332,7 @@ static void test_slow_reader(void)
     tc_open(&ts[0], broker_port(g_b), 0);
     tc_auth(&ts[0], token);
     tc_send(&ts[0], BP_PUT, 2, "big", big, sizeof big, 0, 0);
-    run_until(g_b, ts, 1, never, 50);
+    run_until_answers(ts, 1, &ts[0], 2);
     tc_open(&ts[1], broker_port(g_b), 4096);
     ts[1].deaf = 1;
     tc_auth(&ts[1], token);
@@ -373,19 +399,20 @@ static void test_fork_holds_fd(void)
 
     tc_open(&ts[0], broker_port(g_b), 0);
     tc_auth(&ts[0], token);
-    run_until(g_b, ts, 1, never, 50);
+    run_until_answers(ts, 1, &ts[0], 1);
     pid = fork();
     if (pid == 0) {
         pause();            /* holds every fd of the broker meanwhile */
         _exit(0);
     }
     tc_raw(&ts[0], "garbage garbage garbage garbage!", 32);
-    closed = run_until(g_b, ts, 1, all_closed, 1000);
+    closed = run_until(g_b, ts, 1, all_closed, 10000);
     tc_open(&ts[1], broker_port(g_b), 0);
     tc_auth(&ts[1], token);
     tc_send(&ts[1], BP_GET, 2, "k", NULL, 0, 0, 0);
     tc_raw(&ts[1], "x", 1);     /* so that data arrives on a held file */
-    run_until(g_b, ts, 2, never, 300);
+    run_until_answers(ts, 2, &ts[1], 2);
+    run_until(g_b, ts, 2, never, 100);  /* and events, if any, come */
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
     ok(closed, "a dropped peer is disconnected though a child holds the fd");
