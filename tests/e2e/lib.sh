@@ -33,3 +33,24 @@ expect_grep() {
 }
 
 done_testing() { [ "$nfail" -eq 0 ] && echo "all passed" && exit 0; echo "$nfail failed"; exit 1; }
+
+# use_cluster: bring up the four-node Slurm test cluster of cluster/cluster.sh
+# (or skip when it cannot be built here), tear it down on exit, put its
+# client variables in the environment and cd to $TMP, which every node
+# sees (they all run on this host).
+use_cluster() {
+    # the daemons live in sbin, which a CI shell's PATH may lack
+    PATH=$PATH:/usr/sbin:/sbin
+    export PATH
+    [ "$(id -u)" -eq 0 ] || skip "skip: needs root to build the Slurm test cluster"
+    for c in nsenter unshare slurmctld slurmd srun munged tini; do
+        command -v "$c" >/dev/null 2>&1 || skip "skip: $c not installed"
+    done
+    CLUSTER=$E2E/cluster/cluster.sh
+    # the trap above only removes $TMP; the cluster must go too, even on a signal
+    trap '"$CLUSTER" down; rm -rf "$TMP"' EXIT
+    trap 'exit 143' INT TERM HUP
+    "$CLUSTER" up || { fail "cluster up (daemon logs above)"; exit 1; }
+    eval "$("$CLUSTER" env)"
+    cd "$TMP" || exit 1
+}

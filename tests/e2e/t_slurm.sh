@@ -7,25 +7,8 @@
 # sbatch, and that an inconsistent step environment is refused.
 . "$(dirname "$0")/lib.sh"
 
-# The daemons live in sbin, which a CI shell's PATH may lack.
-PATH=$PATH:/usr/sbin:/sbin
-export PATH
-[ "$(id -u)" -eq 0 ] || skip "skip: needs root to build the Slurm test cluster"
-for c in nsenter unshare slurmctld slurmd srun munged tini; do
-    command -v "$c" >/dev/null 2>&1 || skip "skip: $c not installed"
-done
-
-CLUSTER=$E2E/cluster/cluster.sh
 PY=/usr/bin/python3        # Debian's, the one with torch
-# lib.sh's trap only removes $TMP; the cluster must go too, even on a signal.
-trap '"$CLUSTER" down; rm -rf "$TMP"' EXIT
-trap 'exit 143' INT TERM HUP
-
-"$CLUSTER" up || { fail "cluster up (daemon logs above)"; exit 1; }
-eval "$("$CLUSTER" env)"
-# Jobs start in the submit folder on every node: $TMP is shared, as all the
-# nodes are on this one host.
-cd "$TMP" || exit 1
+use_cluster
 NODE1_ADDR=$(getent ahostsv4 node1 | awk 'NR == 1 { print $1 }')
 
 # Nothing here may hang CI: a stuck step is killed and fails its check.

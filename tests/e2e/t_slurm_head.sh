@@ -4,19 +4,8 @@
 # whole job across the nodes (one agent per node through srun), ends it
 # together when a rank fails, and leaves nothing when it is killed.
 . "$(dirname "$0")/lib.sh"
-PATH=$PATH:/usr/sbin:/sbin
-export PATH
-[ "$(id -u)" -eq 0 ] || skip "skip: needs root to build the Slurm test cluster"
-for c in nsenter unshare slurmctld slurmd srun munged tini; do
-    command -v "$c" >/dev/null 2>&1 || skip "skip: $c not installed"
-done
-CLUSTER=$E2E/cluster/cluster.sh
 PY=/usr/bin/python3
-trap '"$CLUSTER" down; rm -rf "$TMP"' EXIT
-trap 'exit 143' INT TERM HUP
-"$CLUSTER" up || { fail "cluster up"; exit 1; }
-eval "$("$CLUSTER" env)"
-cd "$TMP" || exit 1
+use_cluster
 within() { timeout -k 5 "$@"; }
 MARK=dlrun-head-$$
 ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
