@@ -211,7 +211,8 @@ static int first_failure(const struct head *h, char *buf, size_t len)
 }
 
 /* Start srun, supervise it like a rank, and say how the job ended. */
-static int head_run_srun(const struct job *j, struct head *h, char **argv)
+static int head_run_srun(const struct job *j, struct head *h, char **argv,
+                         const sigset_t *orig)
 {
     struct envset add = { 0 };
     struct err err = { "" };
@@ -221,7 +222,6 @@ static int head_run_srun(const struct job *j, struct head *h, char **argv)
                             .int_as_term = 1 };
     struct proc_spec spec = { .argv = argv, .out_fd = -1, .err_fd = -1,
                               .death_sig = SIGTERM };
-    sigset_t block, orig;
     char **envp = NULL, fail[400];
     int rc = EXIT_FAIL, code, rank, pid, exec_errno = 0;
     char host[256];
@@ -230,10 +230,8 @@ static int head_run_srun(const struct job *j, struct head *h, char **argv)
         envset_set(&add, "DLRUN_TOKEN", h->token, &err, "head") < 0 ||
         !(envp = envset_envp(&add, environ)))
         goto out;
-    supervise_signals(&block);
-    sigprocmask(SIG_BLOCK, &block, &orig);
     spec.envp = envp;
-    spec.mask = &orig;
+    spec.mask = orig;
     fflush(NULL);
     if (proc_spawn(&spec, &srun.pid, &exec_errno, &err) < 0) {
         rc = cmd_fail(exec_errno ? proc_exec_code(exec_errno) : EXIT_FAIL,
@@ -263,6 +261,7 @@ int run_head(struct job *j, char **prog)
     struct head h = { 0 };
     struct strv argv = { 0 };
     struct err err = { "" };
+    sigset_t block, orig;
     int rc;
 
     if (j->opt.max_restarts || j->opt.summary)
@@ -272,13 +271,17 @@ int run_head(struct job *j, char **prog)
     srun_argv(j, prog, &argv);
     if (argv.failed)
         return cmd_fail(EXIT_FAIL, "out of memory");
+    /* blocked before the broker thread starts, so that it inherits the
+     * mask and the signals reach the supervisor's signalfd, not the thread */
+    supervise_signals(&block);
+    sigprocmask(SIG_BLOCK, &block, &orig);
     if (head_start_broker(&h, j, &err) < 0) {
         strv_free(&argv);
         return cmd_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg);
     }
     if (j->opt.report_bindings)
         fprintf(stderr, "dlrun: the agents report bindings per node\n");
-    rc = head_run_srun(j, &h, argv.v);
+    rc = head_run_srun(j, &h, argv.v, &orig);
     head_stop_broker(&h);
     strv_free(&argv);
     return rc;

@@ -40,6 +40,23 @@ if [ "${2:-99999}" -lt 3500 ]; then pass "  ended ${2}ms after start (rank faile
     fail "  took ${2:-?}ms"; fi
 expect_eq "  nothing left on any node" "$(leftovers)" ""
 
+# --- USR1 (Slurm's pre-timeout signal) reaches every rank on every node,
+# then TERM stops the job ---
+cat >"$TMP/rec.sh" <<'EOS'
+trap 'echo USR1 >"$0.usr1.$RANK"' USR1
+trap 'exit 0' TERM
+touch "$0.up.$RANK"
+while :; do sleep 0.1; done
+EOS
+within 90 salloc -N2 --ntasks-per-node=2 sh -c "
+    \"$DLRUN\" -np 4 sh \"$TMP/rec.sh\" & p=\$!
+    for i in \$(seq 200); do [ \$(ls \"$TMP\"/rec.sh.up.* 2>/dev/null | wc -l) -eq 4 ] && break; sleep 0.1; done
+    kill -USR1 \$p; sleep 1; kill -TERM \$p; wait \$p; echo rc=\$?" >"$TMP/sig.out" 2>&1
+expect_eq "USR1 to dlrun reached the 4 ranks on 2 nodes" "$(ls "$TMP"/rec.sh.usr1.* 2>/dev/null | wc -l | tr -d ' ')" 4 ||
+    sed 's/^/  | /' "$TMP/sig.out"
+expect_grep "  TERM then ended dlrun" "^rc=" "$TMP/sig.out"
+expect_eq "  nothing left" "$(leftovers)" ""
+
 # --- dlrun killed with SIGKILL: srun gets SIGTERM, every node ends ---
 within 60 salloc -N2 --ntasks-per-node=2 sh -c "
     \"$DLRUN\" -np 4 \"$TMP/$MARK-sleep\" 60 & p=\$!
