@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "hostlist.h"
+#include "readall.h"
 
 static const char usage[] =
     "usage: dlrun hosts expand LIST       one host name per line\n"
@@ -58,33 +59,22 @@ static int expand_or_count(const char *action, const char *list)
  * read from a file ends at its \r too. */
 static char *read_stdin(struct err *err)
 {
-    size_t len = 0, cap = 4096, got;
-    char *buf = malloc(cap), *grown;
+    size_t len = 0;
+    /* the bound as before: the text and its NUL stay below the cap */
+    char *buf = read_all(stdin, HOSTLIST_MAX_BYTES - 2, &len);
 
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, stdin)) > 0) {
-        len += got;
-        if (len + 1 < cap)
-            continue;
-        if (cap >= HOSTLIST_MAX_BYTES) {
-            err_set(err, "hosts fold: more than %d MiB on stdin",
-                    HOSTLIST_MAX_BYTES >> 20);
-            free(buf);
-            return NULL;
-        }
-        grown = realloc(buf, cap *= 2);
-        if (!grown)
-            free(buf);
-        buf = grown;
+    if (!buf && errno == EFBIG) {
+        err_set(err, "hosts fold: more than %d MiB on stdin",
+                HOSTLIST_MAX_BYTES >> 20);
+        return NULL;
     }
-    if (!buf || ferror(stdin)) {
+    if (!buf) {
         err_set(err, "hosts fold: reading stdin failed");
-        free(buf);
         return NULL;
     }
     for (size_t i = 0; i < len; i++)
         if (strchr(" \t\n\r\v\f", buf[i]) || buf[i] == '\0')
             buf[i] = ' ';
-    buf[len] = '\0';
     return buf;
 }
 

@@ -14,6 +14,7 @@
 #include "broker_proto.h"
 #include "client.h"
 #include "cmd.h"
+#include "readall.h"
 #include "token.h"
 
 #define CONNECT_MS 10000
@@ -114,33 +115,6 @@ static int parse_args(int argc, char **argv, struct kv_args *a)
     return 0;
 }
 
-/* All of stdin, up to the protocol's ceiling.  NULL on failure. */
-static char *read_stdin(size_t *len)
-{
-    size_t cap = 65536, got;
-    char *buf = malloc(cap), *grown;
-
-    *len = 0;
-    while (buf && (got = fread(buf + *len, 1, cap - *len, stdin)) > 0) {
-        *len += got;
-        if (*len < cap)
-            continue;
-        if (cap > BP_MAX_VALUE_CEILING) {
-            free(buf);
-            return NULL;
-        }
-        grown = realloc(buf, cap *= 2);
-        if (!grown)
-            free(buf);
-        buf = grown;
-    }
-    if (buf && ferror(stdin)) {
-        free(buf);
-        return NULL;
-    }
-    return buf;
-}
-
 /* A whole int64 in s, or -1. */
 static int parse_i64(const char *s, long long *out)
 {
@@ -168,7 +142,8 @@ static int do_put(struct client *c, const struct kv_args *a, struct err *err)
     size_t len = strlen(val);
     int rc;
 
-    if (strcmp(val, "-") == 0 && !(buf = read_stdin(&len)))
+    if (strcmp(val, "-") == 0 &&
+        !(buf = read_all(stdin, BP_MAX_VALUE_CEILING, &len)))
         return cmd_fail(EXIT_USAGE, "kv: put %s: cannot read stdin, or more "
                         "than %u MiB", a->pos[0], BP_MAX_VALUE_CEILING >> 20);
     rc = client_put(c, a->pos[0], buf ? buf : val, len, err);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "hostfile.h"
+#include "readall.h"
 
 #define HOSTFILE_MAX (16 << 20)
 
@@ -44,17 +45,10 @@ static char *read_text(const char *path, struct err *err)
         err_set(err, "cannot open host file %s: %s", path, strerror(errno));
         return NULL;
     }
-    buf = malloc(HOSTFILE_MAX + 1);
-    if (buf)
-        n = fread(buf, 1, HOSTFILE_MAX + 1, f);
-    if (!buf || ferror(f) || n > HOSTFILE_MAX) {
+    buf = read_all(f, HOSTFILE_MAX, &n);
+    if (!buf)
         err_set(err, "cannot read host file %s: %s", path,
-                n > HOSTFILE_MAX ? "larger than 16 MiB" : strerror(errno));
-        free(buf);
-        buf = NULL;
-    } else {
-        buf[n] = '\0';
-    }
+                errno == EFBIG ? "larger than 16 MiB" : strerror(errno));
     fclose(f);
     return buf;
 }

@@ -1,0 +1,35 @@
+/* readall.c - see readall.h. */
+#include "readall.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+char *read_all(FILE *f, size_t max, size_t *len)
+{
+    size_t cap = 4096, got;
+    char *buf = malloc(cap), *grown;
+
+    *len = 0;
+    while (buf && (got = fread(buf + *len, 1, cap - *len - 1, f)) > 0) {
+        *len += got;
+        if (*len > max) {
+            free(buf);
+            errno = EFBIG;
+            return NULL;
+        }
+        if (*len + 1 < cap)
+            continue;
+        grown = realloc(buf, cap *= 2);
+        if (!grown)
+            free(buf);
+        buf = grown;
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    if (buf)
+        buf[*len] = '\0';
+    return buf;
+}
