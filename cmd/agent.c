@@ -38,8 +38,8 @@ void agent_report_failure(const struct job *j, const struct supervise *sv)
     if (!c || client_add(c, "dlrun.failseq", 1, &seq, &err) != CLIENT_OK)
         goto out;
     snprintf(key, sizeof key, "dlrun.fail.%lld", (long long)seq);
-    snprintf(val, sizeof val, "%d %d %d %s", r->rank,
-             supervise_exit_code(r->status), (int)r->pid,
+    /* the wait status itself: the head tells code from signal as we do */
+    snprintf(val, sizeof val, "%d %d %d %s", r->rank, r->status, (int)r->pid,
              j->plan.nodes[j->plan.rank_node[r->rank]].host);
     client_put(c, key, val, strlen(val), &err);
 out:

@@ -191,8 +191,8 @@ static void srun_argv(const struct job *j, char **prog, struct strv *a)
     free(slots);
 }
 
-/* Which rank failed first, as the agents told the broker: "rank code pid
- * host" into buf; 0 when one did, -1 when none (or the broker is gone). */
+/* Which rank failed first, as the agents told the broker: "rank status pid
+ * host" (status: the wait status) into buf; 0 when one did, -1 when none (or the broker is gone). */
 static int first_failure(const struct head *h, char *buf, size_t len)
 {
     struct err err = { "" };
@@ -223,8 +223,8 @@ static int head_run_srun(const struct job *j, struct head *h, char **argv,
     struct proc_spec spec = { .argv = argv, .out_fd = -1, .err_fd = -1,
                               .death_sig = SIGTERM };
     char **envp = NULL, fail[400];
-    int rc = EXIT_FAIL, code, rank, pid, exec_errno = 0;
-    char host[256];
+    int rc = EXIT_FAIL, status, rank, pid, exec_errno = 0;
+    char host[256], stopped[64];
 
     if (envset_set(&add, "DLRUN_BROKER", h->addr, &err, "head") < 0 ||
         envset_set(&add, "DLRUN_TOKEN", h->token, &err, "head") < 0 ||
@@ -241,12 +241,11 @@ static int head_run_srun(const struct job *j, struct head *h, char **argv,
     srun.running = 1;
     rc = supervise_run(&sv);
     if (first_failure(h, fail, sizeof fail) == 0 &&
-        sscanf(fail, "%d %d %d %255s", &rank, &code, &pid, host) == 4) {
-        cmd_fail(0, "rank %d (host %s, pid %d) %s %d; stopped the job on "
-                 "%d node%s", rank, host, pid, code > 128 ? "was killed by "
-                 "signal" : "exited with code", code > 128 ? code - 128 : code,
+        sscanf(fail, "%d %d %d %255s", &rank, &status, &pid, host) == 4) {
+        snprintf(stopped, sizeof stopped, "stopped the job on %d node%s",
                  j->plan.nnodes, j->plan.nnodes == 1 ? "" : "s");
-        rc = sv.signal_received ? rc : code;
+        job_report_failure(rank, host, pid, status, stopped);
+        rc = sv.signal_received ? rc : supervise_exit_code(status);
     } else if (rc != 0 && !sv.signal_received) {
         cmd_fail(0, "srun (the agents) ended with code %d", rc);
     }

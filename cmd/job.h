@@ -27,6 +27,12 @@ int run_head(struct job *j, char **prog);
 /* Is this a plan for run_head (ranks on other hosts, inside Slurm)? */
 int head_wanted(const struct job *j);
 
+/* One line on stderr: "rank R (host H, pid P) exited with code C" or
+ * "... was killed by signal S (NAME)" from the wait status, then "; " and
+ * what_stopped (cmd/launch.c). */
+void job_report_failure(int rank, const char *host, int pid, int status,
+                        const char *what_stopped);
+
 /* dlrun agent: tell the head which rank failed (cmd/agent.c). */
 struct supervise;
 void agent_report_failure(const struct job *j, const struct supervise *sv);

@@ -50,21 +50,27 @@ static char ***rank_envps(const struct job *j, const int *ranks, int n)
     return envps;
 }
 
+void job_report_failure(int rank, const char *host, int pid, int status,
+                        const char *what_stopped)
+{
+    if (WIFSIGNALED(status))
+        cmd_fail(0, "rank %d (host %s, pid %d) was killed by signal %d (%s); "
+                 "%s", rank, host, pid, WTERMSIG(status),
+                 strsignal(WTERMSIG(status)), what_stopped);
+    else
+        cmd_fail(0, "rank %d (host %s, pid %d) exited with code %d; %s",
+                 rank, host, pid, WEXITSTATUS(status), what_stopped);
+}
+
 static void report_failure(const struct job *j, const struct supervise *sv)
 {
     const struct sv_rank *r = &sv->ranks[sv->failed];
-    const char *host = j->plan.nodes[j->plan.rank_node[r->rank]].host;
+    char stopped[64];
 
-    if (WIFSIGNALED(r->status))
-        cmd_fail(0, "rank %d (host %s, pid %d) was killed by signal %d (%s); "
-                 "stopped %d other rank%s", r->rank, host, (int)r->pid,
-                 WTERMSIG(r->status), strsignal(WTERMSIG(r->status)),
-                 sv->stopped, sv->stopped == 1 ? "" : "s");
-    else
-        cmd_fail(0, "rank %d (host %s, pid %d) exited with code %d; stopped "
-                 "%d other rank%s", r->rank, host, (int)r->pid,
-                 WEXITSTATUS(r->status), sv->stopped,
-                 sv->stopped == 1 ? "" : "s");
+    snprintf(stopped, sizeof stopped, "stopped %d other rank%s", sv->stopped,
+             sv->stopped == 1 ? "" : "s");
+    job_report_failure(r->rank, j->plan.nodes[j->plan.rank_node[r->rank]].host,
+                       (int)r->pid, r->status, stopped);
 }
 
 /* Descendants reparented to us (they escaped their process group) end
