@@ -47,6 +47,12 @@ use_cluster() {
         command -v "$c" >/dev/null 2>&1 || skip "skip: $c not installed"
     done
     CLUSTER=$E2E/cluster/cluster.sh
+    # one cluster per machine: a second test run (another checkout, CI right
+    # after a developer's run) waits here instead of tearing this one down
+    command -v flock >/dev/null 2>&1 && {
+        exec 9>/tmp/dlrun-cluster.lock
+        flock 9
+    }
     # the trap above only removes $TMP; the cluster must go too, even on a signal
     trap '"$CLUSTER" down; rm -rf "$TMP"' EXIT
     trap 'exit 143' INT TERM HUP
