@@ -48,15 +48,17 @@ use_cluster() {
     done
     CLUSTER=$E2E/cluster/cluster.sh
     # one cluster per machine: a second test run (another checkout, CI right
-    # after a developer's run) waits here instead of tearing this one down
-    command -v flock >/dev/null 2>&1 && {
+    # after a developer's run) waits here instead of tearing this one down.
+    # Processes a killed run left may still hold the lock: after 5 minutes
+    # go on, and "up" clears them.
+    if command -v flock >/dev/null 2>&1; then
         exec 9>/tmp/dlrun-cluster.lock
-        flock 9
-    }
+        flock -w 300 9 || echo "# cluster lock held for 5 min: taking over" >&2
+    fi
     # the trap above only removes $TMP; the cluster must go too, even on a signal
     trap '"$CLUSTER" down; rm -rf "$TMP"' EXIT
     trap 'exit 143' INT TERM HUP
-    "$CLUSTER" up || { fail "cluster up (daemon logs above)"; exit 1; }
+    "$CLUSTER" up 9>&- || { fail "cluster up (daemon logs above)"; exit 1; }
     eval "$("$CLUSTER" env)"
     cd "$TMP" || exit 1
 }
