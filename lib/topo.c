@@ -146,11 +146,63 @@ static int nvidia_driver_present(void)
            access("/dev/nvidiactl", F_OK) == 0;
 }
 
+/* HWLOC_PLUGINS_BLACKLIST for this load: the plugins it does not need.
+ * Only the PCI one is ever used, and only on this machine with an NVIDIA
+ * driver (GPUs); an XML file keeps the libxml2 reader (the built-in one
+ * is stricter).  The user's own list is kept after ours. */
+static void plugins_to_skip(int this_machine, int want_pci, char *buf,
+                            size_t len)
+{
+    const char *user = getenv("HWLOC_PLUGINS_BLACKLIST");
+
+    snprintf(buf, len, "HWLOC_PLUGINS_BLACKLIST=hwloc_gl.so,hwloc_opencl.so%s%s"
+             "%s%s", want_pci ? "" : ",hwloc_pci.so",
+             this_machine ? ",hwloc_xml_libxml.so" : "", user ? "," : "",
+             user ? user : "");
+}
+
+/* hwloc_topology_init with plugins skipped.  hwloc dlopens every plugin
+ * of its folder at the first init of a process, whatever the components
+ * chosen later: libxml2, ICU and libstdc++ for the XML one, the X and
+ * OpenCL libraries for gl and opencl, about 4 ms, and 0.6 ms more to
+ * unload them at hwloc_topology_destroy.  The only way to skip one is the
+ * environment variable, read at that moment: the environment is swapped
+ * for a copy with it (no setenv: a PMIx thread may be running) and given
+ * back at once.  The copy is kept until the next call, as another
+ * thread's getenv may still be walking it. */
+static int init_skipping_plugins(hwloc_topology_t *h, int this_machine,
+                                 int want_pci)
+{
+    static char var[512];
+    static char **env;
+    extern char **environ;
+    char **saved = environ;
+    size_t n = 0, k = 1;
+    int rc;
+
+    while (saved && saved[n])
+        n++;
+    free(env);
+    env = calloc(n + 2, sizeof *env);
+    if (env) {
+        plugins_to_skip(this_machine, want_pci, var, sizeof var);
+        env[0] = var;
+        for (size_t i = 0; i < n; i++)
+            if (strncmp(saved[i], "HWLOC_PLUGINS_BLACKLIST=", 24) != 0)
+                env[k++] = saved[i];
+        environ = env;
+    }
+    rc = hwloc_topology_init(h);
+    environ = saved;
+    return rc;
+}
+
 static int load(struct topo *t, const char *spec, struct err *err)
 {
     int this_machine = !spec || !*spec;
+    int want_pci = this_machine && nvidia_driver_present();
 
-    if (hwloc_topology_init(&t->h) < 0) {
+    if (init_skipping_plugins(&t->h, this_machine, want_pci) < 0) {
         t->h = NULL;
         return err_set(err, "hwloc_topology_init failed");
     }
@@ -159,8 +211,7 @@ static int load(struct topo *t, const char *spec, struct err *err)
      * reading them spares a sysfs walk per CPU at every launch */
     hwloc_topology_set_cache_types_filter(t->h, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_icache_types_filter(t->h, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_io_types_filter(t->h, this_machine &&
-        !nvidia_driver_present() ?
+    hwloc_topology_set_io_types_filter(t->h, this_machine && !want_pci ?
         HWLOC_TYPE_FILTER_KEEP_NONE : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     if (!this_machine && set_source(t->h, spec, err) < 0)
         return -1;
