@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "topocache.h"
 #ifdef __SANITIZE_ADDRESS__
 #include <dlfcn.h>
 #endif
@@ -197,11 +199,11 @@ static int init_skipping_plugins(hwloc_topology_t *h, int this_machine,
     return rc;
 }
 
-static int load(struct topo *t, const char *spec, struct err *err)
+/* An empty topology with the settings of every load: plugins and
+ * components skipped, caches and (unless GPUs matter) PCI filtered out. */
+static int init_topology(struct topo *t, int this_machine, int want_pci,
+                         struct err *err)
 {
-    int this_machine = !spec || !*spec;
-    int want_pci = this_machine && nvidia_driver_present();
-
     if (init_skipping_plugins(&t->h, this_machine, want_pci) < 0) {
         t->h = NULL;
         return err_set(err, "hwloc_topology_init failed");
@@ -213,16 +215,44 @@ static int load(struct topo *t, const char *spec, struct err *err)
     hwloc_topology_set_icache_types_filter(t->h, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_io_types_filter(t->h, this_machine && !want_pci ?
         HWLOC_TYPE_FILTER_KEEP_NONE : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    if (!this_machine && set_source(t->h, spec, err) < 0)
+    return 0;
+}
+
+/* This machine: from the cache when it has this process's topology, else
+ * read from the system (restricted to our CPUs) and saved there. */
+static int load_this_machine(struct topo *t, struct err *err)
+{
+    int want_pci = nvidia_driver_present();
+    char cache[4400];
+    int cached = topocache_path(want_pci, cache, sizeof cache) == 0;
+
+    if (init_topology(t, 1, want_pci, err) < 0)
         return -1;
-    if (this_machine)
-        keep_pciaccess();
+    if (cached && topocache_load(cache, t->h) == 0)
+        return find_gpus(t, err);
+    if (cached) {   /* the failed load may have left h half set up */
+        hwloc_topology_destroy(t->h);
+        if (init_topology(t, 1, want_pci, err) < 0)
+            return -1;
+    }
+    keep_pciaccess();
     if (hwloc_topology_load(t->h) < 0)
-        return this_machine
-            ? err_set(err, "hwloc cannot read this machine's topology")
-            : err_set(err, "hwloc cannot load the topology %s", spec);
-    if (this_machine && restrict_to_affinity(t->h, err) < 0)
+        return err_set(err, "hwloc cannot read this machine's topology");
+    if (restrict_to_affinity(t->h, err) < 0)
         return -1;
+    if (cached)
+        topocache_save(cache, t->h);
+    return find_gpus(t, err);
+}
+
+static int load(struct topo *t, const char *spec, struct err *err)
+{
+    if (!spec || !*spec)
+        return load_this_machine(t, err);
+    if (init_topology(t, 0, 0, err) < 0 || set_source(t->h, spec, err) < 0)
+        return -1;
+    if (hwloc_topology_load(t->h) < 0)
+        return err_set(err, "hwloc cannot load the topology %s", spec);
     return find_gpus(t, err);
 }
 
