@@ -170,25 +170,29 @@ static void plugins_to_skip(int this_machine, int want_pci, char *buf,
  * unload them at hwloc_topology_destroy.  The only way to skip one is the
  * environment variable, read at that moment: the environment is swapped
  * for a copy with it (no setenv: a PMIx thread may be running) and given
- * back at once.  The copy is kept until the next call, as another
+ * back at once.  When no plugin is needed at all the plugin folder is not
+ * even listed (HWLOC_PLUGINS_PATH to a folder that does not exist, unless
+ * the user set one).  The copy is kept until the next call, as another
  * thread's getenv may still be walking it. */
 static int init_skipping_plugins(hwloc_topology_t *h, int this_machine,
                                  int want_pci)
 {
-    static char var[512];
+    static char var[512], none[] = "HWLOC_PLUGINS_PATH=/nonexistent/dlrun";
     static char **env;
     extern char **environ;
     char **saved = environ;
-    size_t n = 0, k = 1;
+    size_t n = 0, k = 0;
     int rc;
 
     while (saved && saved[n])
         n++;
     free(env);
-    env = calloc(n + 2, sizeof *env);
+    env = calloc(n + 3, sizeof *env);
     if (env) {
         plugins_to_skip(this_machine, want_pci, var, sizeof var);
-        env[0] = var;
+        env[k++] = var;
+        if (this_machine && !want_pci && !getenv("HWLOC_PLUGINS_PATH"))
+            env[k++] = none;
         for (size_t i = 0; i < n; i++)
             if (strncmp(saved[i], "HWLOC_PLUGINS_BLACKLIST=", 24) != 0)
                 env[k++] = saved[i];
