@@ -21,6 +21,7 @@ int cmd_plan(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_hosts(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_relay(int argc, char **argv);
 int cmd_broker(int argc, char **argv);
 int cmd_kv(int argc, char **argv);
 

@@ -32,6 +32,7 @@ static const struct {
     { "check", cmd_check },
     { "hosts", cmd_hosts },
     { "agent", cmd_agent },
+    { "relay", cmd_relay },
     { "broker", cmd_broker },
     { "kv", cmd_kv },
 };

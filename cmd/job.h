@@ -18,6 +18,8 @@ struct job {
     struct bind_rank *bind; /* owned: per plan rank, or NULL (not bound);
                                entries of nodes not planned here are empty */
     int agent;              /* dlrun agent: start one node's ranks for a head */
+    struct agent_job *subtree;  /* borrowed: agents this agent starts too
+                                   (--spawn), or NULL */
 };
 
 /* The head: the plan spans other hosts inside a Slurm allocation, so one

@@ -119,6 +119,29 @@ static int ranks_here(const struct plan *p, int **out)
     return n;
 }
 
+/* An agent with --spawn: start the agents below it, supervised with its
+ * ranks (after them in sv->ranks).  0, or -1 after printing the error and
+ * ending the ranks. */
+static int start_subtree(struct job *j, struct launch_job *lj,
+                         struct supervise *sv)
+{
+    struct err err = { "" };
+    int n = 0, exec_errno = 0;
+
+    j->subtree->child_mask = &lj->child_mask;
+    if (agents_ssh.start(j->subtree, sv->ranks + sv->n, &n, &exec_errno,
+                         &err) == 0) {
+        sv->n += n;
+        return 0;
+    }
+    cmd_fail(0, "%s", err.msg);
+    for (int i = 0; i < sv->n; i++)
+        killpg(sv->ranks[i].pid, SIGKILL);
+    while (waitpid(-1, NULL, 0) > 0)
+        ;
+    return -1;
+}
+
 /* One run of the whole group; sv gets the outcome.  Returns dlrun's exit
  * code for it. */
 static int run_attempt(struct job *j, struct launch_job *lj,
@@ -139,11 +162,14 @@ static int run_attempt(struct job *j, struct launch_job *lj,
                       "%s", err.msg);
         goto out;
     }
+    if (j->subtree && start_subtree(j, lj, sv) < 0)
+        goto out;
     sv->out = lj->out;
     rc = supervise_run(sv);
     if (rc < 0)
         rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
-    if (sv->failed >= 0)
+    /* an agent's failure line is the head's to print */
+    if (sv->failed >= 0 && sv->ranks[sv->failed].rank >= 0 && !j->agent)
         report_failure(j, sv);
     end_leftovers(sv);
 out:
@@ -176,6 +202,7 @@ static int launch_loop(struct job *j, struct launch_job *lj,
             .kill_timeout_ms = j->opt.kill_timeout_ms,
         };
         memset(ranks, 0, (size_t)lj->nranks * sizeof *ranks);
+        /* the agents below this one (--spawn) follow the ranks */
         rc = run_attempt(j, lj, l, &sv);
         if (j->agent && sv.failed >= 0)
             agent_report_failure(j, &sv);
@@ -204,7 +231,7 @@ int run_launch(struct job *j, char **prog)
     lj.ranks = which;
     if (lj.nranks < 0)
         return cmd_fail(EXIT_FAIL, "out of memory");
-    if (lj.nranks == 0) {   /* per-node mode on a node the plan left out */
+    if (lj.nranks == 0 && !j->subtree) {   /* a node the plan left out */
         rc = EXIT_OK;
         goto out;
     }
@@ -213,7 +240,8 @@ int run_launch(struct job *j, char **prog)
         rc = cmd_fail(EXIT_USAGE, "%s", err.msg);
         goto out;
     }
-    ranks = calloc((size_t)lj.nranks, sizeof *ranks);
+    ranks = calloc((size_t)lj.nranks + (j->subtree ? (size_t)j->subtree->nnodes
+                                                   : 0), sizeof *ranks);
     if (!ranks)
         goto out;
     /* descendants that escape their group are reparented to us, found, ended */
