@@ -10,6 +10,7 @@
  * job ends.  The agents watch the head the same way. */
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "broker.h"
@@ -35,7 +37,7 @@ extern char **environ;
 struct head {
     struct broker *broker;
     pthread_t thread;
-    atomic_int stop;
+    int wake;                   /* eventfd: the broker thread must end */
     char addr[300];             /* DLRUN_BROKER: host:port */
     char token[TOKEN_HEX_LEN + 1];
     /* heartbeats, read by the broker thread */
@@ -90,14 +92,19 @@ static void watch_heartbeats(struct head *h)
     }
 }
 
+/* The broker thread: serve until head_stop_broker writes to h->wake. */
 static void *serve(void *arg)
 {
     struct head *h = arg;
     struct err err = { "" };
     long last = 0;
 
-    while (!atomic_load(&h->stop)) {
-        if (broker_run_once(h->broker, 200, &err) < 0)
+    for (;;) {
+        struct pollfd p[2] = { { .fd = broker_fd(h->broker), .events = POLLIN },
+                               { .fd = h->wake, .events = POLLIN } };
+        int due = broker_timeout_ms(h->broker);
+        poll(p, 2, due < 0 || due > 250 ? 250 : due);
+        if (p[1].revents || broker_run_once(h->broker, 0, &err) < 0)
             break;
         if (mono_ms() - last >= 250) {
             watch_heartbeats(h);
@@ -133,10 +140,11 @@ static int head_start_broker(struct head *h, const struct job *j,
     h->broker = broker_create(ip, 0, tok, NULL, err);
     if (!h->broker)
         return -1;
+    h->wake = eventfd(0, EFD_CLOEXEC);
     token_to_hex(tok, h->token);
     snprintf(h->addr, sizeof h->addr, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip,
              broker_port(h->broker));
-    if (pthread_create(&h->thread, NULL, serve, h) != 0) {
+    if (h->wake < 0 || pthread_create(&h->thread, NULL, serve, h) != 0) {
         broker_destroy(h->broker);
         h->broker = NULL;
         return err_set(err, "cannot start the broker thread");
@@ -148,8 +156,8 @@ static void head_stop_broker(struct head *h)
 {
     if (!h->broker)
         return;
-    atomic_store(&h->stop, 1);
-    pthread_join(h->thread, NULL);
+    if (eventfd_write(h->wake, 1) == 0)
+        pthread_join(h->thread, NULL);
     broker_destroy(h->broker);
     h->broker = NULL;
 }
@@ -273,6 +281,8 @@ static int head_watch_init(struct head *h, const struct job *j)
 
 static void head_free(struct head *h)
 {
+    if (h->wake > 0)
+        close(h->wake);
     client_close(h->ctl);
     free(h->seen_ms);
     free(h->hb);
