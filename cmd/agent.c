@@ -21,6 +21,7 @@
 #include "cmd.h"
 #include "head.h"
 #include "net.h"
+#include "ranges.h"
 #include "supervise.h"
 
 extern char **environ;
@@ -241,45 +242,16 @@ out:
                                   "MASTER_PORT: %s", err.msg);
 }
 
-/* "3-9,12" (from --spawn) into plan nodes; the count, or -1. */
-static int parse_spawn(const char *s, int nnodes, int **out)
-{
-    int n = 0, cap = 16, lo, hi, used;
-    int *v = malloc((size_t)cap * sizeof *v);
-
-    while (v && *s) {
-        if (sscanf(s, "%d%n", &lo, &used) != 1)
-            goto bad;
-        s += used;
-        hi = lo;
-        if (*s == '-' && sscanf(s + 1, "%d%n", &hi, &used) == 1)
-            s += 1 + used;
-        if (lo < 0 || hi < lo || hi >= nnodes || (*s && *s++ != ','))
-            goto bad;
-        for (int i = lo; i <= hi; i++) {
-            int *nv = n < cap ? v : realloc(v, (size_t)(cap *= 2) * sizeof *v);
-            if (!nv)
-                goto bad;
-            v = nv;
-            v[n++] = i;
-        }
-    }
-    *out = v;
-    return v ? n : -1;
-bad:
-    free(v);
-    return -1;
-}
-
 /* The agents below this one: the same launcher as the head's (ssh). */
 static int prepare_subtree(struct job *j, struct agent_job *aj,
                            struct strv *args, struct strv *relay, int **nodes,
                            int lifeline)
 {
-    int n = parse_spawn(j->opt.spawn, j->plan.nnodes, nodes);
+    struct err err = { "" };
+    int n = ranges_parse(j->opt.spawn, j->plan.nnodes, nodes, &err);
 
     if (n < 0)
-        return cmd_fail(EXIT_USAGE, "agent: bad --spawn '%s'", j->opt.spawn);
+        return cmd_fail(EXIT_USAGE, "agent: --spawn %s", err.msg);
     if (agent_args(j, args) < 0)
         return cmd_fail(EXIT_FAIL, "out of memory");
     head_fill_job(j, aj, args, relay, *nodes, n, lifeline, NULL);

@@ -16,32 +16,18 @@
 
 #include "net.h"
 #include "proc.h"
+#include "ranges.h"
 #include "strv.h"
 
 /* "--spawn=3-9,12" for nodes[lo..hi) (not empty). */
 static void add_spawn(struct strv *a, const int *nodes, int lo, int hi)
 {
-    char *s = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&s, &len);
+    char *s = ranges_format(nodes + lo, hi - lo);
 
-    if (!m) {
-        a->failed = 1;
-        return;
-    }
-    for (int i = lo; i < hi;) {
-        int j = i;
-        while (j + 1 < hi && nodes[j + 1] == nodes[j] + 1)
-            j++;
-        fprintf(m, i > lo ? ",%d" : "%d", nodes[i]);
-        if (j > i)
-            fprintf(m, "-%d", nodes[j]);
-        i = j + 1;
-    }
-    if (fclose(m) != 0)
-        a->failed = 1;
-    else
+    if (s)
         strv_addf(a, "--spawn=%s", s);
+    else
+        a->failed = 1;
     free(s);
 }
 
