@@ -204,44 +204,6 @@ static int take_lifeline(void)
     return fd;
 }
 
-/* MASTER_PORT without --master-port: rank 0's agent binds a free port and
- * publishes it with its address; the others wait for it.  0, or the exit
- * code after printing the error. */
-static int agree_master(struct job *j)
-{
-    const struct plan *p = &j->plan;
-    struct err err = { "" };
-    struct client *c = NULL;
-    char val[320];
-    void *got = NULL;
-    size_t len = 0;
-    int rc = EXIT_FAIL, port;
-
-    if (j->opt.rdv.master_port || !getenv("DLRUN_BROKER"))
-        return 0;
-    if (!(c = client_from_env(10000, &err)))
-        goto out;
-    if (p->self_node == p->rank_node[0]) {
-        if ((port = net_free_port(&err)) < 0)
-            goto out;
-        j->rdv.port = port;
-        snprintf(val, sizeof val, "%s %d", j->rdv.addr, port);
-        if (client_put(c, "dlrun.rdv", val, strlen(val), &err) == CLIENT_OK)
-            rc = 0;
-    } else if (client_get(c, "dlrun.rdv", CLIENT_FOREVER, &got, &len,
-                          &err) == CLIENT_OK &&
-               sscanf(got, "%255s %d", j->rdv.addr, &j->rdv.port) == 2) {
-        rc = 0;
-    }
-    snprintf(j->rdv.port_from, sizeof j->rdv.port_from,
-             "free port on rank 0's host, found by its agent");
-out:
-    free(got);
-    client_close(c);
-    return rc == 0 ? 0 : cmd_fail(EXIT_FAIL, "agent: cannot agree on "
-                                  "MASTER_PORT: %s", err.msg);
-}
-
 /* The agents below this one: the same launcher as the head's (ssh). */
 static int prepare_subtree(struct job *j, struct agent_job *aj,
                            struct strv *args, struct strv *relay, int **nodes,
@@ -274,9 +236,7 @@ static int agent_start(struct job *j, char **prog, struct agent_watch *w)
         rc = cmd_fail(EXIT_FAIL, "agent: cannot start its threads");
         goto out;
     }
-    rc = agree_master(j);
-    if (rc == 0)
-        rc = run_launch(j, prog);
+    rc = run_launch(j, prog);   /* agrees on the rendezvous first */
     atomic_store(&w->done, 1);
 out:
     strv_free(&args);

@@ -76,6 +76,8 @@ void job_free(struct job *j)
 {
     free(j->bind);
     j->bind = NULL;
+    free(j->rdv.worker_ports);
+    j->rdv.worker_ports = NULL;
     pmixc_finalize();
     plan_free(&j->plan);
     alloc_free(&j->alloc);

@@ -11,6 +11,7 @@
 
 #include "cmd.h"
 #include "envout.h"
+#include "head.h"
 #include "job.h"
 #include "launcher.h"
 #include "output.h"
@@ -119,9 +120,9 @@ static int ranks_here(const struct plan *p, int **out)
     return n;
 }
 
-/* An agent with --spawn: start the agents below it, supervised with its
- * ranks (after them in sv->ranks).  0, or -1 after printing the error and
- * ending the ranks. */
+/* An agent with --spawn starts the agents below it first (the
+ * rendezvous waits for every node), into sv->ranks after the ranks' slots.
+ * 0, or -1 after printing the error. */
 static int start_subtree(struct job *j, struct launch_job *lj,
                          struct supervise *sv)
 {
@@ -129,17 +130,22 @@ static int start_subtree(struct job *j, struct launch_job *lj,
     int n = 0, exec_errno = 0;
 
     j->subtree->child_mask = &lj->child_mask;
-    if (agents_ssh.start(j->subtree, sv->ranks + sv->n, &n, &exec_errno,
-                         &err) == 0) {
-        sv->n += n;
-        return 0;
+    if (agents_ssh.start(j->subtree, sv->ranks + lj->nranks, &n, &exec_errno,
+                         &err) < 0)
+        return cmd_fail(0, "%s", err.msg), -1;
+    sv->n = lj->nranks + n;
+    return 0;
+}
+
+/* The agents below this one, when the ranks could not start: their relays
+ * close their lifelines on SIGTERM. */
+static void end_subtree(struct supervise *sv, int nranks)
+{
+    for (int i = nranks; i < sv->n; i++) {
+        killpg(sv->ranks[i].pid, SIGTERM);
+        waitpid(sv->ranks[i].pid, NULL, 0);
     }
-    cmd_fail(0, "%s", err.msg);
-    for (int i = 0; i < sv->n; i++)
-        killpg(sv->ranks[i].pid, SIGKILL);
-    while (waitpid(-1, NULL, 0) > 0)
-        ;
-    return -1;
+    sv->n = nranks;
 }
 
 /* One run of the whole group; sv gets the outcome.  Returns dlrun's exit
@@ -148,8 +154,13 @@ static int run_attempt(struct job *j, struct launch_job *lj,
                        const struct launcher *l, struct supervise *sv)
 {
     struct err err = { "" };
-    int rc = EXIT_FAIL, exec_errno = 0;
+    int rc = EXIT_FAIL, exec_errno = 0, watched = 0;
 
+    if (j->subtree && start_subtree(j, lj, sv) < 0)
+        goto out;
+    if (j->agent && (rc = agent_agree_rdv(j)) != 0)
+        goto out;
+    rc = EXIT_FAIL;
     lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks);
     if (!lj->rank_envp)
         goto out;
@@ -162,9 +173,8 @@ static int run_attempt(struct job *j, struct launch_job *lj,
                       "%s", err.msg);
         goto out;
     }
-    if (j->subtree && start_subtree(j, lj, sv) < 0)
-        goto out;
     sv->out = lj->out;
+    watched = 1;
     rc = supervise_run(sv);
     if (rc < 0)
         rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
@@ -173,6 +183,8 @@ static int run_attempt(struct job *j, struct launch_job *lj,
         report_failure(j, sv);
     end_leftovers(sv);
 out:
+    if (!watched && sv->n > lj->nranks)
+        end_subtree(sv, lj->nranks);
     output_destroy(lj->out);
     lj->out = NULL;
     free_envps(lj->rank_envp, j->plan.nranks);

@@ -24,6 +24,16 @@ expect_eq "8 ranks over ssh, each once" "$(cut -d' ' -f1 "$TMP/where.out" | sort
 expect_eq "  rank 5 is local rank 1 of node 2 (node3)" "$(awk '$1 == 5 { print $2, $3, $4, $5 }' "$TMP/where.out")" "1 2 8 node3"
 expect_eq "  ranks run in dlrun's directory" "$(awk '{ print $6 }' "$TMP/where.out" | sort -u)" "$TMP"
 
+# --- one rendezvous: rank 0's host and a port its agent found free; each
+# TF_CONFIG worker on its own host with a port found free there ---
+within 60 "$DLRUN" -H $HOSTS $SSH -- sh -c \
+    'echo "$MASTER_ADDR:$MASTER_PORT $TF_CONFIG" | sed "s/,.task.*//"' >"$TMP/rdv.out" 2>&1
+expect_eq "every rank has the same MASTER_ADDR:PORT and TF_CONFIG" "$(sort -u "$TMP/rdv.out" | wc -l | tr -d ' ')" 1 ||
+    sed 's/^/  | /' "$TMP/rdv.out"
+expect_grep "  MASTER_ADDR is node1's address" "^$(getent hosts node1 | awk '{ print $1 }'):[0-9]* " "$TMP/rdv.out"
+expect_eq "  8 workers, 2 per node, all different" \
+    "$(head -n 1 "$TMP/rdv.out" | grep -o 'node[1-4]:[0-9]*' | sort -u | cut -d: -f1 | uniq -c | awk '{ printf "%s ", $1 }')" "2 2 2 2 "
+
 # --- a real job: torch DDP over gloo across the four nodes ---
 within 240 "$DLRUN" -H $HOSTS $SSH -l "$PY" "$E2E/ddp_train.py" >"$TMP/ddp.out" 2>&1
 expect_eq "dlrun -H 4 nodes x2 ddp_train.py" "$?" 0
