@@ -10,7 +10,8 @@
 #     under 100 ms).
 #  2. Peak RSS (VmHWM) of the head dlrun and of its agents, sampled from
 #     /proc every 50 ms during `dlrun -np 16 sleep 1` in the same allocation.
-#  3. ssh start of 4 and 16 agents vs pdsh (bench_ssh_start below).
+#  3. ssh start of 4 and 16 agents vs pdsh (bench_ssh_start below; for now
+#     pdsh and one plain OpenSSH session).
 #
 # Exit status: 0 when everything ran (timings are reported, never
 # enforced), 1 when something could not run, 77 when the cluster cannot
@@ -162,6 +163,12 @@ bench_ssh_start() {
         echo "    BatchMode yes"
     } >"$TMP/ssh_config"
     printf '%-34s %9s %9s %9s\n' "" "median" "min" "max"
+    # one plain OpenSSH session: what every ssh start costs at least
+    "$TMP/timeit" -w 1 -t 60 -e "$TMP/ssh.err" "$reps" ssh -F "$TMP/ssh_config" node1 true \
+        >"$TMP/ssh.times" || { say "error: ssh node1 true failed:"; sed 's/^/  | /' "$TMP/ssh.err"; return 1; }
+    awk '{ print $1 }' "$TMP/ssh.times" >"$TMP/ssh.ns"
+    printf '%-34s %6s ms %6s ms %6s ms\n' "ssh node1 true (one session)" "$(ms "$(median "$TMP/ssh.ns")")" \
+        "$(ms "$(minimum "$TMP/ssh.ns")")" "$(ms "$(maximum "$TMP/ssh.ns")")"
     sixteen=$(for n in 1 2 3 4; do for x in a b c d; do printf 'n%s%s,' "$n" "$x"; done; done)
     for hosts in 'node[1-4]' "${sixteen%,}"; do
         PDSH_SSH_ARGS_APPEND="-F $TMP/ssh_config" PDSH_RCMD_TYPE=ssh \
