@@ -10,8 +10,9 @@
 #     under 100 ms).
 #  2. Peak RSS (VmHWM) of the head dlrun and of its agents, sampled from
 #     /proc every 50 ms during `dlrun -np 16 sleep 1` in the same allocation.
-#  3. ssh start of 4 and 16 agents vs pdsh (bench_ssh_start below; for now
-#     pdsh and one plain OpenSSH session).
+#  3. ssh start of 4 and 16 agents (4 per node through host aliases):
+#     dlrun -H ... /bin/true next to pdsh -R ssh and one plain OpenSSH
+#     session.
 #
 # Exit status: 0 when everything ran (timings are reported, never
 # enforced), 1 when something could not run, 77 when the cluster cannot
@@ -145,7 +146,7 @@ bench_srun() {
 # "$TMP/timeit" like pdsh below, and print dlrun/pdsh ratios.
 bench_ssh_start() {
     say ""
-    say "== ssh start of 4 and 16 remote commands: pdsh (dlrun's ssh launcher: not measured yet)"
+    say "== ssh start of 4 and 16 remote commands: dlrun's agents vs pdsh"
     command -v pdsh >/dev/null 2>&1 || { say "pdsh not installed: skipped"; return 0; }
     {
         for n in 1 2 3 4; do
@@ -170,6 +171,23 @@ bench_ssh_start() {
     printf '%-34s %6s ms %6s ms %6s ms\n' "ssh node1 true (one session)" "$(ms "$(median "$TMP/ssh.ns")")" \
         "$(ms "$(minimum "$TMP/ssh.ns")")" "$(ms "$(maximum "$TMP/ssh.ns")")"
     sixteen=$(for n in 1 2 3 4; do for x in a b c d; do printf 'n%s%s,' "$n" "$x"; done; done)
+    # the aliases' keys: each alias carries its node's host key
+    for n in 1 2 3 4; do
+        key=$(awk -v h="node$n" '{ split($1, names, ","); if (names[1] == h) { $1 = ""; print; exit } }' \
+            "$DLRUN_TEST_KNOWN_HOSTS")
+        echo "n${n}a,n${n}b,n${n}c,n${n}d$key"
+    done >"$TMP/known_aliases"
+    cat "$DLRUN_TEST_KNOWN_HOSTS" >>"$TMP/known_aliases"
+    for hosts in 'node[1-4]:1' "$(echo "${sixteen%,}" | sed 's/,/:1,/g'):1"; do
+        "$TMP/timeit" -w 1 -t 60 -e "$TMP/dlrun-ssh.err" "$reps" "$DLRUN" -H "$hosts" \
+            --ssh-config "$TMP/ssh_config" --ssh-known-hosts "$TMP/known_aliases" \
+            --master-addr 10.77.0.1 --iface dlrunbr0 /bin/true >"$TMP/dlrun-ssh.times" ||
+            { say "error: dlrun -H $hosts failed:"; sed 's/^/  | /' "$TMP/dlrun-ssh.err"; return 1; }
+        awk '{ print $1 }' "$TMP/dlrun-ssh.times" >"$TMP/dlrun-ssh.ns"
+        case $hosts in node*) what="dlrun -H 4 hosts, 1 rank each" ;; *) what="dlrun -H 16 (4 per node)" ;; esac
+        printf '%-34s %6s ms %6s ms %6s ms\n' "$what" "$(ms "$(median "$TMP/dlrun-ssh.ns")")" \
+            "$(ms "$(minimum "$TMP/dlrun-ssh.ns")")" "$(ms "$(maximum "$TMP/dlrun-ssh.ns")")"
+    done
     for hosts in 'node[1-4]' "${sixteen%,}"; do
         PDSH_SSH_ARGS_APPEND="-F $TMP/ssh_config" PDSH_RCMD_TYPE=ssh \
             "$TMP/timeit" -w 1 -t 60 -o "$TMP/pdsh.out" -e "$TMP/pdsh.err" "$reps" \

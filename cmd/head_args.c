@@ -80,6 +80,8 @@ static void shared_remote_options(const struct options *o, struct strv *a)
         strv_addf(a, "--ssh-identity=%s", r->ssh_identity);
     if (r->ssh_known_hosts)
         strv_addf(a, "--ssh-known-hosts=%s", r->ssh_known_hosts);
+    if (r->ssh_config)
+        strv_addf(a, "--ssh-config=%s", r->ssh_config);
     if (r->remote_dlrun)
         strv_addf(a, "--remote-dlrun=%s", r->remote_dlrun);
     if (o->wdir)
@@ -133,5 +135,7 @@ void head_fill_job(const struct job *j, struct agent_job *aj,
         strv_addf(relay, "--ssh-identity=%s", r->ssh_identity);
     if (r->ssh_known_hosts)
         strv_addf(relay, "--ssh-known-hosts=%s", r->ssh_known_hosts);
+    if (r->ssh_config)
+        strv_addf(relay, "--ssh-config=%s", r->ssh_config);
     aj->relay_opts = relay->v;
 }

@@ -19,7 +19,7 @@ enum {
     OPT_REPORT_BINDINGS, OPT_TOPOLOGY, OPT_LAUNCHER, OPT_SSH_PORT,
     OPT_SSH_USER, OPT_SSH_IDENTITY, OPT_SSH_KNOWN_HOSTS, OPT_CONNECT_TIMEOUT,
     OPT_REMOTE_DLRUN, OPT_FANOUT, OPT_HEARTBEAT, OPT_WDIR, OPT_NODE, OPT_SPAWN,
-    OPT_LIFELINE,
+    OPT_LIFELINE, OPT_SSH_CONFIG,
 };
 
 static const struct option longopts[] = {
@@ -63,6 +63,7 @@ static const struct option longopts[] = {
     { "ssh-user", required_argument, NULL, OPT_SSH_USER },
     { "ssh-identity", required_argument, NULL, OPT_SSH_IDENTITY },
     { "ssh-known-hosts", required_argument, NULL, OPT_SSH_KNOWN_HOSTS },
+    { "ssh-config", required_argument, NULL, OPT_SSH_CONFIG },
     { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
     { "remote-dlrun", required_argument, NULL, OPT_REMOTE_DLRUN },
     { "fanout", required_argument, NULL, OPT_FANOUT },
@@ -110,6 +111,7 @@ const char options_help[] =
     "                           PBS, NQSV, LSF) or local\n"
     "      --ssh-port PORT      --ssh-user USER  --ssh-identity FILE\n"
     "      --ssh-known-hosts FILE  host keys to trust (~/.ssh/known_hosts)\n"
+    "      --ssh-config FILE    instead of ~/.ssh/config\n"
     "      --connect-timeout SECS  per ssh connection (10)\n"
     "      --remote-dlrun PATH  dlrun on the other nodes (this path)\n"
     "      --fanout N           agents one process starts; more form a tree (32)\n"
@@ -211,6 +213,7 @@ static int options_remote(int c, struct options *o)
     case OPT_SSH_USER: r->ssh_user = optarg; return 0;
     case OPT_SSH_IDENTITY: r->ssh_identity = optarg; return 0;
     case OPT_SSH_KNOWN_HOSTS: r->ssh_known_hosts = optarg; return 0;
+    case OPT_SSH_CONFIG: r->ssh_config = optarg; return 0;
     case OPT_CONNECT_TIMEOUT:
         return parse_count("--connect-timeout", optarg, 1, 3600,
                            &r->connect_timeout_s);
@@ -262,7 +265,7 @@ static int options_one(int c, struct options *o)
     case OPT_LAUNCHER: case OPT_SSH_PORT: case OPT_SSH_USER:
     case OPT_SSH_IDENTITY: case OPT_SSH_KNOWN_HOSTS: case OPT_CONNECT_TIMEOUT:
     case OPT_REMOTE_DLRUN: case OPT_FANOUT: case OPT_HEARTBEAT: case OPT_WDIR:
-    case OPT_NODE: case OPT_SPAWN: case OPT_LIFELINE:
+    case OPT_NODE: case OPT_SPAWN: case OPT_LIFELINE: case OPT_SSH_CONFIG:
         return options_remote(c, o);
     case OPT_RANKS_FILTER: return parse_filter(o, optarg);
     case OPT_KILL_TIMEOUT:

@@ -14,6 +14,7 @@ struct remote_opts {
     const char *ssh_user;       /* --ssh-user */
     const char *ssh_identity;   /* --ssh-identity FILE */
     const char *ssh_known_hosts;    /* --ssh-known-hosts FILE */
+    const char *ssh_config;     /* --ssh-config FILE */
     int connect_timeout_s;      /* --connect-timeout (10) */
     const char *remote_dlrun;   /* --remote-dlrun PATH; NULL: this path */
     int fanout;                 /* --fanout: agents one process starts (32) */

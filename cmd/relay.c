@@ -34,7 +34,8 @@ struct relay_stream {
 
 static const char usage[] =
     "usage: dlrun relay [--ssh-port P] [--ssh-user U] [--ssh-identity FILE]\n"
-    "                   [--ssh-known-hosts FILE] [--connect-timeout S] HOST\n"
+    "                   [--ssh-known-hosts FILE] [--ssh-config FILE]\n"
+    "                   [--connect-timeout S] HOST\n"
     "                   -- COMMAND...\n"
     "Internal: dlrun starts one per remote node to run its agent there.\n";
 
@@ -97,6 +98,7 @@ static int parse(int argc, char **argv, struct sshexec_opts *o)
         { "ssh-identity", required_argument, NULL, 'i' },
         { "ssh-known-hosts", required_argument, NULL, 'k' },
         { "connect-timeout", required_argument, NULL, 't' },
+        { "ssh-config", required_argument, NULL, 'c' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -116,6 +118,7 @@ static int parse(int argc, char **argv, struct sshexec_opts *o)
         o->user = c == 'u' ? optarg : o->user;
         o->identity = c == 'i' ? optarg : o->identity;
         o->known_hosts = c == 'k' ? optarg : o->known_hosts;
+        o->config = c == 'c' ? optarg : o->config;
     }
     if (optind + 2 > argc || strcmp(argv[optind + 1], "--") != 0 ||
         optind + 2 == argc)

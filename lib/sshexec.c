@@ -42,7 +42,7 @@ static int set_options(struct sshexec *x, const struct sshexec_opts *o)
     int rc = 0;
 
     rc |= ssh_options_set(x->s, SSH_OPTIONS_HOST, o->host);
-    rc |= ssh_options_parse_config(x->s, NULL);
+    rc |= ssh_options_parse_config(x->s, o->config);
     if (o->user)
         rc |= ssh_options_set(x->s, SSH_OPTIONS_USER, o->user);
     if (o->port > 0)

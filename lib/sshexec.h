@@ -20,6 +20,8 @@ struct sshexec_opts {
     const char *known_hosts;    /* NULL: ~/.ssh/known_hosts (and the
                                    system's /etc/ssh/ssh_known_hosts) */
     int timeout_s;              /* connect timeout; 0: 10 s */
+    const char *config;         /* an ssh_config file instead of
+                                   ~/.ssh/config, or NULL */
 };
 
 struct sshexec;
