@@ -73,6 +73,30 @@ out:
     client_close(c);
 }
 
+void agent_report_ranks(const struct job *j, const struct supervise *sv)
+{
+    struct err err = { "" };
+    struct client *c = NULL;
+    char key[64], *val = NULL;
+    size_t len = 0;
+    FILE *m;
+
+    if (!j->opt.summary || !(m = open_memstream(&val, &len)))
+        return;
+    for (int i = 0; i < sv->n; i++)
+        if (sv->ranks[i].rank >= 0)
+            fprintf(m, "%d %d %d %.6f %.6f\n", sv->ranks[i].rank,
+                    (int)sv->ranks[i].pid, sv->ranks[i].status,
+                    sv->ranks[i].start, sv->ranks[i].end);
+    snprintf(key, sizeof key, "dlrun.ranks.%d", j->plan.self_node);
+    if (fclose(m) == 0 && (c = client_from_env(5000, &err)))
+        client_put(c, key, val, len, &err);
+    if (err.msg[0])
+        cmd_fail(0, "agent: cannot report its ranks: %s", err.msg);
+    client_close(c);
+    free(val);
+}
+
 /* End this agent's ranks (once): its supervisor forwards the SIGTERM. */
 static void agent_stop(struct agent_watch *w, const char *why)
 {
@@ -273,6 +297,7 @@ int cmd_agent(int argc, char **argv)
         goto out;
     }
     j.agent = 1;
+    j.restart = j.opt.restart;
     rc = job_prepare(&j, 1);
     if (rc != 0)
         goto out;

@@ -49,6 +49,7 @@ struct head {
     struct client *ctl;
     int ctl_seq;
     const struct supervise *sv;     /* the agents' processes */
+    int failed_rank;                /* the first failure the agents told */
 };
 
 int head_wanted(const struct job *j)
@@ -217,6 +218,7 @@ static int head_outcome(const struct job *j, struct head *h,
              j->plan.nnodes, j->plan.nnodes == 1 ? "" : "s");
     if (first_failure(h, fail, sizeof fail) == 0 &&
         sscanf(fail, "%d %d %d %255s", &rank, &status, &pid, host) == 4) {
+        h->failed_rank = rank;
         job_report_failure(rank, host, pid, status, stopped);
         return sv->signal_received && lost < 0 ? rc :
                supervise_exit_code(status);
@@ -237,9 +239,20 @@ static int head_outcome(const struct job *j, struct head *h,
 }
 
 /* Start the agents, supervise them like ranks, say how the job ended. */
-static int head_supervise(const struct job *j, struct head *h,
+/* Should the head start the agents again (--max-restarts)?  After a rank
+ * or an agent failed, not after dlrun itself was told to stop. */
+static int head_should_restart(const struct job *j, const struct head *h,
+                               const struct supervise *sv, int rc)
+{
+    int sig = sv->signal_received, told = sig && atomic_load(&h->lost) < 0;
+
+    return rc != 0 && j->restart < j->opt.max_restarts &&
+           (!told || sig == SIGUSR1 || sig == SIGUSR2);
+}
+
+static int head_supervise(struct job *j, struct head *h,
                           const struct agent_launcher *l,
-                          struct agent_job *aj)
+                          struct agent_job *aj, int *again)
 {
     struct err err = { "" };
     struct sv_rank *procs = calloc((size_t)aj->nnodes, sizeof *procs);
@@ -263,7 +276,13 @@ static int head_supervise(const struct job *j, struct head *h,
     }
     rc = supervise_run(&sv);
     rc = head_outcome(j, h, &sv, rc);
+    *again = head_should_restart(j, h, &sv, rc);
+    if (j->opt.summary && !*again &&
+        head_summary(j, h->addr, h->token, h->failed_rank, sv.signal_received,
+                     rc) < 0)
+        rc = rc ? rc : EXIT_FAIL;
 out:
+    h->sv = NULL;
     free(procs);
     return rc;
 }
@@ -299,28 +318,20 @@ static char **agent_envp(const struct head *h, struct envset *add)
     return envset_envp(add, environ);
 }
 
-int run_head(struct job *j, char **prog)
+/* One start of every agent, with a broker of its own (a new token, no
+ * keys left from an earlier attempt). */
+static int head_attempt(struct job *j, const struct agent_launcher *l,
+                        char **prog, const sigset_t *orig, int *again)
 {
     struct head h = { 0 };
     struct strv args = { 0 }, relay = { 0 };
     struct agent_job aj = { .plan = &j->plan, .prog = prog };
     struct envset add = { 0 };
     struct err err = { "" };
-    const struct agent_launcher *l;
     int *nodes = NULL, life[2] = { -1, -1 }, rc = EXIT_FAIL;
-    sigset_t block, orig;
 
-    if (j->opt.max_restarts || j->opt.summary)
-        return cmd_fail(EXIT_USAGE, "--max-restarts and --summary work on "
-                        "one node for now; this plan spans %d nodes",
-                        j->plan.nnodes);
-    l = agent_launcher_select(j->opt.remote.launcher, j->alloc.source, &err);
-    if (!l)
-        return cmd_fail(EXIT_USAGE, "%s", err.msg);
-    /* blocked before the broker thread starts, so that it inherits the
-     * mask and the signals reach the supervisor's signalfd, not the thread */
-    supervise_signals(&block);
-    sigprocmask(SIG_BLOCK, &block, &orig);
+    *again = 0;
+    h.failed_rank = -1;
     if (head_watch_init(&h, j) < 0 || head_start_broker(&h, j, &err) < 0) {
         rc = cmd_fail(EXIT_FAIL, "cannot start the broker: %s",
                       err.msg[0] ? err.msg : "out of memory");
@@ -331,15 +342,9 @@ int run_head(struct job *j, char **prog)
         rc = cmd_fail(EXIT_FAIL, "cannot prepare the agents: out of resources");
         goto out;
     }
-    if (j->opt.report_bindings)
-        fprintf(stderr, "dlrun: the agents report bindings per node\n");
-    head_fill_job(j, &aj, &args, &relay, nodes, j->plan.nnodes, life[0],
-                  &orig);
-    if (relay.failed) {
-        rc = cmd_fail(EXIT_FAIL, "out of memory");
-        goto out;
-    }
-    rc = head_supervise(j, &h, l, &aj);
+    head_fill_job(j, &aj, &args, &relay, nodes, j->plan.nnodes, life[0], orig);
+    rc = relay.failed ? cmd_fail(EXIT_FAIL, "out of memory")
+                      : head_supervise(j, &h, l, &aj, again);
 out:
     head_stop_broker(&h);
     head_free(&h);
@@ -353,4 +358,30 @@ out:
     if (life[1] >= 0)
         close(life[1]);
     return rc;
+}
+
+int run_head(struct job *j, char **prog)
+{
+    struct err err = { "" };
+    const struct agent_launcher *l;
+    sigset_t block, orig;
+    int rc, again;
+
+    l = agent_launcher_select(j->opt.remote.launcher, j->alloc.source, &err);
+    if (!l)
+        return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    /* blocked before the broker thread starts, so that it inherits the
+     * mask and the signals reach the supervisor's signalfd, not the thread */
+    supervise_signals(&block);
+    sigprocmask(SIG_BLOCK, &block, &orig);
+    if (j->opt.report_bindings)
+        fprintf(stderr, "dlrun: the agents report bindings per node\n");
+    for (;;) {
+        rc = head_attempt(j, l, prog, &orig, &again);
+        if (!again)
+            return rc;
+        j->restart++;
+        cmd_fail(0, "restarting the job on %d nodes (restart %d of %d)",
+                 j->plan.nnodes, j->restart, j->opt.max_restarts);
+    }
 }

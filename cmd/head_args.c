@@ -61,6 +61,11 @@ static void shared_output_options(const struct options *o, struct strv *a)
     if (o->plan.oversubscribe)
         strv_addf(a, "--oversubscribe");
     strv_addf(a, "--kill-timeout=%d", o->kill_timeout_ms / 1000);
+    /* for the ranks' variables; the head restarts, the agents report */
+    if (o->max_restarts)
+        strv_addf(a, "--max-restarts=%d", o->max_restarts);
+    if (o->summary)
+        strv_addf(a, "--summary=%s", o->summary);
 }
 
 /* What agents that start further agents (a tree) need, and the rest. */
@@ -100,6 +105,8 @@ int agent_args(const struct job *j, struct strv *a)
     strv_addf(a, "agent");
     strv_addf(a, "--hosts=%s", hosts ? hosts : "");
     strv_addf(a, "--np=%d", j->plan.nranks);
+    if (j->restart)
+        strv_addf(a, "--restart=%d", j->restart);
     /* the port: the user's, else rank 0's agent finds a free one */
     if (j->opt.rdv.master_addr)
         strv_addf(a, "--master-addr=%s", j->opt.rdv.master_addr);

@@ -39,6 +39,16 @@ void job_report_failure(int rank, const char *host, int pid, int status,
 struct supervise;
 void agent_report_failure(const struct job *j, const struct supervise *sv);
 
+/* dlrun agent with --summary: put how this node's ranks ended into the
+ * broker (dlrun.ranks.NODE) for the head's summary (cmd/agent.c). */
+void agent_report_ranks(const struct job *j, const struct supervise *sv);
+
+/* The head's --summary: every node's ranks as the agents reported them
+ * through the broker at addr (token: hex); failed_rank is the rank that
+ * failed first, or -1.  0, or -1 after printing. */
+int head_summary(const struct job *j, const char *addr, const char *token,
+                 int failed_rank, int signal_received, int rc);
+
 /* Plan each rank's CPUs and GPU where dlrun binds (cmd/bindings.c).
  * 0, or the exit code after printing the error. */
 int job_bind(struct job *j);

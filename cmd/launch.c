@@ -218,6 +218,8 @@ static int launch_loop(struct job *j, struct launch_job *lj,
         rc = run_attempt(j, lj, l, &sv);
         if (j->agent && sv.failed >= 0)
             agent_report_failure(j, &sv);
+        if (j->agent)   /* the head restarts and summarizes every node */
+            return agent_report_ranks(j, &sv), rc;
         if (!should_restart(j, &sv, rc))
             break;
         j->restart++;

@@ -19,7 +19,7 @@ enum {
     OPT_REPORT_BINDINGS, OPT_TOPOLOGY, OPT_LAUNCHER, OPT_SSH_PORT,
     OPT_SSH_USER, OPT_SSH_IDENTITY, OPT_SSH_KNOWN_HOSTS, OPT_CONNECT_TIMEOUT,
     OPT_REMOTE_DLRUN, OPT_FANOUT, OPT_HEARTBEAT, OPT_WDIR, OPT_NODE, OPT_SPAWN,
-    OPT_LIFELINE, OPT_SSH_CONFIG,
+    OPT_LIFELINE, OPT_SSH_CONFIG, OPT_RESTART,
 };
 
 static const struct option longopts[] = {
@@ -72,6 +72,7 @@ static const struct option longopts[] = {
     { "node", required_argument, NULL, OPT_NODE },
     { "spawn", required_argument, NULL, OPT_SPAWN },
     { "lifeline", no_argument, NULL, OPT_LIFELINE },
+    { "restart", required_argument, NULL, OPT_RESTART },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -226,6 +227,8 @@ static int options_remote(int c, struct options *o)
     case OPT_NODE: return parse_count("--node", optarg, 0, 1 << 24, &o->node);
     case OPT_SPAWN: o->spawn = optarg; return 0;
     case OPT_LIFELINE: o->lifeline = 1; return 0;
+    case OPT_RESTART:
+        return parse_count("--restart", optarg, 0, 1000000, &o->restart);
     default: return -1;
     }
 }
@@ -266,6 +269,7 @@ static int options_one(int c, struct options *o)
     case OPT_SSH_IDENTITY: case OPT_SSH_KNOWN_HOSTS: case OPT_CONNECT_TIMEOUT:
     case OPT_REMOTE_DLRUN: case OPT_FANOUT: case OPT_HEARTBEAT: case OPT_WDIR:
     case OPT_NODE: case OPT_SPAWN: case OPT_LIFELINE: case OPT_SSH_CONFIG:
+    case OPT_RESTART:
         return options_remote(c, o);
     case OPT_RANKS_FILTER: return parse_filter(o, optarg);
     case OPT_KILL_TIMEOUT:

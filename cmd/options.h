@@ -45,6 +45,7 @@ struct options {
     /* dlrun agent only (set by the head, hidden from --help) */
     int node;               /* --node: this agent's plan node, -1 unknown */
     const char *spawn;      /* --spawn: plan nodes whose agents it starts */
+    int restart;            /* --restart: the head's attempts before this */
     int lifeline;           /* --lifeline: stdin is the spawner's lifeline
                                (the secrets first, unless in the env) */
     char **exports;         /* -x entries (owned array, borrowed strings) */

@@ -57,6 +57,18 @@ if [ "$ms" -lt 4000 ]; then pass "  ended ${ms}ms after start (rank failed at 1s
 wait_gone
 expect_eq "  nothing left on any node" "$(leftovers)" ""
 
+# --- --max-restarts and --summary across nodes ---
+within 120 "$DLRUN" -H $HOSTS $SSH --max-restarts 1 --summary "$TMP/sum.json" -- sh -c \
+    '[ $RANK = 6 ] && [ $DLRUN_RESTART_COUNT = 0 ] && exit 4; echo "ok $RANK $TORCHELASTIC_RESTART_COUNT"' >"$TMP/restart.out" 2>&1
+expect_eq "rank 6 fails once, --max-restarts 1: the job succeeds" "$?" 0
+expect_grep "  restarted on every node" "restarting the job on 4 nodes (restart 1 of 1)" "$TMP/restart.out"
+expect_eq "  the second attempt ran all 8 ranks with restart count 1" "$(grep -c '^ok [0-7] 1$' "$TMP/restart.out")" 8
+summary() { "$PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(d["exit_code"], d["restarts"], d["failed_rank"], len(d["ranks"]), " ".join(sorted(set(r["host"] for r in d["ranks"]))), d["ranks"][6]["exit_code"])' "$1"; }
+expect_eq "  --summary: code, restarts, no failure, 8 ranks on 4 hosts" "$(summary "$TMP/sum.json")" "0 1 -1 8 node1 node2 node3 node4 0"
+within 120 "$DLRUN" -H $HOSTS $SSH --summary "$TMP/sum2.json" -- sh -c '[ $RANK = 6 ] && exit 4; exec "$0" 30' "$TMP/$MARK-sleep" >/dev/null 2>&1
+expect_eq "--summary of a failed job names rank 6 and its code" "$(summary "$TMP/sum2.json")" "4 0 6 8 node1 node2 node3 node4 4"
+wait_gone
+
 # --- USR1 and TERM to dlrun reach every rank on every node ---
 cat >"$TMP/rec.sh" <<'EOS'
 trap 'echo USR1 >"$0.usr1.$RANK"' USR1
