@@ -184,8 +184,13 @@ static int parse_step(struct parse_state *ps, size_t *pos, struct err *err)
     size_t open, close, text_end, after;
     int line, col;
 
-    if (!o)
-        return add_node(ps->t, N_TEXT, s + *pos, strlen(s + *pos), err);
+    if (!o) {
+        size_t rest = strlen(s + *pos);
+
+        open = *pos;
+        *pos += rest;
+        return add_node(ps->t, N_TEXT, s + open, rest, err);
+    }
     open = (size_t)(o - s);
     c = strstr(o + 2, "}}");
     if (!c) {
