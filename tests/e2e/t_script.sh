@@ -192,6 +192,15 @@ DLRUN_TEMPLATES=$TMP/tdir expect_rc "\$DLRUN_TEMPLATES" 0 "$DLRUN" script \
     --scheduler lsf -N 1 -- prog
 expect_grep "  its lsf.sh.in" "^# 1 nodes on lsf" "$TMP/out"
 
+# an installed dlrun finds PREFIX/share/dlrun/templates beside its bin/
+mkdir -p "$TMP/inst/bin" "$TMP/inst/share/dlrun/templates"
+cp "$DLRUN" "$TMP/inst/bin/dlrun"
+sed 's/Made by/Installed template, made by/' "$TOP/templates/pbs.sh.in" \
+    >"$TMP/inst/share/dlrun/templates/pbs.sh.in"
+expect_rc "installed: PREFIX/bin/dlrun script" 0 "$TMP/inst/bin/dlrun" script \
+    --scheduler pbs -N 1 -- prog
+expect_grep "  uses PREFIX/share/dlrun/templates" "Installed template" "$TMP/out"
+
 # --- -o FILE: mode 0755 whatever the umask ---
 (umask 077 && "$DLRUN" script --scheduler slurm -N 1 -o "$TMP/o.sh" -- prog)
 expect_eq "-o FILE: mode 0755 under umask 077" "$(stat -c %a "$TMP/o.sh")" 755
