@@ -252,11 +252,11 @@ static int parse_cli(int argc, char **argv, struct cli *c)
             printf("%s%s", usage, options_text);
             return 1;
         }
-        if (opt == '?' || opt == ':') {
+        if (opt == '?') {       /* optopt: the option short of its value */
             char what[160];
 
             snprintf(what, sizeof what, "%s: %s", argv[optind - 1],
-                     opt == ':' || (optopt && strchr("PNtpqAJxo", optopt)) ?
+                     optopt >= 256 || (optopt && strchr("PNtpqAJxo", optopt)) ?
                      "needs a value" : "unknown option");
             return usage_error(what), -1;
         }
