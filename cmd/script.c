@@ -67,9 +67,9 @@ static const char options_text[] =
     "      --dlrun PATH         the dlrun the script runs (default: dlrun)\n"
     "      --list-profiles      print the profile names and exit\n"
     "  -h, --help               this text\n"
-    "Profiles: /etc/dlrun/sites.yaml, ~/.config/dlrun/sites.yaml, $DLRUN_CONFIG,\n"
-    "--config, later ones overriding earlier ones key by key (man\n"
-    "dlrun-sites.yaml).  Exit codes: 0 done, 1 cannot write or submit,\n"
+    "Profiles: /etc/dlrun/sites.yaml, ~/.config/dlrun/sites.yaml,\n"
+    "$DLRUN_CONFIG, --config, later ones overriding earlier ones key by key\n"
+    "(man dlrun-sites.yaml).  Exit codes: 0 done, 1 cannot write or submit,\n"
     "2 bad usage, profile or template.\n";
 
 enum {
@@ -209,7 +209,8 @@ static int cli_one(struct cli *c, int opt, const char *arg)
     case 'P': c->profile = arg; return 0;
     case O_SCHEDULER: return set_value(c, SITE_SCHEDULER, "--scheduler", arg);
     case 'N': return set_value(c, SITE_NODES, "--nodes", arg);
-    case O_GPUS: return set_value(c, SITE_GPUS_PER_NODE, "--gpus-per-node", arg);
+    case O_GPUS:
+        return set_value(c, SITE_GPUS_PER_NODE, "--gpus-per-node", arg);
     case O_CORES:
         return set_value(c, SITE_CORES_PER_NODE, "--cores-per-node", arg);
     case O_TASKS: return set_value(c, SITE_TASKS, "--tasks", arg);
@@ -220,7 +221,8 @@ static int cli_one(struct cli *c, int opt, const char *arg)
     case O_SIGNAL: return set_value(c, SITE_SIGNAL, "--signal", arg);
     case O_REQUEUE: c->v[SITE_REQUEUE] = "1"; return 0;
     case O_NO_REQUEUE: c->v[SITE_REQUEUE] = "0"; return 0;
-    case O_MAP_BY: case O_BIND_TO: case O_GPU_BIND: return add_bind(c, opt, arg);
+    case O_MAP_BY: case O_BIND_TO: case O_GPU_BIND:
+        return add_bind(c, opt, arg);
     case O_IFACE: return add_arg(c, "--iface", arg);
     case 'x': return add_arg(c, "-x", arg);
     case 'l': return add_arg(c, "--tag-output", NULL);

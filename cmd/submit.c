@@ -6,6 +6,7 @@
  * bsub reads it on stdin to see its #BSUB lines. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,8 @@
 /* argv of the submitter for sched; file is the script. */
 static void submit_argv(int sched, const char *file, const char *argv[4])
 {
-    argv[0] = sched == SCHED_SLURM ? "sbatch" : sched == SCHED_LSF ? "bsub" : "qsub";
+    argv[0] = sched == SCHED_SLURM ? "sbatch" :
+              sched == SCHED_LSF ? "bsub" : "qsub";
     argv[1] = sched == SCHED_SLURM ? "--parsable" : file;
     argv[2] = sched == SCHED_SLURM ? file : NULL;
     argv[3] = NULL;
@@ -48,16 +50,41 @@ static const char *job_id(int sched, char *out)
     return s;
 }
 
+/* name's path on $PATH into path (PATH_MAX bytes); 0, or -1 when no
+ * executable file of that name is there.  Done before fork: execvp's
+ * search is not async-signal-safe. */
+static int find_in_path(const char *name, char *path)
+{
+    const char *dirs = getenv("PATH"), *d, *colon;
+
+    for (d = dirs ? dirs : "/usr/bin:/bin"; d; d = colon ? colon + 1 : NULL) {
+        size_t len;
+
+        colon = strchr(d, ':');
+        len = colon ? (size_t)(colon - d) : strlen(d);
+        /* an empty entry is the current folder, as for execvp */
+        if (snprintf(path, PATH_MAX, "%.*s/%s", len ? (int)len : 1,
+                     len ? d : ".", name) < PATH_MAX &&
+            access(path, X_OK) == 0)
+            return 0;
+    }
+    return -1;
+}
+
 /* Run argv with stdin from in_fd (-1: untouched), stdout into a buffer
- * (caller frees); returns the exit status or -1. */
+ * (caller frees); returns the exit status, 127 when argv[0] is not on
+ * $PATH, or -1. */
 static int run_capture(const char *const argv[], int in_fd, char **out)
 {
     int pipefd[2], status = 0;
+    char path[PATH_MAX];
     pid_t pid;
     FILE *f;
     size_t len = 0;
 
     *out = NULL;
+    if (find_in_path(argv[0], path) < 0)
+        return 127;
     if (pipe2(pipefd, O_CLOEXEC) < 0)
         return -1;
     pid = fork();
@@ -65,8 +92,8 @@ static int run_capture(const char *const argv[], int in_fd, char **out)
         /* only async-signal-safe calls from here on */
         if ((in_fd >= 0 && dup2(in_fd, 0) < 0) || dup2(pipefd[1], 1) < 0)
             _exit(126);
-        execvp(argv[0], (char *const *)argv);
-        _exit(errno == ENOENT ? 127 : 126);
+        execv(path, (char *const *)argv);
+        _exit(126);
     }
     close(pipefd[1]);
     f = pid > 0 ? fdopen(pipefd[0], "r") : NULL;
@@ -137,7 +164,9 @@ static int submit(const struct script_result *r)
     if (rc != EXIT_OK)
         goto out;
     submit_argv(r->sched, file, argv);
-    if (r->sched == SCHED_LSF && (in_fd = open(file, O_RDONLY | O_CLOEXEC)) < 0) {
+    if (r->sched == SCHED_LSF)
+        in_fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (r->sched == SCHED_LSF && in_fd < 0) {
         rc = cmd_fail(EXIT_FAIL, "%s: %s", file, strerror(errno));
         goto out;
     }
@@ -146,6 +175,8 @@ static int submit(const struct script_result *r)
         rc = cmd_fail(EXIT_FAIL, "%s: not found: submit from a login node of "
                       "the %s cluster, or use dlrun script -o FILE", argv[0],
                       sched_name(r->sched));
+    else if (status < 0)
+        rc = cmd_fail(EXIT_FAIL, "cannot run %s: %s", argv[0], strerror(errno));
     else if (status != 0)
         rc = cmd_fail(EXIT_FAIL, "%s failed (exit %d, its message above): "
                       "nothing submitted", argv[0], status);

@@ -14,7 +14,8 @@ enum {
     V_SCHEDULER, V_NODES, V_NTASKS, V_TASKS_PER_NODE, V_GPUS_PER_NODE,
     V_CORES_PER_NODE, V_CPUS_PER_TASK, V_PER_GPU, V_PER_NODE, V_PARTITION,
     V_ACCOUNT, V_JOB_NAME, V_TIME, V_TIME_HM, V_SIGNAL, V_SIGNAL_NAME,
-    V_SIGNAL_SECS, V_SIGNAL_MINUTES, V_REQUEUE, V_REQUEUE_GRACE, V_SETUP, V_DLRUN_LINE,
+    V_SIGNAL_SECS, V_SIGNAL_MINUTES, V_REQUEUE, V_REQUEUE_GRACE, V_SETUP,
+    V_DLRUN_LINE,
     V_DIRECTIVES, V_MODULES, V_ENV, V_COUNT
 };
 
@@ -22,7 +23,8 @@ static const char *const var_names[V_COUNT] = {
     "scheduler", "nodes", "ntasks", "tasks_per_node", "gpus_per_node",
     "cores_per_node", "cpus_per_task", "per_gpu", "per_node", "partition",
     "account", "job_name", "time", "time_hm", "signal", "signal_name",
-    "signal_secs", "signal_minutes", "requeue", "requeue_grace", "setup", "dlrun_line",
+    "signal_secs", "signal_minutes", "requeue", "requeue_grace", "setup",
+    "dlrun_line",
     "directives", "modules", "env",
 };
 

@@ -121,7 +121,8 @@ int jobspec_parse_time(const char *s, long *secs, struct err *err)
     return 0;
 bad:
     return err_set(err, "'%s' is not a wall time of at least a minute: "
-                   "write HH:MM:SS, D-HH:MM:SS or minutes", jobspec_visible(s, b));
+                   "write HH:MM:SS, D-HH:MM:SS or minutes",
+                   jobspec_visible(s, b));
 }
 
 static const char *const signal_names[] = {

@@ -206,7 +206,8 @@ static int check_key(struct loader *ld, const yaml_node_t *map, size_t i,
 
 static size_t map_size(const yaml_node_t *map)
 {
-    return (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    return (size_t)(map->data.mapping.pairs.top -
+                    map->data.mapping.pairs.start);
 }
 
 /* ---- values ---- */
@@ -307,7 +308,8 @@ static int env_value(struct loader *ld, const yaml_node_t *n,
         return fail_at(ld, n, path, "expected NAME: VALUE lines, got %s",
                        kind_words(n));
     for (size_t i = 0; i < map_size(n); i++) {
-        yaml_node_t *k = node(ld, pairs[i].key), *val = node(ld, pairs[i].value);
+        yaml_node_t *k = node(ld, pairs[i].key);
+        yaml_node_t *val = node(ld, pairs[i].value);
         const char *name, *s;
 
         if (check_key(ld, n, i, path) < 0)
@@ -567,7 +569,8 @@ static void profile_free(struct site_profile *p)
 static int merge(struct sites *s, struct sites *add, struct err *err)
 {
     for (size_t i = 0; i < add->n; i++) {
-        struct site_profile *p = (struct site_profile *)sites_find(s, add->profiles[i].name);
+        struct site_profile *p =
+            (struct site_profile *)sites_find(s, add->profiles[i].name);
 
         if (!p) {
             p = realloc(s->profiles, (s->n + 1) * sizeof *p);

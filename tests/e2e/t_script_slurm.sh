@@ -70,6 +70,21 @@ expect_eq "  ranks on node1 and node2" \
 expect_eq "  the profile's env reached every rank, quotes and \$ intact" \
     "$(grep -c "mark it's \$marked$" "$out" | tr -d ' ')" 4 || sed 's/^/  | /' "$out"
 
+# --- --tasks per-gpu (Jean Zay's way): srun starts a task per GPU, each
+# dlrun becomes its rank ---
+expect_rc "dlrun submit --tasks per-gpu -N 2 --gpus-per-node 2" 0 \
+    "$DLRUN" submit --profile testcluster -N 2 --tasks per-gpu --dlrun "$DLRUN" \
+    -- sh -c 'echo "task rank $RANK of $WORLD_SIZE local $LOCAL_RANK on $(hostname)"'
+id=$(cat "$TMP/out")
+wait_for 120 "  job $id finished" finished "$id"
+expect_eq "  completed" "$(state "$id")" COMPLETED
+for r in 0 1 2 3; do
+    expect_grep "  rank $r of 4 in the output" "task rank $r of 4 local" "$TMP/job-$id.out"
+done
+expect_eq "  2 local ranks on each of node1, node2" \
+    "$(sed -n 's/.* local \([0-9]\) on \(node[0-9]\)$/\2:\1/p' "$TMP/job-$id.out" | sort | tr '\n' ' ')" \
+    "node1:0 node1:1 node2:0 node2:1 "
+
 # --- --requeue: the rank program checkpoints on USR1 and exits ---
 cat >"$TMP/train.sh" <<'EOS'
 #!/bin/sh
@@ -82,19 +97,23 @@ EOS
 chmod +x "$TMP/train.sh"
 
 # requeue_test NAME TIME: submit, then check the trap's work
+# requeue_submit NAME TIME SIGNAL OPTION...: submit train.sh, print the id
 requeue_submit() {
-    mkdir -p "$TMP/$1"
-    "$DLRUN" submit --profile testcluster -N 2 --dlrun "$DLRUN" -J "rq-$1" \
-        --bind-to none --gpu-bind none -t "$2" --signal "$3" --requeue \
-        -- "$TMP/train.sh" "$TMP/$1" >"$TMP/$1.id" 2>"$TMP/err" ||
-        { fail "submit --requeue ($1)"; sed 's/^/  err: /' "$TMP/err"; return 1; }
-    cat "$TMP/$1.id"
+    n=$1 t=$2 sig=$3; shift 3
+    mkdir -p "$TMP/$n"
+    "$DLRUN" submit --profile testcluster -N 2 --dlrun "$DLRUN" -J "rq-$n" \
+        -t "$t" --signal "$sig" --requeue "$@" \
+        -- "$TMP/train.sh" "$TMP/$n" >"$TMP/$n.id" 2>"$TMP/err" ||
+        { fail "submit --requeue ($n)"; sed 's/^/  err: /' "$TMP/err"; return 1; }
+    cat "$TMP/$n.id"
 }
+PER_NODE="--bind-to none --gpu-bind none"
 requeued() { [ "$(restarts "$1")" = 1 ] || [ "$(count "$TMP/$2"/up.*.1)" -gt 0 ]; }
 four_ckpts() { [ "$(count "$TMP/$1"/ckpt.*.0)" -eq 4 ]; }
 four_up() { [ "$(count "$TMP/$1"/up.*.0)" -eq 4 ]; }
 
-id=$(requeue_submit scancel 10 USR1@90)
+# shellcheck disable=SC2086 # PER_NODE is a list of words
+id=$(requeue_submit scancel 10 USR1@90 $PER_NODE)
 if [ -n "$id" ]; then
     wait_for 90 "--requeue (scancel --signal=USR1 --batch): 4 ranks up" four_up scancel
     scancel --signal=USR1 --batch "$id"
@@ -104,7 +123,18 @@ if [ -n "$id" ]; then
     scancel "$id"
 fi
 
-id=$(requeue_submit timelimit 1 USR1@50)
+# per-gpu: the trap passes USR1 to srun, which passes it to the tasks
+id=$(requeue_submit pergpu 10 USR1@90 --tasks per-gpu)
+if [ -n "$id" ]; then
+    wait_for 90 "--requeue --tasks per-gpu (scancel --signal=USR1 --batch): 4 ranks up" four_up pergpu
+    scancel --signal=USR1 --batch "$id"
+    wait_for 60 "  srun passed USR1 to the 4 tasks, which checkpointed" four_ckpts pergpu
+    wait_for 60 "  the job was requeued (Restarts=1)" requeued "$id" pergpu
+    scancel "$id"
+fi
+
+# shellcheck disable=SC2086
+id=$(requeue_submit timelimit 1 USR1@50 $PER_NODE)
 if [ -n "$id" ]; then
     wait_for 90 "--requeue (real time limit 1 min, USR1@50): 4 ranks up" four_up timelimit
     wait_for 90 "  Slurm's USR1 reached the 4 ranks, which checkpointed" four_ckpts timelimit
