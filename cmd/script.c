@@ -326,7 +326,7 @@ static int find_profile(const struct cli *c, const struct sites *s,
                         const struct site_profile **p)
 {
     const char *name = c->profile ? c->profile : s->default_name;
-    char names[400];
+    char names[400], b[80];
 
     *p = NULL;
     if (!name)
@@ -336,7 +336,7 @@ static int find_profile(const struct cli *c, const struct sites *s,
         return 0;
     profile_names(s, names, sizeof names);
     return cmd_fail(EXIT_USAGE, "no profile '%s'%s (profiles: %s; man "
-                    "dlrun-sites.yaml)", name,
+                    "dlrun-sites.yaml)", jobspec_visible(name, b),
                     c->profile ? "" : ", the default in sites.yaml", names), -1;
 }
 
