@@ -64,6 +64,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
 
+# dlrun script finds its templates beside the binary first (BIN/../share/
+# dlrun/templates installed, BIN/../templates in a checkout), then here.
+$(BUILD)/cmd/script.o: ALL_CPPFLAGS += -DDLRUN_TEMPLATE_DIR='"$(PREFIX)/share/dlrun/templates"'
+
 $(BUILD)/libdlrun-core.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
@@ -141,16 +145,25 @@ check: deps-test
 
 install: $(BUILD)/dlrun $(BUILD)/libdlrun.so $(BUILD)/dlrun.pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	    $(DESTDIR)$(PREFIX)/share/man/man7 $(DESTDIR)$(LIBDIR)/pkgconfig \
-	    $(DESTDIR)$(INCLUDEDIR)
+	    $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7 \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(PREFIX)/share/dlrun/templates/sites \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	    $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 	install -m 0755 $(BUILD)/dlrun $(DESTDIR)$(PREFIX)/bin/dlrun
 	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 0644 man/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 	install -m 0755 $(BUILD)/$(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_FILE)
 	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/libdlrun.so.$(SO_MAJOR)
 	ln -sf libdlrun.so.$(SO_MAJOR) $(DESTDIR)$(LIBDIR)/libdlrun.so
 	install -m 0644 contrib/include/dlrun.h $(DESTDIR)$(INCLUDEDIR)/dlrun.h
 	install -m 0644 $(BUILD)/dlrun.pc $(DESTDIR)$(LIBDIR)/pkgconfig/dlrun.pc
+	install -m 0644 templates/*.sh.in $(DESTDIR)$(PREFIX)/share/dlrun/templates/
+	install -m 0644 templates/sites/*.yaml $(DESTDIR)$(PREFIX)/share/dlrun/templates/sites/
+	install -m 0644 contrib/completion/dlrun.bash \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/dlrun
+	install -m 0644 contrib/completion/_dlrun $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_dlrun
 
 clean:
 	rm -rf build build-asan
