@@ -13,7 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* libdlrun.so is built with -fvisibility=hidden: what dlrun.h declares is
+ * its whole exported API. */
+#pragma GCC visibility push(default)
 #include "../contrib/include/dlrun.h"
+#pragma GCC visibility pop
 #include "broker_proto.h"
 #include "token.h"
 
