@@ -35,6 +35,9 @@ if [ -z "${DLRUN:-}" ]; then
     make -s -C "$root" >&2 || { echo "bench: cannot build dlrun" >&2; exit 1; }
     DLRUN=$root/build/dlrun
 fi
+# A benchmark waits for the cluster as long as it takes, rather than take
+# it over from a test after use_cluster's usual 5 minutes.
+DLRUN_CLUSTER_WAIT=${DLRUN_CLUSTER_WAIT:-3600}
 . "$root/tests/e2e/lib.sh"
 # lib.sh takes its folder from $0, which is ours here; use_cluster reads these
 # shellcheck disable=SC2034

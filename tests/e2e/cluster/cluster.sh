@@ -230,12 +230,14 @@ start_slurmd() {
 # known_hosts with every node by name and address, and a variant without
 # node4 (a host whose key the client does not know).
 make_ssh_keys() {
-    ssh-keygen -q -t ed25519 -N '' -C "root@dlrun-test" -f "$DIR/ssh/id_ed25519" ||
+    # ssh-keygen asks before overwriting: never let it (stdin, rm first)
+    rm -f "$DIR"/ssh/id_ed25519* "$DIR"/ssh/host_node*
+    ssh-keygen -q -t ed25519 -N '' -C "root@dlrun-test" -f "$DIR/ssh/id_ed25519" </dev/null ||
         die "cannot generate the client key"
     cp "$DIR/ssh/id_ed25519.pub" "$DIR/ssh/authorized_keys"
     : >"$DIR/ssh/known_hosts"
     for n in $NODES; do
-        ssh-keygen -q -t ed25519 -N '' -C "node$n" -f "$DIR/ssh/host_node$n" ||
+        ssh-keygen -q -t ed25519 -N '' -C "node$n" -f "$DIR/ssh/host_node$n" </dev/null ||
             die "cannot generate node$n's host key"
         echo "node$n,$NET.$n $(cut -d' ' -f1-2 "$DIR/ssh/host_node$n.pub")" >>"$DIR/ssh/known_hosts"
     done
