@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "broker.h"
 #include "cmd.h"
 #include "envout.h"
 #include "head.h"
@@ -16,6 +17,7 @@
 #include "launcher.h"
 #include "output.h"
 #include "proc.h"
+#include "token.h"
 
 extern char **environ;
 
@@ -26,16 +28,59 @@ static void free_envps(char ***envps, int n)
     free(envps);
 }
 
+/* On one node dlrun serves the ranks' broker itself (dlrun kv,
+ * dlrun_nccl_unique_id), on loopback, from the supervisor's loop: no
+ * thread, one socket.  A new one (new token, no keys) per attempt. */
+struct local_broker {
+    struct broker *b;
+    char addr[64];
+    char token[TOKEN_HEX_LEN + 1];
+};
+
+static int local_broker_start(struct local_broker *lb, struct err *err)
+{
+    uint8_t tok[TOKEN_BYTES];
+
+    if (token_new(tok, err) < 0 ||
+        !(lb->b = broker_create("127.0.0.1", 0, tok, NULL, err)))
+        return -1;
+    token_to_hex(tok, lb->token);
+    snprintf(lb->addr, sizeof lb->addr, "127.0.0.1:%d", broker_port(lb->b));
+    return 0;
+}
+
+static int local_broker_serve(void *ctx, int readable)
+{
+    struct local_broker *lb = ctx;
+    struct err err = { "" };
+
+    (void)readable;     /* deadlines are due too: always run it */
+    broker_run_once(lb->b, 0, &err);
+    return broker_timeout_ms(lb->b);
+}
+
+static int add_broker_env(const struct local_broker *lb, struct envset *s)
+{
+    struct err err = { "" };
+
+    return lb && lb->b &&
+           (envset_set(s, "DLRUN_BROKER", lb->addr, &err,
+                       "dlrun's broker on this host") < 0 ||
+            envset_set(s, "DLRUN_TOKEN", lb->token, &err,
+                       "the broker's per-job token") < 0) ? -1 : 0;
+}
+
 /* environ-style arrays for the ranks started here (indexed by rank, NULL
  * for the others); NULL after printing the error. */
-static char ***rank_envps(const struct job *j, const int *ranks, int n)
+static char ***rank_envps(const struct job *j, const int *ranks, int n,
+                          const struct local_broker *lb)
 {
     char ***envps = calloc((size_t)j->plan.nranks, sizeof *envps);
 
     for (int i = 0; envps && i < n; i++) {
         struct envset s = { 0 };
         int r = ranks[i];
-        if (job_rank_env(j, r, &s) != 0) {
+        if (job_rank_env(j, r, &s) != 0 || add_broker_env(lb, &s) < 0) {
             free_envps(envps, j->plan.nranks);
             return NULL;
         }
@@ -154,6 +199,7 @@ static int run_attempt(struct job *j, struct launch_job *lj,
                        const struct launcher *l, struct supervise *sv)
 {
     struct err err = { "" };
+    struct local_broker lb = { 0 };
     int rc = EXIT_FAIL, exec_errno = 0, watched = 0;
 
     if (j->subtree && start_subtree(j, lj, sv) < 0)
@@ -161,7 +207,11 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     if (j->agent && (rc = agent_agree_rdv(j)) != 0)
         goto out;
     rc = EXIT_FAIL;
-    lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks);
+    if (!j->agent && local_broker_start(&lb, &err) < 0) {
+        cmd_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg);
+        goto out;
+    }
+    lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks, &lb);
     if (!lj->rank_envp)
         goto out;
     lj->out = make_output(j, lj->ranks, lj->nranks);
@@ -174,6 +224,11 @@ static int run_attempt(struct job *j, struct launch_job *lj,
         goto out;
     }
     sv->out = lj->out;
+    if (lb.b) {
+        sv->extra = local_broker_serve;
+        sv->extra_fd = broker_fd(lb.b);
+        sv->extra_ctx = &lb;
+    }
     watched = 1;
     rc = supervise_run(sv);
     if (rc < 0)
@@ -185,6 +240,8 @@ static int run_attempt(struct job *j, struct launch_job *lj,
 out:
     if (!watched && sv->n > lj->nranks)
         end_subtree(sv, lj->nranks);
+    sv->extra = NULL;
+    broker_destroy(lb.b);
     output_destroy(lj->out);
     lj->out = NULL;
     free_envps(lj->rank_envp, j->plan.nranks);

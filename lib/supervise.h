@@ -36,6 +36,12 @@ struct supervise {
      * and the SIGKILL at the kill timeout still go to the processes. */
     void (*forward)(void *ctx, int sig);
     void *forward_ctx;
+    /* When set, extra_fd is watched too (a one-node broker's): after each
+     * wait extra(extra_ctx, readable) runs and returns the milliseconds
+     * until it must run again (-1: only when readable). */
+    int (*extra)(void *ctx, int readable);
+    int extra_fd;
+    void *extra_ctx;
 };
 
 /* The signals dlrun forwards to every rank's process group. */
