@@ -30,7 +30,8 @@ static void free_envps(char ***envps, int n)
 
 /* On one node dlrun serves the ranks' broker itself (dlrun kv,
  * dlrun_nccl_unique_id), on loopback, from the supervisor's loop: no
- * thread, one socket.  A new one (new token, no keys) per attempt. */
+ * thread, one socket.  A new one (new token, no keys) per attempt,
+ * unless the environment already names one. */
 struct local_broker {
     struct broker *b;
     char addr[64];
@@ -207,7 +208,9 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     if (j->agent && (rc = agent_agree_rdv(j)) != 0)
         goto out;
     rc = EXIT_FAIL;
-    if (!j->agent && local_broker_start(&lb, &err) < 0) {
+    /* a broker the caller set up (DLRUN_BROKER) stays the ranks' */
+    if (!j->agent && !getenv("DLRUN_BROKER") &&
+        local_broker_start(&lb, &err) < 0) {
         cmd_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg);
         goto out;
     }
