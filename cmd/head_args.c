@@ -41,8 +41,14 @@ static void shared_output_options(const struct options *o, struct strv *a)
         "--map-by", "--bind-to", "--gpu-bind",
     };
 
-    for (int i = 0; i < o->nexports; i++)
-        strv_addf(a, "-x%s", o->exports[i]);
+    /* -x VAR takes the value here, as mpirun does, not the remote shell's */
+    for (int i = 0; i < o->nexports; i++) {
+        const char *x = o->exports[i], *v = strchr(x, '=') ? NULL : getenv(x);
+        if (v)
+            strv_addf(a, "-x%s=%s", x, v);
+        else
+            strv_addf(a, "-x%s", x);
+    }
     for (int i = 0; i < 3; i++)
         if (o->bind_arg[i])
             strv_addf(a, "%s=%s", bind_flags[i], o->bind_arg[i]);

@@ -34,6 +34,10 @@ expect_grep "  MASTER_ADDR is node1's address" "^$(getent hosts node1 | awk '{ p
 expect_eq "  8 workers, 2 per node, all different" \
     "$(head -n 1 "$TMP/rdv.out" | grep -o 'node[1-4]:[0-9]*' | sort -u | cut -d: -f1 | uniq -c | awk '{ printf "%s ", $1 }')" "2 2 2 2 "
 
+# --- -x VAR carries dlrun's value to the remote ranks (as mpirun -x) ---
+XV="a b\$c'd" within 60 "$DLRUN" -H $HOSTS $SSH -x XV -- sh -c 'echo "[$XV]"' >"$TMP/x.out" 2>&1
+expect_eq "-x XV: dlrun's value on every node" "$(sort -u "$TMP/x.out")" "[a b\$c'd]"
+
 # --- a real job: torch DDP over gloo across the four nodes ---
 within 240 "$DLRUN" -H $HOSTS $SSH -l "$PY" "$E2E/ddp_train.py" >"$TMP/ddp.out" 2>&1
 expect_eq "dlrun -H 4 nodes x2 ddp_train.py" "$?" 0
