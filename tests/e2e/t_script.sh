@@ -360,6 +360,8 @@ EOS
     expect_eq "bash completion: dlrun script --profile <TAB>" "$(comp dlrun script --profile '')" "jean-zay squid "
     expect_eq "bash completion: dlrun submit --scheduler <TAB>" "$(comp dlrun submit --scheduler '')" "lsf nqsv pbs slurm "
     expect_eq "bash completion: dlrun submit --dry<TAB>" "$(comp dlrun submit --dry)" "--dry-run "
+    expect_eq "bash completion: dlrun script --launcher <TAB>" "$(comp dlrun script --launcher '')" "dlrun mpirun "
+    expect_eq "bash completion: dlrun run --launcher <TAB> (dlrun's own)" "$(comp dlrun run --launcher '')" "local srun ssh "
     expect_eq "bash completion: dlrun run --map<TAB>" "$(comp dlrun run --map)" "--map-by "
 fi
 if command -v zsh >/dev/null 2>&1; then
