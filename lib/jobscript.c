@@ -169,7 +169,8 @@ static char *head_options(char *line, const struct jobspec *j)
     return line;
 }
 
-/* dlrun [--nproc-per-node G] ARGS -- PROG ARGS, every word quoted. */
+/* dlrun [--nproc-per-node G] ARGS -- PROG ARGS, every word quoted; under
+ * PBS, NQSV and LSF without mpirun, the head's options first. */
 static char *dlrun_line(const struct jobspec *j)
 {
     char *line = append_word(strdup(""), j->dlrun ? j->dlrun : "dlrun");

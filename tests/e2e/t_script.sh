@@ -55,6 +55,11 @@ for s in slurm pbs nqsv lsf; do
     golden "$s-mpirun-per-gpu-requeue" --scheduler "$s" $JOB --tasks per-gpu \
         --requeue --launcher mpirun -- python train.py --resume
 done
+# an NQSV script (launcher dlrun) without NQSV_MPIOPTS stops before dlrun
+# could run on this node alone, saying what to add
+expect_rc "nqsv script without NQSV_MPIOPTS: exit 2" 2 env -u NQSV_MPIOPTS \
+    PBS_O_WORKDIR="$TMP" bash "$TMP/nqsv.sh"
+expect_grep "  says: add #PBS -T openmpi" "no NQSV_MPIOPTS: add #PBS -T openmpi" "$TMP/err"
 golden slurm-minimal --scheduler slurm -N 1 -- ./a.out
 golden slurm-signal --scheduler slurm -N 1 --signal SIGUSR2@300 -l \
     --iface ib0 -x NCCL_DEBUG=INFO -- ./a.out

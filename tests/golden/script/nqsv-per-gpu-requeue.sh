@@ -15,7 +15,7 @@ cd "$PBS_O_WORKDIR" || exit 1
 # ~/.ssh or ssh-agent); dlrun script --launcher mpirun makes mpirun start
 # them.  NQSV sets NQSV_MPIOPTS for an MPI job type (-T openmpi).
 if [ -z "${NQSV_MPIOPTS:-}" ]; then
-    echo "dlrun job script: NQSV_MPIOPTS is not set: give the job an MPI type (#PBS -T openmpi) so that NQSV names its hosts" >&2
+    echo "dlrun job script: no NQSV_MPIOPTS: add #PBS -T openmpi so that NQSV names the hosts" >&2
     exit 2
 fi
 # --requeue: on SIGTERM pass the signal to the ranks (they

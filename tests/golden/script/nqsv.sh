@@ -14,7 +14,7 @@ cd "$PBS_O_WORKDIR" || exit 1
 # ~/.ssh or ssh-agent); dlrun script --launcher mpirun makes mpirun start
 # them.  NQSV sets NQSV_MPIOPTS for an MPI job type (-T openmpi).
 if [ -z "${NQSV_MPIOPTS:-}" ]; then
-    echo "dlrun job script: NQSV_MPIOPTS is not set: give the job an MPI type (#PBS -T openmpi) so that NQSV names its hosts" >&2
+    echo "dlrun job script: no NQSV_MPIOPTS: add #PBS -T openmpi so that NQSV names the hosts" >&2
     exit 2
 fi
 exec dlrun --alloc nqsv --nproc-per-node 4 -x "PATH=$PATH" ${LD_LIBRARY_PATH+-x "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"} ${PYTHONPATH+-x "PYTHONPATH=$PYTHONPATH"} --map-by ppr:2:socket -- python train.py --lr 0.1
