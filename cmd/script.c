@@ -49,6 +49,9 @@ static const char options_text[] =
     "      --cores-per-node C   CPU cores on each node\n"
     "      --tasks per-node|per-gpu  one dlrun per node starting G ranks\n"
     "                           (default), or one scheduler task per GPU\n"
+    "      --launcher dlrun|mpirun  PBS, NQSV, LSF: the script's dlrun starts\n"
+    "                           an agent on each node over ssh (default), or\n"
+    "                           Open MPI's mpirun starts a dlrun per task\n"
     "  -t, --time TIME          wall time: HH:MM:SS, D-HH:MM:SS or minutes\n"
     "  -p, --partition Q        partition or queue (also -q, --queue)\n"
     "  -A, --account A          account or group (also --group)\n"
@@ -73,7 +76,7 @@ static const char options_text[] =
     "2 bad usage, profile or template.\n";
 
 enum {
-    O_SCHEDULER = 256, O_GPUS, O_CORES, O_TASKS, O_GROUP, O_SIGNAL,
+    O_SCHEDULER = 256, O_GPUS, O_CORES, O_TASKS, O_LAUNCHER, O_GROUP, O_SIGNAL,
     O_REQUEUE, O_NO_REQUEUE, O_MAP_BY, O_BIND_TO, O_GPU_BIND, O_IFACE,
     O_DLRUN_ARG, O_TEMPLATE, O_CONFIG, O_DLRUN, O_LIST, O_DRY_RUN,
 };
@@ -86,6 +89,7 @@ static const struct option longopts[] = {
     { "gpus-per-node", required_argument, NULL, O_GPUS },
     { "cores-per-node", required_argument, NULL, O_CORES },
     { "tasks", required_argument, NULL, O_TASKS },
+    { "launcher", required_argument, NULL, O_LAUNCHER },
     { "time", required_argument, NULL, 't' },
     { "partition", required_argument, NULL, 'p' },
     { "queue", required_argument, NULL, 'q' },
@@ -146,6 +150,7 @@ static int check_value(int key, const char *opt, const char *s)
         rc = jobspec_parse_count(s, 1, 100000, &n, &e);
         break;
     case SITE_TASKS: rc = jobspec_parse_tasks(s, &e); break;
+    case SITE_LAUNCHER: rc = jobspec_parse_launcher(s, &e); break;
     case SITE_TIME: rc = jobspec_parse_time(s, &n, &e); break;
     case SITE_SIGNAL: rc = jobspec_parse_signal(s, name, &n, &e); break;
     case SITE_PARTITION: case SITE_ACCOUNT: case SITE_JOB_NAME:
@@ -214,6 +219,7 @@ static int cli_one(struct cli *c, int opt, const char *arg)
     case O_CORES:
         return set_value(c, SITE_CORES_PER_NODE, "--cores-per-node", arg);
     case O_TASKS: return set_value(c, SITE_TASKS, "--tasks", arg);
+    case O_LAUNCHER: return set_value(c, SITE_LAUNCHER, "--launcher", arg);
     case 't': return set_value(c, SITE_TIME, "--time", arg);
     case 'p': case 'q': return set_value(c, SITE_PARTITION, "--partition", arg);
     case 'A': case O_GROUP: return set_value(c, SITE_ACCOUNT, "--account", arg);
@@ -470,6 +476,8 @@ static void fill_job(const struct cli *c, const struct site_profile *p,
     j->cores_per_node = pick_long(c, p, SITE_CORES_PER_NODE);
     s = pick(c, p, SITE_TASKS);
     j->per_gpu = s && jobspec_parse_tasks(s, &e) == 1;
+    s = pick(c, p, SITE_LAUNCHER);
+    j->mpirun = s && jobspec_parse_launcher(s, &e) == 1;
     if ((s = pick(c, p, SITE_TIME)))
         jobspec_parse_time(s, &j->time_secs, &e);
     s = pick(c, p, SITE_REQUEUE);

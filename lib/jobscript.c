@@ -15,7 +15,7 @@ enum {
     V_CORES_PER_NODE, V_CPUS_PER_TASK, V_PER_GPU, V_PER_NODE, V_PARTITION,
     V_ACCOUNT, V_JOB_NAME, V_TIME, V_TIME_HM, V_SIGNAL, V_SIGNAL_NAME,
     V_SIGNAL_SECS, V_SIGNAL_MINUTES, V_REQUEUE, V_REQUEUE_GRACE, V_SETUP,
-    V_DLRUN_LINE,
+    V_LAUNCHER, V_LAUNCHER_DLRUN, V_LAUNCHER_MPIRUN, V_DLRUN_LINE,
     V_DIRECTIVES, V_MODULES, V_ENV, V_COUNT
 };
 
@@ -24,7 +24,7 @@ static const char *const var_names[V_COUNT] = {
     "cores_per_node", "cpus_per_task", "per_gpu", "per_node", "partition",
     "account", "job_name", "time", "time_hm", "signal", "signal_name",
     "signal_secs", "signal_minutes", "requeue", "requeue_grace", "setup",
-    "dlrun_line",
+    "launcher", "launcher_dlrun", "launcher_mpirun", "dlrun_line",
     "directives", "modules", "env",
 };
 
@@ -114,13 +114,71 @@ static char *append_word(char *line, const char *word)
     return out;
 }
 
-/* dlrun [--nproc-per-node G] ARGS -- PROG ARGS, every word quoted. */
+/* What the remote ranks of a head started under PBS, NQSV or LSF get
+ * from the script's environment (SSH gives them a fresh one): the
+ * programs and libraries that module load and the setup code found. */
+static const char *const head_exports[] = {
+    "PATH", "LD_LIBRARY_PATH", "PYTHONPATH", NULL
+};
+
+/* Append text as it is (shell syntax we wrote) with a space before it;
+ * NULL when out of memory (then *line is freed). */
+static char *append_raw(char *line, const char *text)
+{
+    char *out = NULL;
+
+    if (line && asprintf(&out, "%s %s", line, text) < 0)
+        out = NULL;
+    free(line);
+    return out;
+}
+
+/* -x NAME=VALUE with the value the script has when it runs, and nothing
+ * when NAME is unset there: ${NAME+-x "NAME=$NAME"} (the quotes keep the
+ * value one word).  The value goes on the agents' command lines: -x NAME
+ * alone would have each agent read its own SSH session's NAME. */
+static char *append_export(char *line, const char *name)
+{
+    char buf[128];
+
+    if (strcmp(name, "PATH") == 0)      /* always set in a job */
+        snprintf(buf, sizeof buf, "-x \"%s=$%s\"", name, name);
+    else
+        snprintf(buf, sizeof buf, "${%s+-x \"%s=$%s\"}", name, name, name);
+    return append_raw(line, buf);
+}
+
+/* The options of the one dlrun that starts every node over SSH: the
+ * allocation named (no silent run on this node alone when it is not
+ * there), the GPUs as ranks on each node whatever slots the scheduler
+ * lists, and the script's environment for the remote ranks (the
+ * profile's env with its values). */
+static char *head_options(char *line, const struct jobspec *j)
+{
+    char g[32];
+
+    line = append_word(append_word(line, "--alloc"), sched_name(j->sched));
+    if (j->gpus_per_node > 0) {
+        snprintf(g, sizeof g, "%ld", j->gpus_per_node);
+        line = append_word(append_word(line, "--nproc-per-node"), g);
+    }
+    for (size_t i = 0; head_exports[i]; i++)
+        line = append_export(line, head_exports[i]);
+    for (size_t i = 0; j->env && j->env[i]; i++)
+        line = append_word(append_word(line, "-x"), j->env[i]);
+    return line;
+}
+
+/* dlrun [--nproc-per-node G] ARGS -- PROG ARGS, every word quoted; under
+ * PBS, NQSV and LSF without mpirun, the head's options first. */
 static char *dlrun_line(const struct jobspec *j)
 {
     char *line = append_word(strdup(""), j->dlrun ? j->dlrun : "dlrun");
     char g[32];
 
-    if (!j->per_gpu && j->gpus_per_node > 0) {
+    if (j->sched != SCHED_SLURM && !j->mpirun) {
+        line = head_options(line, j);
+    } else if (!j->per_gpu && j->gpus_per_node > 0) {
         snprintf(g, sizeof g, "%ld", j->gpus_per_node);
         line = append_word(append_word(line, "--nproc-per-node"), g);
     }
@@ -143,6 +201,10 @@ static int check_job(const struct jobspec *j, struct err *err)
         return err_set(err, "no program to run: give PROG [ARGS...] last");
     if (j->per_gpu && j->gpus_per_node < 1)
         return err_set(err, "one task per GPU needs --gpus-per-node");
+    if (j->mpirun && j->sched == SCHED_SLURM)
+        return err_set(err, "launcher mpirun is for PBS, NQSV and LSF: in a "
+                       "Slurm job dlrun starts the nodes with srun (--tasks "
+                       "per-gpu: one srun task per GPU)");
     if (j->requeue && !j->signal_name)
         return err_set(err, "--requeue needs the signal sent before the "
                        "time limit (--signal USR1@90)");
@@ -199,6 +261,9 @@ static void fill_texts(struct vars *vs, const struct jobspec *j)
     set_copy(vs, V_ACCOUNT, j->account);
     set_copy(vs, V_JOB_NAME, j->job_name);
     set_copy(vs, V_REQUEUE, j->requeue ? "1" : NULL);
+    set_copy(vs, V_LAUNCHER, j->mpirun ? "mpirun" : "dlrun");
+    set_copy(vs, V_LAUNCHER_DLRUN, j->mpirun ? NULL : "1");
+    set_copy(vs, V_LAUNCHER_MPIRUN, j->mpirun ? "1" : NULL);
     /* without its last newlines: the template puts the line's end */
     while (len && j->setup[len - 1] == '\n')
         len--;

@@ -167,6 +167,23 @@ int jobspec_parse_tasks(const char *s, struct err *err)
                    jobspec_visible(s, b));
 }
 
+int jobspec_parse_launcher(const char *s, struct err *err)
+{
+    char b[80];
+    int dlrun_own = strcmp(s, "ssh") == 0 || strcmp(s, "srun") == 0 ||
+                    strcmp(s, "local") == 0;
+
+    if (strcmp(s, "dlrun") == 0)
+        return 0;
+    if (strcmp(s, "mpirun") == 0)
+        return 1;
+    /* dlrun's own --launcher srun|ssh|local is another thing */
+    return err_set(err, "'%s' is neither dlrun (one dlrun starts an agent "
+                   "on each node) nor mpirun (mpirun starts a dlrun per "
+                   "node)%s", jobspec_visible(s, b), dlrun_own ?
+                   "; dlrun's own --launcher goes into dlrun-options" : "");
+}
+
 int jobspec_parse_bool(const char *s, struct err *err)
 {
     static const char *const yes[] = { "true", "yes", "on", "1" };

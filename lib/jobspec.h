@@ -32,6 +32,12 @@ int jobspec_parse_count(const char *s, long min, long max, long *out,
  * the scheduler starts one task per GPU, each becomes a rank). */
 int jobspec_parse_tasks(const char *s, struct err *err);
 
+/* How a PBS, NQSV or LSF job starts its nodes: "dlrun" (0: the script's
+ * one dlrun reads the allocation and starts an agent on each node over
+ * SSH) or "mpirun" (1: Open MPI's mpirun starts a dlrun per node, or per
+ * GPU). */
+int jobspec_parse_launcher(const char *s, struct err *err);
+
 /* true/false/yes/no/on/off/1/0 into 1 or 0. */
 int jobspec_parse_bool(const char *s, struct err *err);
 

@@ -38,6 +38,7 @@ static const struct key_def key_defs[] = {
     { "gpus-per-node", SITE_GPUS_PER_NODE, K_COUNT, 0, 1024 },
     { "cores-per-node", SITE_CORES_PER_NODE, K_COUNT, 1, 100000 },
     { "tasks", SITE_TASKS, K_TEXT, 0, 0 },
+    { "launcher", SITE_LAUNCHER, K_TEXT, 0, 0 },
     { "time", SITE_TIME, K_TEXT, 0, 0 },
     { "signal", SITE_SIGNAL, K_TEXT, 0, 0 },
     { "requeue", SITE_REQUEUE, K_BOOL, 0, 0 },
@@ -237,6 +238,7 @@ static int check_text(const struct key_def *d, const char *s, struct err *err)
     switch (d->key) {
     case SITE_SCHEDULER: return sched_parse(s, err) < 0 ? -1 : 0;
     case SITE_TASKS: return jobspec_parse_tasks(s, err) < 0 ? -1 : 0;
+    case SITE_LAUNCHER: return jobspec_parse_launcher(s, err) < 0 ? -1 : 0;
     case SITE_TIME: return jobspec_parse_time(s, &n, err);
     case SITE_SIGNAL: return jobspec_parse_signal(s, name, &n, err);
     default: return jobspec_check_line(s, err);

@@ -24,6 +24,12 @@ _dlrun() {
         return 0 ;;
     --scheduler) COMPREPLY=($(compgen -W "slurm pbs nqsv lsf" -- "$cur")); return 0 ;;
     --tasks) COMPREPLY=($(compgen -W "per-node per-gpu" -- "$cur")); return 0 ;;
+    --launcher)
+        case $sub in
+        script|submit) w="dlrun mpirun" ;;
+        *) w="srun ssh local" ;;
+        esac
+        COMPREPLY=($(compgen -W "$w" -- "$cur")); return 0 ;;
     --map-by) COMPREPLY=($(compgen -W "slot core socket numa ppr:" -- "$cur")); return 0 ;;
     --bind-to) COMPREPLY=($(compgen -W "core numa socket none" -- "$cur")); return 0 ;;
     --gpu-bind) COMPREPLY=($(compgen -W "closest isolate none" -- "$cur")); return 0 ;;

@@ -45,7 +45,21 @@ for s in slurm pbs nqsv lsf; do
     # shellcheck disable=SC2086
     golden "$s-per-gpu-requeue" --scheduler "$s" $JOB --tasks per-gpu --requeue \
         -- python train.py --resume
+    [ "$s" = slurm ] && continue
+    # mpirun starting a dlrun per node (or per GPU), as before the head
+    # could start the nodes over ssh
+    # shellcheck disable=SC2086
+    golden "$s-mpirun" --scheduler "$s" $JOB --launcher mpirun \
+        --map-by ppr:2:socket -- python train.py --lr 0.1
+    # shellcheck disable=SC2086
+    golden "$s-mpirun-per-gpu-requeue" --scheduler "$s" $JOB --tasks per-gpu \
+        --requeue --launcher mpirun -- python train.py --resume
 done
+# an NQSV script (launcher dlrun) without NQSV_MPIOPTS stops before dlrun
+# could run on this node alone, saying what to add
+expect_rc "nqsv script without NQSV_MPIOPTS: exit 2" 2 env -u NQSV_MPIOPTS \
+    PBS_O_WORKDIR="$TMP" bash "$TMP/nqsv.sh"
+expect_grep "  says: add #PBS -T openmpi" "no NQSV_MPIOPTS: add #PBS -T openmpi" "$TMP/err"
 golden slurm-minimal --scheduler slurm -N 1 -- ./a.out
 golden slurm-signal --scheduler slurm -N 1 --signal SIGUSR2@300 -l \
     --iface ib0 -x NCCL_DEBUG=INFO -- ./a.out
@@ -94,6 +108,28 @@ STUB_OUT=$TMP/got2 "$TMP/q.sh" >/dev/null 2>&1
 cmp -s "$TMP/got2" "$TMP/want" && pass "  run as ./q.sh (its #! line)" ||
     fail "  run as ./q.sh"
 
+# the head's line under PBS: the script's PATH, LD_LIBRARY_PATH (PYTHONPATH
+# only when set) and the profile's env reach dlrun, each one word
+sed 's/scheduler: slurm/scheduler: pbs/' "$TMP/q.yaml" >"$TMP/qp.yaml"
+expect_rc "pbs script (launcher dlrun) with the same arguments" 0 \
+    env DLRUN_CONFIG="$TMP/qp.yaml" "$DLRUN" script --profile q -N 2 \
+    --dlrun "$TMP/stub dir/dlrun" -o "$TMP/qp.sh" -- "$@"
+X="a b \$HOME \`id\` 'q' \"d\" \\ ; &"
+printf '%s\0' --alloc pbs -x "PATH=$TMP/a dir:$PATH" -x "LD_LIBRARY_PATH=/l b" \
+    -x "X=$X" --iface "it's here" -- "$@" "$X" >"$TMP/want"
+for sh in sh bash; do
+    rm -f "$TMP/got"
+    (unset PYTHONPATH; PBS_O_WORKDIR=$TMP PATH="$TMP/a dir:$PATH" \
+        LD_LIBRARY_PATH="/l b" STUB_OUT=$TMP/got $sh "$TMP/qp.sh") >"$TMP/out" 2>&1
+    if cmp -s "$TMP/got" "$TMP/want"; then
+        pass "  $sh: PATH, LD_LIBRARY_PATH and X by value, no PYTHONPATH, every argument"
+    else
+        fail "  $sh: the head's arguments differ"
+        tr '\0' '\n' <"$TMP/got" 2>/dev/null | head -n 12 | sed 's/^/  got | /'
+        sed 's/^/  out | /' "$TMP/out"
+    fi
+done
+
 # --- values that would break the script are refused, one line each ---
 # refuse WHAT PATTERN ARGS... : exit 2 and one line matching PATTERN
 refuse() {
@@ -126,6 +162,10 @@ refuse "no program" "no program to run" --scheduler slurm -N 1
 refuse "per-gpu without GPUs" "one task per GPU needs --gpus-per-node" \
     --scheduler slurm -N 1 --tasks per-gpu -- prog
 refuse "unknown option" "--frobnicate: unknown option" --frobnicate -- prog
+refuse "bad --launcher" "--launcher: 'ssh' is neither dlrun .* nor mpirun .*; dlrun's own --launcher goes into dlrun-options" \
+    --scheduler pbs -N 1 --launcher ssh -- prog
+refuse "--launcher mpirun under Slurm" "launcher mpirun is for PBS, NQSV and LSF: in a Slurm job dlrun starts the nodes with srun" \
+    --scheduler slurm -N 1 --launcher mpirun -- prog
 refuse "option without its value" "needs a value" --scheduler slurm -N
 refuse "--dry-run is for submit" "--dry-run is an option of dlrun submit" \
     --dry-run --scheduler slurm -N 1 -- prog
@@ -137,6 +177,10 @@ printf 'profiles:\n  squid:\n    scheduler: nqsv\n    gpu-per-node: 8\n' >"$TMP/
 DLRUN_CONFIG=$TMP/typo.yaml refuse "unknown key in \$DLRUN_CONFIG" \
     "^dlrun: $TMP/typo.yaml:4:5: profiles.squid: unknown key 'gpu-per-node'; did you mean 'gpus-per-node'?\$" \
     --profile squid -N 1 -- prog
+printf 'profiles:\n  a:\n    scheduler: pbs\n    launcher: orterun\n' >"$TMP/launcher.yaml"
+DLRUN_CONFIG=$TMP/launcher.yaml refuse "bad launcher: in \$DLRUN_CONFIG" \
+    "^dlrun: $TMP/launcher.yaml:4:15: profiles.a.launcher: 'orterun' is neither dlrun (one dlrun starts an agent on each node) nor mpirun (mpirun starts a dlrun per node)\$" \
+    --profile a -N 1 -- prog
 printf 'profiles:\n  a:\n    nodes: 1\n    nodes: 2\n' >"$TMP/dup.yaml"
 refuse "duplicate key in --config" \
     "^dlrun: $TMP/dup.yaml:4:5: profiles.a: duplicate key 'nodes' (first at line 3, column 5)\$" \
@@ -176,6 +220,15 @@ expect_grep "  env merged by name: B overridden" "^export B=over$" "$TMP/m.sh"
 DLRUN_CONFIG=$TMP/over.yaml "$DLRUN" script -p p3 -N 5 -- prog >"$TMP/m.sh" 2>"$TMP/err"
 expect_grep "the command line over the profile" "^#SBATCH --partition=p3$" "$TMP/m.sh"
 expect_grep "  -N 5 over nodes: 3" "^#SBATCH --nodes=5$" "$TMP/m.sh"
+# launcher: a profile's mpirun, the command line's --launcher over it
+printf 'profiles:\n  l:\n    scheduler: lsf\n    gpus-per-node: 2\n    launcher: mpirun\n' >"$TMP/l.yaml"
+"$DLRUN" script --config "$TMP/l.yaml" --profile l -N 3 -- prog >"$TMP/l.sh" 2>"$TMP/err"
+expect_grep "launcher: mpirun in a profile" \
+    "^exec mpirun -np 3 --map-by ppr:1:node dlrun --nproc-per-node 2 -- prog\$" "$TMP/l.sh"
+"$DLRUN" script --config "$TMP/l.yaml" --profile l -N 3 --launcher dlrun -- prog >"$TMP/l.sh" 2>"$TMP/err"
+expect_grep "  --launcher dlrun over it: the head" \
+    "^exec dlrun --alloc lsf --nproc-per-node 2 -x \"PATH=\$PATH\" .* -- prog\$" "$TMP/l.sh"
+expect_eq "  no mpirun but in comments" "$(grep -c '^[^#]*mpirun' "$TMP/l.sh" | tr -d ' ')" 0
 expect_eq "--list-profiles" "$("$DLRUN" script --list-profiles | tr '\n' ' ')" "site other "
 
 # --- templates: --template, errors in a template at FILE:LINE:COLUMN ---
@@ -186,7 +239,9 @@ refuse "unknown name in a template" \
 printf '#!/bin/sh\n# {{nodes}} nodes on {{scheduler}}: {{dlrun_line}}\n' >"$TMP/t.sh.in"
 expect_rc "--template FILE" 0 "$DLRUN" script --template "$TMP/t.sh.in" \
     --scheduler pbs -N 7 -- prog "a b"
-expect_eq "  rendered" "$(sed -n 2p "$TMP/out")" "# 7 nodes on pbs: dlrun -- prog 'a b'"
+# the head's line: the default profile's env (A, B) goes to every node
+expect_eq "  rendered" "$(sed -n 2p "$TMP/out")" \
+    "# 7 nodes on pbs: dlrun --alloc pbs -x \"PATH=\$PATH\" \${LD_LIBRARY_PATH+-x \"LD_LIBRARY_PATH=\$LD_LIBRARY_PATH\"} \${PYTHONPATH+-x \"PYTHONPATH=\$PYTHONPATH\"} -x A=user -x B=user -- prog 'a b'"
 mkdir -p "$TMP/tdir" && cp "$TMP/t.sh.in" "$TMP/tdir/lsf.sh.in"
 DLRUN_TEMPLATES=$TMP/tdir expect_rc "\$DLRUN_TEMPLATES" 0 "$DLRUN" script \
     --scheduler lsf -N 1 -- prog
@@ -310,6 +365,8 @@ EOS
     expect_eq "bash completion: dlrun script --profile <TAB>" "$(comp dlrun script --profile '')" "jean-zay squid "
     expect_eq "bash completion: dlrun submit --scheduler <TAB>" "$(comp dlrun submit --scheduler '')" "lsf nqsv pbs slurm "
     expect_eq "bash completion: dlrun submit --dry<TAB>" "$(comp dlrun submit --dry)" "--dry-run "
+    expect_eq "bash completion: dlrun script --launcher <TAB>" "$(comp dlrun script --launcher '')" "dlrun mpirun "
+    expect_eq "bash completion: dlrun run --launcher <TAB> (dlrun's own)" "$(comp dlrun run --launcher '')" "local srun ssh "
     expect_eq "bash completion: dlrun run --map<TAB>" "$(comp dlrun run --map)" "--map-by "
 fi
 if command -v zsh >/dev/null 2>&1; then

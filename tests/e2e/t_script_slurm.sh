@@ -7,7 +7,11 @@
 # the job, once with the real time limit (--time 1 --signal USR1@50:
 # slurmctld checks limits every 30 s or so, so the signal comes 10 to 40 s
 # in) and once through `scancel --signal=USR1 --batch`, the same trap path
-# without waiting for the clock.
+# without waiting for the clock.  The PBS, NQSV and LSF scripts run in
+# node1 with the variables their scheduler would set naming node1 and
+# node2: the script's one dlrun starts node2's agent over ssh (the
+# cluster's sshd), the script's PATH and the profile's env reach node2's
+# ranks, and --requeue's signal reaches them through the head.
 . "$(dirname "$0")/lib.sh"
 use_cluster
 HOME=$TMP/home
@@ -143,4 +147,69 @@ if [ -n "$id" ]; then
     case $st in *TIMEOUT*) fail "  the job timed out instead ($st)" ;; *) pass "  not TIMEOUT ($st)" ;; esac
     scancel "$id"
 fi
+
+# --- PBS, NQSV, LSF: the script's one dlrun starts node2 over ssh ---
+KEY=$DLRUN_TEST_SSH_KEY KH=$DLRUN_TEST_KNOWN_HOSTS
+mkdir -p "$TMP/headbin"
+# a program found only on the PATH the script's setup makes
+printf '#!/bin/sh\necho found-on-the-script-path\n' >"$TMP/headbin/onlyhere"
+chmod +x "$TMP/headbin/onlyhere"
+cat >"$TMP/head.yaml" <<EOS
+profiles:
+  head:
+    gpus-per-node: 2
+    setup: export PATH="$TMP/headbin:\$PATH"
+    env:
+      DLRUN_TEST_MARK: "it's \$marked"
+    dlrun-options: [--bind-to, none, --gpu-bind, none, --ssh-identity, "$KEY",
+                    --ssh-known-hosts, "$KH"]
+EOS
+printf 'node1\nnode2\n' >"$TMP/nodes"
+# as_job SCHED SCRIPT: run SCRIPT as SCHED's batch shell on node1 would,
+# with nothing of this environment but what that scheduler sets
+as_job() {
+    ip netns exec dlrun-node1 env -i HOME="$HOME" PATH=/usr/bin:/bin \
+        PBS_O_WORKDIR="$TMP" PBS_JOBID=1.test PBS_NODEFILE="$TMP/nodes" \
+        NQSV_MPIOPTS="-hostfile $TMP/nodes" LSB_JOBID=1 \
+        LSB_MCPU_HOSTS="node1 1 node2 1" timeout -k 5 120 bash "$2"
+}
+for s in pbs nqsv lsf; do
+    expect_rc "$s script (launcher dlrun): 2 nodes x 2 ranks" 0 \
+        "$DLRUN" script --config "$TMP/head.yaml" --profile head --scheduler "$s" \
+        -N 2 --dlrun "$DLRUN" -o "$TMP/$s-head.sh" \
+        -- sh -c 'echo "rank $RANK of $WORLD_SIZE on $(hostname) mark $DLRUN_TEST_MARK $(onlyhere)"'
+    as_job "$s" "$TMP/$s-head.sh" >"$TMP/$s-head.out" 2>&1
+    expect_eq "  the job script exits 0" "$?" 0
+    for r in 0 1 2 3; do
+        expect_grep "  rank $r of 4" "^rank $r of 4 on node" "$TMP/$s-head.out"
+    done
+    expect_eq "  ranks 2 and 3 on node2 (its agent over ssh)" \
+        "$(sed -n 's/^rank \([0-9]\) of 4 on \(node[0-9]\) .*/\1:\2/p' "$TMP/$s-head.out" | sort | tr '\n' ' ')" \
+        "0:node1 1:node1 2:node2 3:node2 "
+    expect_eq "  the profile's env and the script's PATH on every node" \
+        "$(grep -c "mark it's \$marked found-on-the-script-path$" "$TMP/$s-head.out")" 4 ||
+        sed 's/^/  | /' "$TMP/$s-head.out"
+done
+
+# --requeue: USR1 to the batch shell reaches node2's ranks through the
+# head; the trap then reruns the job (a stub qrerun)
+printf '#!/bin/sh\necho "$@" >"%s/qrerun.args"\n' "$TMP" >"$TMP/headbin/qrerun"
+chmod +x "$TMP/headbin/qrerun"
+mkdir -p "$TMP/pbsrq"
+expect_rc "pbs script --requeue --signal USR1@30 (launcher dlrun)" 0 \
+    "$DLRUN" script --config "$TMP/head.yaml" --profile head --scheduler pbs \
+    -N 2 --dlrun "$DLRUN" --requeue --signal USR1@30 -o "$TMP/pbs-rq.sh" \
+    -- "$TMP/train.sh" "$TMP/pbsrq"
+as_job pbs "$TMP/pbs-rq.sh" >"$TMP/pbs-rq.out" 2>&1 &
+job=$!
+if wait_for 60 "  4 ranks up" four_up pbsrq; then
+    # the batch shell: bash under timeout under env under ip netns exec
+    sh_pid=$(pgrep -f "^bash $TMP/pbs-rq.sh" | head -n 1)
+    kill -USR1 "$sh_pid"
+    wait_for 60 "  USR1 reached the 4 ranks, node2's too, which checkpointed" four_ckpts pbsrq
+fi
+wait "$job"
+expect_eq "  the script exits 0 after the requeue" "$?" 0
+expect_eq "  qrerun got the job id" "$(cat "$TMP/qrerun.args" 2>/dev/null)" 1.test ||
+    sed 's/^/  | /' "$TMP/pbs-rq.out"
 done_testing

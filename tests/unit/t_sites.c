@@ -27,6 +27,7 @@ static const struct row rows[] = {
       "    gpus-per-node: 4\n"
       "    cores-per-node: 40\n"
       "    tasks: per-gpu\n"
+      "    launcher: mpirun\n"
       "    time: \"1-00:00:00\"\n"
       "    signal: USR1@120\n"
       "    requeue: yes\n"
@@ -125,6 +126,23 @@ static const struct row rows[] = {
       "profiles:\n  a:\n    tasks: per-core\n",
       "s.yaml:3:12: profiles.a.tasks: 'per-core' is neither per-node (one "
       "dlrun per node starts the ranks) nor per-gpu (one task per GPU)" },
+    { "bad launcher",
+      "profiles:\n  a:\n    launcher: pdsh\n",
+      "s.yaml:3:15: profiles.a.launcher: 'pdsh' is neither dlrun (one dlrun "
+      "starts an agent on each node) nor mpirun (mpirun starts a dlrun per "
+      "node)" },
+    { "dlrun's own launcher names",
+      "profiles:\n  a:\n    launcher: ssh\n",
+      "s.yaml:3:15: profiles.a.launcher: 'ssh' is neither dlrun (one dlrun "
+      "starts an agent on each node) nor mpirun (mpirun starts a dlrun per "
+      "node); dlrun's own --launcher goes into dlrun-options" },
+    { "launcher misspelt",
+      "profiles:\n  a:\n    launchr: mpirun\n",
+      "s.yaml:3:5: profiles.a: unknown key 'launchr'; did you mean "
+      "'launcher'?" },
+    { "launcher is a list",
+      "profiles:\n  a:\n    launcher: [mpirun]\n",
+      "s.yaml:3:15: profiles.a.launcher: expected text, got a list" },
     { "newline in a partition",
       "profiles:\n  a:\n    partition: \"gpu\\nrm -rf ~\"\n",
       "s.yaml:3:16: profiles.a.partition: 'gpu\\nrm -rf ~' would not stay "
@@ -266,6 +284,10 @@ static void test_files(void)
     is_str(item(&s, "squid", SITE_DLRUN_OPTIONS, 1), "ppr:4:socket",
            "squid: --map-by ppr:4:socket");
     is_str(text(&s, "jean-zay", SITE_TASKS), "per-gpu", "jean-zay: per-gpu");
+    is_str(text(&s, "squid", SITE_LAUNCHER), "mpirun",
+           "squid: launcher mpirun (mpirun ${NQSV_MPIOPTS}, the site's way)");
+    ok(!sites_find(&s, "neuron")->v[SITE_LAUNCHER].set,
+       "neuron (Slurm): no launcher");
     sites_free(&s);
 }
 

@@ -179,6 +179,14 @@ static void test_checks(void)
     ok(jobspec_check_token("a b", &err) < 0, "token with a space refused");
     ok(jobspec_check_token("$(id)", &err) < 0, "token with $( refused");
     ok(sched_parse("pbs", &err) == 1 && sched_parse("sge", &err) < 0, "schedulers");
+    ok(jobspec_parse_launcher("dlrun", &err) == 0 &&
+       jobspec_parse_launcher("mpirun", &err) == 1, "launchers dlrun, mpirun");
+    ok(jobspec_parse_launcher("srun", &err) < 0 &&
+       strstr(err.msg, "dlrun's own --launcher goes into dlrun-options"),
+       "launcher srun refused, pointing at dlrun-options");
+    ok(jobspec_parse_launcher("MPIRUN", &err) < 0 &&
+       jobspec_parse_launcher("", &err) < 0 &&
+       !strstr(err.msg, "dlrun's own"), "launcher MPIRUN, empty refused");
     ok(jobspec_check_env_name("NCCL_IB_HCA", &err) == 0 &&
        jobspec_check_env_name("1X", &err) < 0 &&
        jobspec_check_env_name("A-B", &err) < 0, "env names");
@@ -208,9 +216,60 @@ static void test_jobscript(void)
     got = jobscript_render(&j, "x", "t.in", &err);
     ok(!got && strstr(err.msg, "needs --gpus-per-node"), "per-gpu without GPUs refused");
     j.per_gpu = 0;
+    j.mpirun = 1;
+    got = jobscript_render(&j, "x", "t.in", &err);
+    ok(!got && strstr(err.msg, "launcher mpirun is for PBS, NQSV and LSF"),
+       "mpirun under Slurm refused");
+    j.mpirun = 0;
     j.requeue = 1;
     got = jobscript_render(&j, "x", "t.in", &err);
     ok(!got && strstr(err.msg, "--requeue needs the signal"), "requeue without a signal refused");
+    free(got);
+}
+
+/* PBS, NQSV, LSF: the one dlrun (the head) by default, mpirun on request */
+static void test_launchers(void)
+{
+    static const char *const cmd[] = { "python", "a b", NULL };
+    static const char *const env[] = { "NCCL_DEBUG=INFO", "B=", NULL };
+    static const char *const args[] = { "--map-by", "ppr:2:socket", NULL };
+    struct jobspec j = { .sched = SCHED_PBS, .nodes = 2, .gpus_per_node = 4,
+                         .command = cmd, .env = env, .dlrun_args = args };
+    const char *text = "{{launcher}} [{{launcher_dlrun}}] [{{launcher_mpirun}}]"
+                       "|{{dlrun_line}}";
+    struct err err = { "" };
+    char *got = jobscript_render(&j, text, "t.in", &err);
+
+    is_str(got, "dlrun [1] []|dlrun --alloc pbs --nproc-per-node 4 "
+           "-x \"PATH=$PATH\" "
+           "${LD_LIBRARY_PATH+-x \"LD_LIBRARY_PATH=$LD_LIBRARY_PATH\"} "
+           "${PYTHONPATH+-x \"PYTHONPATH=$PYTHONPATH\"} "
+           "-x NCCL_DEBUG=INFO -x B= --map-by ppr:2:socket -- python 'a b'",
+           "pbs: the head reads PBS_NODEFILE, passes PATH and the env on");
+    free(got);
+    j.per_gpu = 1;
+    j.sched = SCHED_LSF;
+    j.env = NULL;
+    got = jobscript_render(&j, "{{tasks_per_node}}|{{dlrun_line}}", "t.in", &err);
+    is_str(got, "4|dlrun --alloc lsf --nproc-per-node 4 -x \"PATH=$PATH\" "
+           "${LD_LIBRARY_PATH+-x \"LD_LIBRARY_PATH=$LD_LIBRARY_PATH\"} "
+           "${PYTHONPATH+-x \"PYTHONPATH=$PYTHONPATH\"} "
+           "--map-by ppr:2:socket -- python 'a b'",
+           "lsf per-gpu: 4 slots a node, the head starts 4 ranks on each");
+    free(got);
+    j.mpirun = 1;
+    j.sched = SCHED_NQSV;
+    got = jobscript_render(&j, text, "t.in", &err);
+    is_str(got, "mpirun [] [1]|dlrun --map-by ppr:2:socket -- python 'a b'",
+           "nqsv mpirun per-gpu: each task a rank, as before");
+    free(got);
+    j.per_gpu = 0;
+    j.gpus_per_node = 0;
+    j.mpirun = 0;
+    j.sched = SCHED_SLURM;
+    got = jobscript_render(&j, "{{launcher}}|{{dlrun_line}}", "t.in", &err);
+    is_str(got, "dlrun|dlrun --map-by ppr:2:socket -- python 'a b'",
+           "slurm: no --alloc, no -x (srun passes the environment)");
     free(got);
 }
 
@@ -221,5 +280,6 @@ int main(void)
     test_shquote();
     test_checks();
     test_jobscript();
+    test_launchers();
     return tap_done();
 }

@@ -11,6 +11,9 @@
 #BSUB -wt 2
 #BSUB -r
 
+# dlrun reads the hosts from $LSB_MCPU_HOSTS and starts an agent on each
+# other host over ssh (their host keys known, your key in ~/.ssh or
+# ssh-agent); dlrun script --launcher mpirun makes mpirun start them.
 # --requeue: on SIGUSR1, 2 min before the run limit
 # (-wa/-wt), pass the signal to the ranks (they checkpoint), give them
 # 80 s to exit, then requeue this job.
@@ -26,6 +29,6 @@ dlrun_requeue() {
     exit 0
 }
 trap dlrun_requeue USR1
-mpirun -np 8 --map-by ppr:4:node dlrun -- python train.py --resume &
+dlrun --alloc lsf --nproc-per-node 4 -x "PATH=$PATH" ${LD_LIBRARY_PATH+-x "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"} ${PYTHONPATH+-x "PYTHONPATH=$PYTHONPATH"} -- python train.py --resume &
 dlrun_pid=$!
 wait "$dlrun_pid"

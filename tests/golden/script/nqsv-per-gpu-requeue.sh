@@ -10,6 +10,14 @@
 #PBS -r y
 
 cd "$PBS_O_WORKDIR" || exit 1
+# dlrun reads the hosts from the host file in $NQSV_MPIOPTS and starts an
+# agent on each other host over ssh (their host keys known, your key in
+# ~/.ssh or ssh-agent); dlrun script --launcher mpirun makes mpirun start
+# them.  NQSV sets NQSV_MPIOPTS for an MPI job type (-T openmpi).
+if [ -z "${NQSV_MPIOPTS:-}" ]; then
+    echo "dlrun job script: no NQSV_MPIOPTS: add #PBS -T openmpi so that NQSV names the hosts" >&2
+    exit 2
+fi
 # --requeue: on SIGTERM pass the signal to the ranks (they
 # checkpoint), give them 5 s to exit, then rerun this job.
 dlrun_requeue() {
@@ -24,6 +32,6 @@ dlrun_requeue() {
     exit 0
 }
 trap dlrun_requeue TERM
-mpirun ${NQSV_MPIOPTS} -np 8 -npernode 4 dlrun -- python train.py --resume &
+dlrun --alloc nqsv --nproc-per-node 4 -x "PATH=$PATH" ${LD_LIBRARY_PATH+-x "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"} ${PYTHONPATH+-x "PYTHONPATH=$PYTHONPATH"} -- python train.py --resume &
 dlrun_pid=$!
 wait "$dlrun_pid"

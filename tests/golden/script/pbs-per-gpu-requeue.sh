@@ -9,6 +9,9 @@
 #PBS -r y
 
 cd "$PBS_O_WORKDIR" || exit 1
+# dlrun reads the nodes from $PBS_NODEFILE and starts an agent on each
+# other node over ssh (their host keys known, your key in ~/.ssh or
+# ssh-agent); dlrun script --launcher mpirun makes mpirun start them.
 # --requeue: on SIGTERM (PBS sends SIGTERM at the walltime, then
 # SIGKILL kill_delay later) pass the signal to the ranks (they checkpoint),
 # give them 5 s to exit, then rerun this job.
@@ -24,6 +27,6 @@ dlrun_requeue() {
     exit 0
 }
 trap dlrun_requeue TERM
-mpirun -np 8 --map-by ppr:4:node dlrun -- python train.py --resume &
+dlrun --alloc pbs --nproc-per-node 4 -x "PATH=$PATH" ${LD_LIBRARY_PATH+-x "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"} ${PYTHONPATH+-x "PYTHONPATH=$PYTHONPATH"} -- python train.py --resume &
 dlrun_pid=$!
 wait "$dlrun_pid"
