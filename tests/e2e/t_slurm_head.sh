@@ -104,10 +104,12 @@ expect_eq "scancel JOB: nothing left on any node" "$(leftovers)" ""
 # --- node2's network is cut under srun: the head notices the silent agent,
 # and node2's agent, cut off from the head, ends its own ranks ---
 within 120 salloc -N2 --ntasks-per-node=1 sh -c "
-    \"$DLRUN\" -np 4 --heartbeat-timeout 3 --kill-timeout 2 \"$TMP/$MARK-sleep\" 60 & p=\$!
-    sleep 4; ip netns exec dlrun-node2 ip link set eth0 down
+    \"$DLRUN\" -np 4 --heartbeat-timeout 3 --kill-timeout 2 sh -c 'touch \"$TMP/cut.up.\$RANK\"; exec \"\$0\" 60' \"$TMP/$MARK-sleep\" & p=\$!
+    for i in \$(seq 600); do [ \$(ls \"$TMP\"/cut.up.* 2>/dev/null | wc -l) -eq 4 ] && break; sleep 0.1; done
+    sleep 1; ip netns exec dlrun-node2 ip link set eth0 down
     wait \$p; echo rc=\$?" >"$TMP/cut.out" 2>&1
-expect_grep "network of node2 cut: the head names the lost agent" "lost the agent on node2" "$TMP/cut.out"
+expect_grep "network of node2 cut: the head names the lost agent" "lost the agent on node2" "$TMP/cut.out" ||
+    sed 's/^/  | /' "$TMP/cut.out"
 expect_grep "  and fails" "^rc=1$" "$TMP/cut.out"
 for _ in $(seq 150); do [ -z "$(leftovers)" ] && break; sleep 0.1; done
 expect_eq "  nothing left on any node" "$(leftovers)" ""
