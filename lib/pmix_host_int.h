@@ -1,0 +1,53 @@
+/* pmix_host_int.h - the parts of the hosted PMIx server shared by its
+ * files (pmix_host.c: the server and the ranks; pmix_host_info.c: what
+ * the namespace says; pmix_host_remote.c: fence and direct modex across
+ * nodes through the broker).  Only with HAVE_PMIX. */
+#ifndef DLRUN_PMIX_HOST_INT_H
+#define DLRUN_PMIX_HOST_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <pmix.h>
+#include <pmix_server.h>
+
+#include "pmix_host.h"
+
+struct pmix_host {
+    struct pmix_host_opts o;
+    char dir[PATH_MAX];             /* the server's rendezvous directory */
+    char nspace[PMIX_MAX_NSLEN + 1];
+    char job_id[80];                /* o.job_id, copied */
+    int registered;
+    unsigned fence_seq;             /* fences so far (libpmix's thread) */
+    int self_node;                  /* plan node of the ranks here */
+    pthread_t dmodex_thread;        /* answers other nodes' requests */
+    int dmodex_running;
+    atomic_int dmodex_stop;
+};
+
+/* The namespace's job, node and process information (caller frees with
+ * PMIX_INFO_FREE).  0 / -1 with err. */
+int pmix_host_job_info(const struct pmix_host *s, pmix_info_t **info,
+                       size_t *ninfo, struct err *err);
+
+/* What Open MPI 4.1 needs under a server it did not start. */
+int pmix_host_ompi_env(struct envset *out, struct err *err);
+
+/* Gather data (ndata bytes, copied) of every node through the broker in a
+ * thread, then call cbfunc.  0 / -1 (cbfunc is then not called). */
+int pmix_host_fence_remote(struct pmix_host *s, const char *data,
+                           size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                           void *cbdata);
+
+/* Ask the agent of rank's node for its data, in a thread, then call
+ * cbfunc.  0 / -1 (cbfunc is then not called). */
+int pmix_host_dmodex_remote(struct pmix_host *s, pmix_rank_t rank,
+                            pmix_modex_cbfunc_t cbfunc, void *cbdata);
+
+/* Start / stop the thread that answers other nodes' direct modex
+ * requests for the ranks here.  0 / -1 with err. */
+int pmix_host_dmodex_serve(struct pmix_host *s, struct err *err);
+void pmix_host_dmodex_stop(struct pmix_host *s);
+
+#endif
