@@ -1,0 +1,60 @@
+#!/bin/sh
+# needs: cluster
+# t_mpi_slurm.sh - MPI programs across the Slurm test cluster's nodes
+# without mpirun: one dlrun in the allocation starts an agent per node,
+# each hosts a PMIx server (fence through the head's broker), Open MPI's
+# MPI_Init completes; a dying rank ends the job with its code; and
+# --mpi=srun lets srun --mpi=pmix (Slurm's PMIx) start the ranks.
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+command -v mpicc >/dev/null 2>&1 || skip "skip: mpicc not installed (libopenmpi-dev)"
+"$DLRUN" check | grep -q 'PMIx hosting: *yes' || skip "skip: dlrun built without PMIx"
+use_cluster
+within() { timeout -k 5 "$@"; }
+mpicc -O2 -o "$TMP/mpi_hello" "$E2E/mpi_hello.c" || { fail "mpicc"; done_testing; }
+
+# --- sbatch -N2: dlrun -np 4 ./mpi_hello, 2 ranks per node ---
+cat >"$TMP/hello.sh" <<EOS
+#!/bin/sh
+"$DLRUN" -np 4 -l "$TMP/mpi_hello"
+echo "dlrun exit \$?"
+EOS
+expect_rc "sbatch -N2: dlrun -np 4 mpi_hello" 0 \
+    within 120 sbatch -N2 --ntasks-per-node=2 --wait -o "$TMP/hello.out" "$TMP/hello.sh"
+expect_eq "  4 ranks in one world of 4" "$(grep -c '^\[[0-3]\] hello [0-3] of 4 on node[12]$' "$TMP/hello.out")" 4 ||
+    sed 's/^/  | /' "$TMP/hello.out"
+expect_eq "  the all-reduce summed every rank" "$(grep -c 'sum 6 (expected 6)' "$TMP/hello.out")" 4
+expect_eq "  ranks 2 and 3 on node2" "$(grep -c '^\[[23]\] hello [23] of 4 on node2$' "$TMP/hello.out")" 2
+expect_grep "  dlrun exit 0" "dlrun exit 0" "$TMP/hello.out"
+
+# --- sbatch -N4: mpi4py all-reduce over 8 ranks ---
+cat >"$TMP/ar.sh" <<EOS
+#!/bin/sh
+"$DLRUN" -np 8 "$PY" "$E2E/mpi_allreduce.py"
+echo "dlrun exit \$?"
+EOS
+expect_rc "sbatch -N4: dlrun -np 8 python3 mpi_allreduce.py (mpi4py)" 0 \
+    within 180 sbatch -N4 --ntasks-per-node=2 --wait -o "$TMP/ar.out" "$TMP/ar.sh"
+expect_eq "  8 ranks agree on the sum" "$(grep -c '^rank [0-7] of 8 on node[1-4]: sum 28 ok$' "$TMP/ar.out")" 8 ||
+    sed 's/^/  | /' "$TMP/ar.out"
+expect_eq "  on 4 nodes" "$(sed -n 's/.* on \(node[0-9]\): .*/\1/p' "$TMP/ar.out" | sort -u | wc -l | tr -d ' ')" 4
+
+# --- a rank that exits 3 after MPI_Init on node2 ends the job with 3 ---
+within 120 salloc -N2 --ntasks-per-node=2 sh -c "
+    \"$DLRUN\" -np 4 \"$TMP/mpi_hello\" exit 3 3; echo rc=\$?" >"$TMP/fail.out" 2>&1
+expect_grep "rank 3 exits 3 on node2: dlrun's code" "^rc=3$" "$TMP/fail.out"
+expect_grep "  names rank and host" "rank 3 (host node2, pid [0-9]*) exited with code 3" "$TMP/fail.out"
+
+# --- --mpi=srun: srun --mpi=pmix starts the ranks, dlrun sets their env ---
+if srun --mpi=list 2>&1 | grep -q pmix; then
+    within 120 salloc -N2 --ntasks-per-node=2 sh -c "
+        \"$DLRUN\" --mpi=srun -np 4 -l sh -c 'echo RANK=\$RANK LOCAL_RANK=\$LOCAL_RANK; exec \"$TMP/mpi_hello\"'
+        echo rc=\$?" >"$TMP/srun.out" 2>&1
+    expect_grep "--mpi=srun: exit 0" "^rc=0$" "$TMP/srun.out"
+    expect_eq "  4 ranks in one world of 4" "$(grep -c 'hello [0-3] of 4 on node[12]$' "$TMP/srun.out")" 4 ||
+        sed 's/^/  | /' "$TMP/srun.out"
+    expect_eq "  dlrun set RANK = the MPI rank" "$(grep -c 'RANK=3 LOCAL_RANK=1' "$TMP/srun.out")" 1
+else
+    echo "# srun has no pmix plugin here: --mpi=srun not tested"
+fi
+done_testing
