@@ -7,7 +7,8 @@
 
 int pmix_host_available(void) { return 0; }
 
-struct pmix_host *pmix_host_start(const struct pmix_host_opts *o, struct err *err)
+struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
+                                  struct err *err)
 {
     (void)o;
     err_set(err, "PMIx is not compiled in (install libpmix-dev and rebuild "
@@ -186,12 +187,58 @@ static int remove_entry(const char *path, const struct stat *st, int flag,
     return 0;
 }
 
-struct pmix_host *pmix_host_start(const struct pmix_host_opts *o, struct err *err)
+/* One topology for the server and every rank: Open MPI 4.1 adopts the XML
+ * of PMIX_LOCAL_TOPO instead of discovering the machine in each rank, and
+ * libpmix does not load its own.  Without I/O devices: their discovery
+ * (PCI, OpenCL, GL plugins) costs more than the rest together. */
+static int load_topology(struct pmix_host *s, struct err *err)
+{
+    int len = 0;
+
+    if (hwloc_topology_init(&s->topo) < 0)
+        return err_set(err, "hwloc_topology_init failed");
+    if (hwloc_topology_set_io_types_filter(s->topo,
+                                           HWLOC_TYPE_FILTER_KEEP_NONE) < 0 ||
+        hwloc_topology_load(s->topo) < 0 ||
+        hwloc_topology_export_xmlbuffer(s->topo, &s->topo_xml, &len, 0) < 0)
+        return err_set(err, "cannot read this machine's topology (hwloc)");
+    return 0;
+}
+
+static void free_topology(struct pmix_host *s)
+{
+    if (s->topo_xml)
+        hwloc_free_xmlbuffer(s->topo, s->topo_xml);
+    if (s->topo)
+        hwloc_topology_destroy(s->topo);
+    s->topo_xml = NULL;
+    s->topo = NULL;
+}
+
+/* PMIx_server_init with our directory and topology. */
+static int server_init(struct pmix_host *s, struct err *err)
+{
+    pmix_topology_t topo = { .source = "hwloc", .topology = s->topo };
+    pmix_info_t info[3];
+    pmix_status_t rc;
+
+    PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, s->dir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, s->dir, PMIX_STRING);
+    PMIX_INFO_LOAD(&info[2], PMIX_TOPOLOGY2, &topo, PMIX_TOPO);
+    rc = PMIx_server_init(&host_module, info, 3);
+    for (int i = 0; i < 3; i++)
+        PMIX_INFO_DESTRUCT(&info[i]);
+    if (rc != PMIX_SUCCESS)
+        return err_set(err, "PMIx_server_init failed: %s",
+                       PMIx_Error_string(rc));
+    return 0;
+}
+
+struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
+                                  struct err *err)
 {
     struct pmix_host *s = NULL;
-    pmix_info_t info[2];
     const char *tmp = getenv("TMPDIR");
-    pmix_status_t rc;
 
     if (the_server) {
         err_set(err, "a PMIx server is already running in this process");
@@ -214,15 +261,10 @@ struct pmix_host *pmix_host_start(const struct pmix_host_opts *o, struct err *er
         free(s);
         return NULL;
     }
-    PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, s->dir, PMIX_STRING);
-    PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, s->dir, PMIX_STRING);
     the_server = s;
-    rc = PMIx_server_init(&host_module, info, 2);
-    PMIX_INFO_DESTRUCT(&info[0]);
-    PMIX_INFO_DESTRUCT(&info[1]);
-    if (rc != PMIX_SUCCESS) {
-        err_set(err, "PMIx_server_init failed: %s", PMIx_Error_string(rc));
+    if (load_topology(s, err) < 0 || server_init(s, err) < 0) {
         the_server = NULL;
+        free_topology(s);
         nftw(s->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
         free(s);
         return NULL;
@@ -319,6 +361,7 @@ void pmix_host_stop(struct pmix_host *s)
     pmix_host_job_end(s);
     PMIx_server_finalize();
     the_server = NULL;
+    free_topology(s);
     nftw(s->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     free(s);
 }

@@ -77,7 +77,7 @@ static char *local_peers(const struct pmix_host_opts *o)
     return s;
 }
 
-#define JOB_KEYS 15
+#define JOB_KEYS 16
 
 /* Job-level and this node's keys into info[0..JOB_KEYS). */
 static int load_job(const struct pmix_host *s, pmix_info_t *info,
@@ -105,8 +105,10 @@ static int load_job(const struct pmix_host *s, pmix_info_t *info,
     PMIX_INFO_LOAD(&info[11], PMIX_LOCALLDR, &lldr, PMIX_PROC_RANK);
     PMIX_INFO_LOAD(&info[12], PMIX_TMPDIR, s->dir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[13], PMIX_APPNUM, &zero, PMIX_UINT32);
+    /* Open MPI 4.1 adopts it instead of discovering the node in each rank */
+    PMIX_INFO_LOAD(&info[14], PMIX_LOCAL_TOPO, s->topo_xml, PMIX_STRING);
     free(peers);
-    return load_maps(p, &info[14], err);
+    return load_maps(p, &info[15], err);
 }
 
 #define PROC_KEYS 8

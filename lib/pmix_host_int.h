@@ -5,6 +5,7 @@
 #ifndef DLRUN_PMIX_HOST_INT_H
 #define DLRUN_PMIX_HOST_INT_H
 
+#include <hwloc.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,6 +22,8 @@ struct pmix_host {
     int registered;
     unsigned fence_seq;             /* fences so far (libpmix's thread) */
     int self_node;                  /* plan node of the ranks here */
+    hwloc_topology_t topo;          /* this node without I/O devices */
+    char *topo_xml;                 /* its XML for the ranks (hwloc frees) */
     pthread_t dmodex_thread;        /* answers other nodes' requests */
     int dmodex_running;
     atomic_int dmodex_stop;
