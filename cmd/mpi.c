@@ -50,7 +50,7 @@ int job_pmix_start(struct job *j, const int *ranks, int n)
     struct err err = { "" };
     char id[300];
 
-    if (j->opt.mpi != MPI_PMIX)
+    if (j->opt.mpi != MPI_PMIX || n == 0)  /* n: an agent of agents only */
         return 0;
     if (j->agent && j->plan.nnodes > 1) {
         po.broker = getenv("DLRUN_BROKER");

@@ -39,6 +39,14 @@ expect_eq "  8 ranks agree on the sum" "$(grep -c '^rank [0-7] of 8 on node[1-4]
     sed 's/^/  | /' "$TMP/ar.out"
 expect_eq "  on 4 nodes" "$(sed -n 's/.* on \(node[0-9]\): .*/\1/p' "$TMP/ar.out" | sort -u | wc -l | tr -d ' ')" 4
 
+# --- direct modex: Open MPI's async modex skips the data fence of
+# MPI_Init, so each peer's data is fetched from its node's agent ---
+within 120 salloc -N2 --ntasks-per-node=2 sh -c "
+    \"$DLRUN\" -np 4 -x OMPI_MCA_pmix_base_async_modex=1 \"$TMP/mpi_hello\"; echo rc=\$?" >"$TMP/dmodex.out" 2>&1
+expect_grep "async modex (direct modex across nodes): exit 0" "^rc=0$" "$TMP/dmodex.out"
+expect_eq "  the all-reduce summed every rank" "$(grep -c 'sum 6 (expected 6)' "$TMP/dmodex.out")" 4 ||
+    sed 's/^/  | /' "$TMP/dmodex.out"
+
 # --- a rank that exits 3 after MPI_Init on node2 ends the job with 3 ---
 within 120 salloc -N2 --ntasks-per-node=2 sh -c "
     \"$DLRUN\" -np 4 \"$TMP/mpi_hello\" exit 3 3; echo rc=\$?" >"$TMP/fail.out" 2>&1
@@ -56,5 +64,22 @@ if srun --mpi=list 2>&1 | grep -q pmix; then
     expect_eq "  dlrun set RANK = the MPI rank" "$(grep -c 'RANK=3 LOCAL_RANK=1' "$TMP/srun.out")" 1
 else
     echo "# srun has no pmix plugin here: --mpi=srun not tested"
+fi
+
+# --- over ssh (no Slurm): dlrun -H node1:2,node3:2 from this namespace ---
+if [ -n "${DLRUN_TEST_SSH_KEY:-}" ]; then
+    expect_rc "ssh: dlrun -H node1:2,node3:2 -np 4 mpi_hello" 0 \
+        within 120 "$DLRUN" --launcher ssh --ssh-identity "$DLRUN_TEST_SSH_KEY" \
+        --ssh-known-hosts "$DLRUN_TEST_KNOWN_HOSTS" -H node1:2,node3:2 -np 4 -l \
+        "$TMP/mpi_hello"
+    expect_eq "  4 ranks in one world of 4" "$(grep -c '^\[[0-3]\] hello [0-3] of 4 on node[13]$' "$TMP/out")" 4 ||
+        sed 's/^/  | /' "$TMP/out" "$TMP/err"
+    expect_eq "  ranks 2 and 3 on node3" "$(grep -c '^\[[23]\] hello [23] of 4 on node3$' "$TMP/out")" 2
+    expect_rc "ssh: a rank that calls MPI_Abort(5) on node3 ends the job with 5" 5 \
+        within 120 "$DLRUN" --launcher ssh --ssh-identity "$DLRUN_TEST_SSH_KEY" \
+        --ssh-known-hosts "$DLRUN_TEST_KNOWN_HOSTS" -H node1:2,node3:2 -np 4 \
+        "$TMP/mpi_hello" abort 3 5
+else
+    echo "# the cluster has no ssh keys: the ssh path is not tested"
 fi
 done_testing
