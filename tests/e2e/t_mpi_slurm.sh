@@ -39,10 +39,11 @@ expect_eq "  8 ranks agree on the sum" "$(grep -c '^rank [0-7] of 8 on node[1-4]
     sed 's/^/  | /' "$TMP/ar.out"
 expect_eq "  on 4 nodes" "$(sed -n 's/.* on \(node[0-9]\): .*/\1/p' "$TMP/ar.out" | sort -u | wc -l | tr -d ' ')" 4
 
-# --- direct modex: Open MPI's async modex skips the data fence of
-# MPI_Init, so each peer's data is fetched from its node's agent ---
+# --- direct modex: with async modex and no data collection Open MPI's
+# MPI_Init has no data fence, so each peer's data is fetched from its
+# node's agent when needed ---
 within 120 salloc -N2 --ntasks-per-node=2 sh -c "
-    \"$DLRUN\" -np 4 -x OMPI_MCA_pmix_base_async_modex=1 \"$TMP/mpi_hello\"; echo rc=\$?" >"$TMP/dmodex.out" 2>&1
+    \"$DLRUN\" -np 4 -x OMPI_MCA_pmix_base_async_modex=1 -x OMPI_MCA_pmix_base_collect_data=0 \"$TMP/mpi_hello\"; echo rc=\$?" >"$TMP/dmodex.out" 2>&1
 expect_grep "async modex (direct modex across nodes): exit 0" "^rc=0$" "$TMP/dmodex.out"
 expect_eq "  the all-reduce summed every rank" "$(grep -c 'sum 6 (expected 6)' "$TMP/dmodex.out")" 4 ||
     sed 's/^/  | /' "$TMP/dmodex.out"
