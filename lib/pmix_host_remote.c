@@ -26,8 +26,7 @@
 #define DMODEX_WAIT_MS 60000
 #define POLL_MS 300
 
-/* Store n bytes at data under key, chunked, with status.  CLIENT_*. */
-static int put_blob(struct client *c, const char *key, const char *data,
+int pmix_host_put_blob(struct client *c, const char *key, const char *data,
                     size_t n, int status, struct err *err)
 {
     size_t max = client_max_value(c), chunks = max ? (n + max - 1) / max : 0;
@@ -43,9 +42,7 @@ static int put_blob(struct client *c, const char *key, const char *data,
     return rc == CLIENT_OK ? client_put(c, key, head, strlen(head), err) : rc;
 }
 
-/* Append the blob under key (waiting up to timeout_ms for it) to *buf
- * (*len bytes so far; realloc'd).  *status gets its status.  CLIENT_*. */
-static int get_blob(struct client *c, const char *key, int timeout_ms,
+int pmix_host_get_blob(struct client *c, const char *key, int timeout_ms,
                     char **buf, size_t *len, int *status, struct err *err)
 {
     void *v = NULL;
@@ -70,7 +67,10 @@ static int get_blob(struct client *c, const char *key, int timeout_ms,
     for (size_t i = 0; rc == CLIENT_OK && i < chunks; i++) {
         snprintf(k, sizeof k, "%.230s.%zu", key, i);
         rc = client_get(c, k, timeout_ms, &v, &vlen, err);
-        if (rc == CLIENT_OK && vlen <= n) {
+        if (rc == CLIENT_OK && vlen > n) {
+            err_set(err, "PMIx exchange: %s is longer than announced", k);
+            rc = CLIENT_ERROR;
+        } else if (rc == CLIENT_OK) {
             memcpy(*buf + *len, v, vlen);
             *len += vlen;
             n -= vlen;
@@ -127,12 +127,13 @@ static void *fence_thread(void *arg)
 
     snprintf(key, sizeof key, "%.199s.%d", x->prefix, x->node);
     if (rc == CLIENT_OK)
-        rc = put_blob(c, key, x->data, x->ndata, 0, &err);
+        rc = pmix_host_put_blob(c, key, x->data, x->ndata, 0, &err);
     for (int i = 0; rc == CLIENT_OK && i < x->nnodes; i++) {
         if (!x->has_ranks[i])
             continue;
         snprintf(key, sizeof key, "%.199s.%d", x->prefix, i);
-        rc = get_blob(c, key, CLIENT_FOREVER, &buf, &len, &status, &err);
+        rc = pmix_host_get_blob(c, key, CLIENT_FOREVER, &buf, &len, &status,
+                                &err);
     }
     if (rc != CLIENT_OK)
         fprintf(stderr, "dlrun: PMIx fence across nodes failed: %s\n",
@@ -221,9 +222,11 @@ static void *dmodex_ask_thread(void *arg)
     snprintf(val, sizeof val, "%u", (unsigned)x->rank);
     if (rc == CLIENT_OK)
         rc = client_put(c, key, val, strlen(val), &err);
-    snprintf(key, sizeof key, "%.199s.%d.%" PRId64 ".a", x->prefix, x->node, id);
+    snprintf(key, sizeof key, "%.199s.%d.%" PRId64 ".a", x->prefix, x->node,
+             id);
     if (rc == CLIENT_OK)
-        rc = get_blob(c, key, DMODEX_WAIT_MS, &buf, &len, &status, &err);
+        rc = pmix_host_get_blob(c, key, DMODEX_WAIT_MS, &buf, &len, &status,
+                                &err);
     client_close(c);
     if (rc == CLIENT_OK && status != PMIX_SUCCESS) {
         free(buf);
@@ -300,7 +303,7 @@ static int dmodex_answer(struct pmix_host *s, struct client *c,
     if (prc != PMIX_SUCCESS)
         a.status = prc;
     snprintf(akey, sizeof akey, "%.240s.a", key);
-    rc = put_blob(c, akey, a.data, a.len, a.status, err);
+    rc = pmix_host_put_blob(c, akey, a.data, a.len, a.status, err);
     free(a.data);
     return rc;
 }
