@@ -48,6 +48,9 @@ void pmix_host_stop(struct pmix_host *s) { (void)s; }
 /* libpmix calls the host functions with no pointer of ours: one server
  * per process, as libpmix allows. */
 static struct pmix_host *the_server;
+/* libpmix cannot initialize a server again after finalizing one (it
+ * aborts on a stale descriptor): one per process lifetime. */
+static int server_started;
 
 int pmix_host_available(void) { return 1; }
 
@@ -240,8 +243,9 @@ struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
     struct pmix_host *s = NULL;
     const char *tmp = getenv("TMPDIR");
 
-    if (the_server) {
-        err_set(err, "a PMIx server is already running in this process");
+    if (server_started) {
+        err_set(err, "libpmix serves one server per process; this one "
+                "already started it");
         return NULL;
     }
     s = calloc(1, sizeof *s);
@@ -262,6 +266,7 @@ struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
         return NULL;
     }
     the_server = s;
+    server_started = 1;
     if (load_topology(s, err) < 0 || server_init(s, err) < 0) {
         the_server = NULL;
         free_topology(s);
@@ -338,7 +343,7 @@ int pmix_host_rank_env(struct pmix_host *s, int rank, struct envset *out,
                        PMIx_Error_string(rc));
     if (add_setup_fork(&proc, out, err) < 0)
         return -1;
-    return pmix_host_ompi_env(out, err);
+    return pmix_host_ompi_env(s, out, err);
 }
 
 void pmix_host_job_end(struct pmix_host *s)

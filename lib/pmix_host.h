@@ -32,9 +32,11 @@ struct pmix_host_opts {
 /* 1 when this build can host a PMIx server. */
 int pmix_host_available(void);
 
-/* Start the server (one per process).  Caller frees with pmix_host_stop.
- * NULL with err. */
-struct pmix_host *pmix_host_start(const struct pmix_host_opts *o, struct err *err);
+/* Start the server: once per process (libpmix cannot start a second
+ * server after finalizing one).  Caller frees with pmix_host_stop.  NULL
+ * with err. */
+struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
+                                  struct err *err);
 
 /* Register the namespace of one attempt (restart count attempt) before
  * its ranks start.  0 / -1 with err. */

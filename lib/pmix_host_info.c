@@ -165,14 +165,24 @@ int pmix_host_job_info(const struct pmix_host *s, pmix_info_t **info,
  * no scheduler it recognises (Slurm, Flux, JSM), Open MPI's schizo/orte
  * declares a process without mpirun's daemon a singleton, forces
  * ess=singleton and starts an orted of its own: every rank a world of 1.
- * Without that component ess/pmi wins and reads our server.  A value the
- * user set with -x stays. */
-int pmix_host_ompi_env(struct envset *out, struct err *err)
+ * Without that component ess/pmi wins and reads our server.  And, as
+ * mpirun does, more ranks here than CPUs: waiting ranks yield the CPU
+ * instead of spinning on it.  Values the user set with -x stay. */
+int pmix_host_ompi_env(const struct pmix_host *s, struct envset *out,
+                       struct err *err)
 {
-    if (envset_get(out, "OMPI_MCA_schizo"))
-        return 0;
-    return envset_set(out, "OMPI_MCA_schizo", "^orte", err,
-                      "--mpi=pmix: Open MPI 4.1 must not take the rank for a "
-                      "singleton");
+    int pus = hwloc_get_nbobjs_by_type(s->topo, HWLOC_OBJ_PU);
+
+    if (!envset_get(out, "OMPI_MCA_schizo") &&
+        envset_set(out, "OMPI_MCA_schizo", "^orte", err, "--mpi=pmix: Open "
+                   "MPI 4.1 must not take the rank for a singleton") < 0)
+        return -1;
+    if (pus > 0 && s->o.nranks > pus &&
+        !envset_get(out, "OMPI_MCA_mpi_oversubscribe") &&
+        envset_set(out, "OMPI_MCA_mpi_oversubscribe", "1", err, "--mpi=pmix: "
+                   "%d ranks on %d CPUs (Open MPI then yields when idle)",
+                   s->o.nranks, pus) < 0)
+        return -1;
+    return 0;
 }
 #endif

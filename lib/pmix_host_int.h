@@ -35,7 +35,8 @@ int pmix_host_job_info(const struct pmix_host *s, pmix_info_t **info,
                        size_t *ninfo, struct err *err);
 
 /* What Open MPI 4.1 needs under a server it did not start. */
-int pmix_host_ompi_env(struct envset *out, struct err *err);
+int pmix_host_ompi_env(const struct pmix_host *s, struct envset *out,
+                       struct err *err);
 
 /* Gather data (ndata bytes, copied) of every node through the broker in a
  * thread, then call cbfunc.  0 / -1 (cbfunc is then not called). */
