@@ -17,7 +17,8 @@
 /* A minimal ELF64: header, PT_LOAD (the whole file at VADDR), PT_DYNAMIC
  * with DT_NEEDED for each name, DT_STRTAB, DT_NULL; then the strings.
  * Returns its size in buf. */
-static size_t make_elf(unsigned char *buf, size_t cap, const char *const *needed)
+static size_t make_elf(unsigned char *buf, size_t cap,
+                       const char *const *needed)
 {
     Elf64_Ehdr eh = { 0 };
     Elf64_Phdr ph[2] = { { 0 } };
