@@ -51,6 +51,7 @@ static struct pmix_host *the_server;
 /* libpmix cannot initialize a server again after finalizing one (it
  * aborts on a stale descriptor): one per process lifetime. */
 static int server_started;
+atomic_int pmix_host_running;
 
 int pmix_host_available(void) { return 1; }
 
@@ -229,6 +230,7 @@ static int server_init(struct pmix_host *s, struct err *err)
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, s->dir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[2], PMIX_TOPOLOGY2, &topo, PMIX_TOPO);
     rc = PMIx_server_init(&host_module, info, 3);
+    atomic_store(&pmix_host_running, rc == PMIX_SUCCESS);
     for (int i = 0; i < 3; i++)
         PMIX_INFO_DESTRUCT(&info[i]);
     if (rc != PMIX_SUCCESS)
@@ -364,6 +366,7 @@ void pmix_host_stop(struct pmix_host *s)
     if (!s)
         return;
     pmix_host_job_end(s);
+    atomic_store(&pmix_host_running, 0);
     PMIx_server_finalize();
     the_server = NULL;
     free_topology(s);

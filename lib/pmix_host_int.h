@@ -29,6 +29,10 @@ struct pmix_host {
     atomic_int dmodex_stop;
 };
 
+/* 1 from PMIx_server_init to PMIx_server_finalize: the exchange threads
+ * must not call into libpmix after it. */
+extern atomic_int pmix_host_running;
+
 /* The namespace's job, node and process information (caller frees with
  * PMIX_INFO_FREE).  0 / -1 with err. */
 int pmix_host_job_info(const struct pmix_host *s, pmix_info_t **info,

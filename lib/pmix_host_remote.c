@@ -24,7 +24,7 @@
 #define KEY_ROOM (BP_MAX_KEY + 1)
 #define CONNECT_MS 10000
 #define DMODEX_WAIT_MS 60000
-#define POLL_MS 300
+#define POLL_MS 100
 
 int pmix_host_put_blob(struct client *c, const char *key, const char *data,
                     size_t n, int status, struct err *err)
@@ -105,9 +105,14 @@ static void exchange_free(struct exchange *x)
     free(x);
 }
 
-/* Hand the result to libpmix (which calls release_buf when done). */
+/* Hand the result to libpmix (which calls release_buf when done); not
+ * once the server is finalized (an exchange the job's end cut short). */
 static void exchange_done(struct exchange *x, int ok, char *buf, size_t len)
 {
+    if (!atomic_load(&pmix_host_running)) {
+        free(buf);
+        return;
+    }
     if (!ok) {
         free(buf);
         x->cbfunc(PMIX_ERROR, NULL, 0, x->cbdata, NULL, NULL);
