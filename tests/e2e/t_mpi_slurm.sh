@@ -54,6 +54,18 @@ within 120 salloc -N2 --ntasks-per-node=2 sh -c "
 expect_grep "rank 3 exits 3 on node2: dlrun's code" "^rc=3$" "$TMP/fail.out"
 expect_grep "  names rank and host" "rank 3 (host node2, pid [0-9]*) exited with code 3" "$TMP/fail.out"
 
+# --- per-node mode: srun starts one dlrun that starts the node's ranks;
+# dlrun's server replaces the PMIx variables srun --mpi=pmix gave it ---
+within 120 salloc -N1 sh -c "
+    srun -N1 -n1 --mpi=pmix \"$DLRUN\" --nproc-per-node 2 \"$TMP/mpi_hello\"; echo rc=\$?" >"$TMP/pernode.out" 2>&1
+expect_grep "srun -n1 --mpi=pmix dlrun --nproc-per-node 2 mpi_hello: exit 0" "^rc=0$" "$TMP/pernode.out"
+expect_eq "  one world of 2" "$(grep -c '^hello [01] of 2 on node1$' "$TMP/pernode.out")" 2 ||
+    sed 's/^/  | /' "$TMP/pernode.out"
+within 120 salloc -N2 sh -c "
+    srun -N2 --ntasks-per-node=1 \"$DLRUN\" --mpi=pmix --nproc-per-node 2 true; echo rc=\$?" >"$TMP/pernode2.out" 2>&1
+expect_grep "per-node dlruns on 2 nodes with --mpi=pmix: refused (2)" "^rc=2$" "$TMP/pernode2.out"
+expect_grep "  says what to do instead" "run one dlrun in the allocation" "$TMP/pernode2.out"
+
 # --- --mpi=srun: srun --mpi=pmix starts the ranks, dlrun sets their env ---
 if srun --mpi=list 2>&1 | grep -q pmix; then
     within 120 salloc -N2 --ntasks-per-node=2 sh -c "
