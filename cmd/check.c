@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "cmd.h"
+#include "pmix_host.h"
 #include "topo.h"
 #ifdef HAVE_PMIX
 #include <pmix.h>
@@ -59,6 +60,9 @@ static void print_build(void)
 #else
     printf("  PMIx:                no (install libpmix-dev and rebuild)\n");
 #endif
+    printf("  PMIx hosting:        %s\n", pmix_host_available() ?
+           "yes (MPI programs run without mpirun: --mpi=auto|pmix)" :
+           "no (install libpmix-dev and rebuild; --mpi=srun still works)");
     print_runtime_libs();
 }
 

@@ -72,6 +72,7 @@ static void shared_output_options(const struct options *o, struct strv *a)
         strv_addf(a, "--max-restarts=%d", o->max_restarts);
     if (o->summary)
         strv_addf(a, "--summary=%s", o->summary);
+    strv_addf(a, "--mpi=%s", o->mpi == MPI_PMIX ? "pmix" : "none");
 }
 
 /* What agents that start further agents (a tree) need, and the rest. */

@@ -9,6 +9,8 @@
 #include "plan.h"
 #include "rdv.h"
 
+struct pmix_host;
+
 struct job {
     struct options opt;
     struct alloc alloc;
@@ -20,7 +22,24 @@ struct job {
     int agent;              /* dlrun agent: start one node's ranks for a head */
     struct agent_job *subtree;  /* borrowed: agents this agent starts too
                                    (--spawn), or NULL */
+    struct pmix_host *pmix; /* owned: the PMIx server hosted here, or NULL */
 };
+
+/* --mpi (cmd/mpi.c): resolve auto for prog (never PMIx in per-task
+ * mode, where the scheduler serves it); 0 or the exit code, printed. */
+int job_mpi_resolve(struct job *j, char **prog);
+
+/* --mpi=srun: exec srun --mpi=pmix with one task per rank, each a dlrun
+ * in per-task mode.  Returns only on failure, with the exit code. */
+int job_mpi_srun(struct job *j, char **argv, int prog);
+
+/* Host PMIx for ranks (n of them) when --mpi resolved to pmix: start the
+ * server / register an attempt's namespace / end it / stop the server.
+ * 0 or the exit code after printing. */
+int job_pmix_start(struct job *j, const int *ranks, int n);
+int job_pmix_begin(struct job *j);
+void job_pmix_end(struct job *j);
+void job_pmix_stop(struct job *j);
 
 /* The head: the plan spans other hosts inside a Slurm allocation, so one
  * `dlrun agent` per node is started with srun (cmd/head.c). */

@@ -214,6 +214,8 @@ static int run_attempt(struct job *j, struct launch_job *lj,
         cmd_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg);
         goto out;
     }
+    if (job_pmix_begin(j) != 0)
+        goto out;
     lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks, &lb);
     if (!lj->rank_envp)
         goto out;
@@ -243,6 +245,7 @@ static int run_attempt(struct job *j, struct launch_job *lj,
 out:
     if (!watched && sv->n > lj->nranks)
         end_subtree(sv, lj->nranks);
+    job_pmix_end(j);
     sv->extra = NULL;
     broker_destroy(lb.b);
     output_destroy(lj->out);
@@ -325,7 +328,11 @@ int run_launch(struct job *j, char **prog)
         job_report_bindings(j, which, lj.nranks);
     supervise_signals(&block);
     sigprocmask(SIG_BLOCK, &block, &lj.child_mask);
-    rc = launch_loop(j, &lj, l, ranks);
+    /* after the mask: libpmix's thread must not take dlrun's signals */
+    rc = job_pmix_start(j, which, lj.nranks);
+    if (rc == 0)
+        rc = launch_loop(j, &lj, l, ranks);
+    job_pmix_stop(j);
 out:
     free(which);
     free(ranks);

@@ -19,7 +19,7 @@ enum {
     OPT_REPORT_BINDINGS, OPT_TOPOLOGY, OPT_LAUNCHER, OPT_SSH_PORT,
     OPT_SSH_USER, OPT_SSH_IDENTITY, OPT_SSH_KNOWN_HOSTS, OPT_CONNECT_TIMEOUT,
     OPT_REMOTE_DLRUN, OPT_FANOUT, OPT_HEARTBEAT, OPT_WDIR, OPT_NODE, OPT_SPAWN,
-    OPT_LIFELINE, OPT_SSH_CONFIG, OPT_RESTART,
+    OPT_LIFELINE, OPT_SSH_CONFIG, OPT_RESTART, OPT_MPI,
 };
 
 static const struct option longopts[] = {
@@ -73,6 +73,7 @@ static const struct option longopts[] = {
     { "spawn", required_argument, NULL, OPT_SPAWN },
     { "lifeline", no_argument, NULL, OPT_LIFELINE },
     { "restart", required_argument, NULL, OPT_RESTART },
+    { "mpi", required_argument, NULL, OPT_MPI },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -93,6 +94,8 @@ const char options_help[] =
     "      --pmix-rendezvous    under srun --mpi=pmix: rank 0 publishes a free port\n"
     "                           through PMIx (not for MPI programs)\n"
     "  -x, --export VAR[=VAL]   pass or set VAR for every rank\n"
+    "      --mpi WHAT           auto (host PMIx for MPI programs), pmix, none,\n"
+    "                           srun (srun --mpi=pmix starts the ranks)\n"
     "Binding (hwloc; default in launch mode, see docs/binding.md):\n"
     "      --map-by WHAT        slot, core, socket, numa, ppr:N:socket|numa|node[:PE=n]\n"
     "      --bind-to WHAT       core, numa, socket, none\n"
@@ -233,6 +236,19 @@ static int options_remote(int c, struct options *o)
     }
 }
 
+static int parse_mpi(struct options *o, const char *s)
+{
+    static const char *const names[] = { "auto", "none", "pmix", "srun" };
+
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0) {
+            o->mpi = (enum mpi_mode)i;
+            return 0;
+        }
+    cmd_fail(EXIT_USAGE, "--mpi '%s': expected auto, pmix, none or srun", s);
+    return -1;
+}
+
 static int options_one(int c, struct options *o)
 {
     switch (c) {
@@ -264,6 +280,7 @@ static int options_one(int c, struct options *o)
         return parse_bind(c, o);
     case OPT_REPORT_BINDINGS: o->report_bindings = 1; return 0;
     case OPT_TOPOLOGY: o->topology = optarg; return 0;
+    case OPT_MPI: return parse_mpi(o, optarg);
     case OPT_OUTPUT_DIR: o->output_dir = optarg; return 0;
     case OPT_LAUNCHER: case OPT_SSH_PORT: case OPT_SSH_USER:
     case OPT_SSH_IDENTITY: case OPT_SSH_KNOWN_HOSTS: case OPT_CONNECT_TIMEOUT:

@@ -20,6 +20,8 @@ struct remote_opts {
     int fanout;                 /* --fanout: agents one process starts (32) */
     int heartbeat_s;            /* --heartbeat-timeout (10) */
 };
+/* --mpi: who serves MPI programs' PMIx (docs/mpi.md). */
+enum mpi_mode { MPI_AUTO, MPI_NONE, MPI_PMIX, MPI_SRUN };
 
 struct options {
     struct alloc_request alloc;
@@ -50,6 +52,7 @@ struct options {
                                (the secrets first, unless in the env) */
     char **exports;         /* -x entries (owned array, borrowed strings) */
     int nexports;
+    enum mpi_mode mpi;      /* --mpi; cmd_run resolves auto before launch */
     int prog;               /* index in argv of the program, argc if none */
 };
 
