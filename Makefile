@@ -4,7 +4,8 @@
 #   make demo            install missing Debian packages, build, run a small job here
 #   make check           install missing Debian packages, run every test
 #                        (unit, end-to-end with a real Slurm, ASan/UBSan build, fuzzers)
-#   make install PREFIX=DIR
+#   make install PREFIX=DIR   dlrun, man pages, libdlrun.so, dlrun.h, dlrun.pc
+#   make examples        build contrib/examples (skipped without CUDA/NCCL headers)
 #
 # Variables: BUILD (output folder), SAN=1 (sanitizer build), FUZZ_SECONDS.
 
@@ -14,6 +15,8 @@ BUILD     ?= build
 CC        ?= cc
 CFLAGS    ?= -O2 -g
 FUZZ_SECONDS ?= 10
+LIBDIR    ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
 
 PKGS      := hwloc yaml-0.1 libssh
 HAVE_PMIX := $(shell pkg-config --exists pmix 2>/dev/null && echo 1)
@@ -46,19 +49,58 @@ UNIT_SRCS := $(sort $(wildcard tests/unit/t_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
-.PHONY: all demo check unit e2e asan fuzz fuzz-build install deps-build deps-test clean
+# libdlrun.so: the client of contrib/include/dlrun.h for ranks, from its own
+# position-independent objects; only the dlrun_* symbols are exported
+# (hidden by default, dlrun.h's declarations visible, lib/libdlrun.map).
+SO_MAJOR  := 0
+SO_SRCS   := lib/client.c lib/broker_proto.c lib/token.c lib/err.c
+SO_OBJS   := $(SO_SRCS:%.c=$(BUILD)/pic/%.o)
+SO_FILE   := libdlrun.so.$(VERSION)
 
-all: $(BUILD)/dlrun
+.PHONY: all demo check unit e2e asan fuzz fuzz-build install deps-build deps-test clean \
+        examples FORCE
+
+all: $(BUILD)/dlrun $(BUILD)/libdlrun.so $(BUILD)/dlrun.pc
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -c -o $@ $<
+
+# dlrun script finds its templates beside the binary first (BIN/../share/
+# dlrun/templates installed, BIN/../templates in a checkout), then here.
+$(BUILD)/cmd/script.o: ALL_CPPFLAGS += -DDLRUN_TEMPLATE_DIR='"$(PREFIX)/share/dlrun/templates"'
 
 $(BUILD)/libdlrun-core.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(BUILD)/dlrun: $(CMD_OBJS) $(BUILD)/libdlrun-core.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CPPFLAGS) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c -o $@ $<
+
+$(BUILD)/libdlrun.so: $(SO_OBJS) lib/libdlrun.map
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -shared -Wl,-soname,libdlrun.so.$(SO_MAJOR) \
+	    -Wl,--version-script=lib/libdlrun.map -Wl,--no-undefined \
+	    -o $(BUILD)/$(SO_FILE) $(SO_OBJS) -ldl
+	ln -sf $(SO_FILE) $(BUILD)/libdlrun.so.$(SO_MAJOR)
+	ln -sf libdlrun.so.$(SO_MAJOR) $@
+
+# Rewritten only when its text changes (another PREFIX), so the library
+# and its users are not rebuilt for nothing.
+$(BUILD)/dlrun.pc: contrib/dlrun.pc.in FORCE
+	@mkdir -p $(BUILD)
+	@sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    contrib/dlrun.pc.in >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; echo "wrote $@"; fi
+
+examples: $(BUILD)/libdlrun.so
+	@$(MAKE) -C contrib/examples BUILD=$(abspath $(BUILD)) CC=$(CC)
+
+# the PMIx server's test runs real PMIx clients: linked there only
+$(BUILD)/tests/t_pmix_host: LDLIBS += $(if $(HAVE_PMIX),$(shell pkg-config --libs pmix))
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdlrun-core.a
 	@mkdir -p $(dir $@)
@@ -67,7 +109,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdlrun-core.a
 unit: $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)
 
-e2e: $(BUILD)/dlrun
+e2e: $(BUILD)/dlrun $(BUILD)/libdlrun.so
 	@DLRUN=$(abspath $(BUILD)/dlrun) E2E_LOG_DIR=$(abspath $(BUILD)/e2e) tests/e2e/run.sh
 
 # The sanitizer build runs the unit tests and the end-to-end tests that need
@@ -75,7 +117,7 @@ e2e: $(BUILD)/dlrun
 asan: export LSAN_OPTIONS = suppressions=$(abspath tests/lsan.supp)
 asan: export UBSAN_OPTIONS = print_stacktrace=1
 asan:
-	$(MAKE) BUILD=build-asan SAN=1 CC=$(CC) build-asan/dlrun unit
+	$(MAKE) BUILD=build-asan SAN=1 CC=$(CC) build-asan/dlrun build-asan/libdlrun.so unit
 	DLRUN=$(abspath build-asan/dlrun) DLRUN_E2E_NO_CLUSTER=1 E2E_LOG_DIR=$(abspath build-asan/e2e) tests/e2e/run.sh
 
 fuzz-build:
@@ -106,14 +148,29 @@ check: deps-test
 	$(MAKE) asan
 	$(MAKE) fuzz FUZZ_SECONDS=$(FUZZ_SECONDS)
 
-install: $(BUILD)/dlrun
+install: $(BUILD)/dlrun $(BUILD)/libdlrun.so $(BUILD)/dlrun.pc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	    $(DESTDIR)$(PREFIX)/share/man/man7
+	    $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7 \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) \
+	    $(DESTDIR)$(PREFIX)/share/dlrun/templates/sites \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	    $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 	install -m 0755 $(BUILD)/dlrun $(DESTDIR)$(PREFIX)/bin/dlrun
 	install -m 0644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 0644 man/*.7 $(DESTDIR)$(PREFIX)/share/man/man7/
+	install -m 0755 $(BUILD)/$(SO_FILE) $(DESTDIR)$(LIBDIR)/$(SO_FILE)
+	ln -sf $(SO_FILE) $(DESTDIR)$(LIBDIR)/libdlrun.so.$(SO_MAJOR)
+	ln -sf libdlrun.so.$(SO_MAJOR) $(DESTDIR)$(LIBDIR)/libdlrun.so
+	install -m 0644 contrib/include/dlrun.h $(DESTDIR)$(INCLUDEDIR)/dlrun.h
+	install -m 0644 $(BUILD)/dlrun.pc $(DESTDIR)$(LIBDIR)/pkgconfig/dlrun.pc
+	install -m 0644 templates/*.sh.in $(DESTDIR)$(PREFIX)/share/dlrun/templates/
+	install -m 0644 templates/sites/*.yaml $(DESTDIR)$(PREFIX)/share/dlrun/templates/sites/
+	install -m 0644 contrib/completion/dlrun.bash \
+	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/dlrun
+	install -m 0644 contrib/completion/_dlrun $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_dlrun
 
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(SO_OBJS:.o=.d)

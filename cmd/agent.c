@@ -1,24 +1,46 @@
-/* agent.c - `dlrun agent`: started by a head (one per node, through srun)
- * with the head's exact plan (-H, -np, --master-addr/--master-port); it
- * starts this node's ranks with the one-node engine and tells the head
- * through the broker which rank failed.  Internal: users run `dlrun`. */
+/* agent.c - `dlrun agent`: started by a head on every node (through srun,
+ * or a relay over ssh) with the head's exact plan (-H, -np); it starts
+ * this node's ranks with the one-node engine, and with --spawn the agents
+ * of its part of the tree.  Internal: users run `dlrun`.
+ *
+ * It watches the head two ways: the lifeline (stdin under ssh: EOF when
+ * the head, the relay or the connection is gone) and the broker, where it
+ * beats (dlrun.hb.NODE) and reads the signals the head forwards
+ * (dlrun.ctl.SEQ).  Either one failing ends its ranks. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <unistd.h>
 
 #include "client.h"
 #include "cmd.h"
-#include "job.h"
+#include "head.h"
 #include "net.h"
+#include "ranges.h"
 #include "supervise.h"
 
-/* This node in the plan: Slurm names it (SLURMD_NODENAME), else the
- * host name does.  -1 when the plan has no rank here. */
-static int find_self_node(const struct plan *p)
+extern char **environ;
+
+struct agent_watch {
+    const char *host;
+    int node, hb_ms, lifeline;
+    atomic_int stopping, done;
+};
+
+/* This node in the plan: --node, else Slurm's name (SLURMD_NODENAME),
+ * else the host name.  -1 when the plan has no rank here. */
+static int find_self_node(const struct job *j)
 {
+    const struct plan *p = &j->plan;
     const char *me = getenv("SLURMD_NODENAME");
 
+    if (j->opt.node >= 0)
+        return j->opt.node < p->nnodes ? j->opt.node : -1;
     for (int i = 0; i < p->nnodes; i++) {
         const char *h = p->nodes[i].host;
         if (me ? strcmp(h, me) == 0 : net_is_this_host(h))
@@ -31,10 +53,13 @@ void agent_report_failure(const struct job *j, const struct supervise *sv)
 {
     const struct sv_rank *r = &sv->ranks[sv->failed];
     struct err err = { "" };
-    struct client *c = client_from_env(5000, &err);
+    struct client *c = NULL;
     char key[64], val[400];
     int64_t seq = 0;
 
+    if (r->rank < 0)    /* an agent below us: it told the head itself */
+        return;
+    c = client_from_env(5000, &err);
     if (!c || client_add(c, "dlrun.failseq", 1, &seq, &err) != CLIENT_OK)
         goto out;
     snprintf(key, sizeof key, "dlrun.fail.%lld", (long long)seq);
@@ -48,9 +73,210 @@ out:
     client_close(c);
 }
 
+void agent_report_ranks(const struct job *j, const struct supervise *sv)
+{
+    struct err err = { "" };
+    struct client *c = NULL;
+    char key[64], *val = NULL;
+    size_t len = 0;
+    FILE *m;
+
+    if (!j->opt.summary || !(m = open_memstream(&val, &len)))
+        return;
+    for (int i = 0; i < sv->n; i++)
+        if (sv->ranks[i].rank >= 0)
+            fprintf(m, "%d %d %d %.6f %.6f\n", sv->ranks[i].rank,
+                    (int)sv->ranks[i].pid, sv->ranks[i].status,
+                    sv->ranks[i].start, sv->ranks[i].end);
+    snprintf(key, sizeof key, "dlrun.ranks.%d", j->plan.self_node);
+    if (fclose(m) == 0 && (c = client_from_env(5000, &err)))
+        client_put(c, key, val, len, &err);
+    if (err.msg[0])
+        cmd_fail(0, "agent: cannot report its ranks: %s", err.msg);
+    client_close(c);
+    free(val);
+}
+
+/* End this agent's ranks (once): its supervisor forwards the SIGTERM. */
+static void agent_stop(struct agent_watch *w, const char *why)
+{
+    if (atomic_exchange(&w->stopping, 1) || atomic_load(&w->done))
+        return;
+    cmd_fail(0, "agent on %s: %s; ending its ranks", w->host, why);
+    kill(getpid(), SIGTERM);
+}
+
+/* A signal the head forwarded.  SIGKILL (a second Ctrl-C at the head)
+ * becomes two SIGINTs here, which the supervisor turns into SIGKILL. */
+static void apply_ctl(struct agent_watch *w, int sig)
+{
+    if (sig == SIGKILL) {
+        kill(getpid(), SIGINT);
+        kill(getpid(), SIGINT);
+        return;
+    }
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT)
+        atomic_store(&w->stopping, 1);
+    if (sig > 0 && sig < NSIG)
+        kill(getpid(), sig);
+}
+
+/* Beat, and wait up to a second for the next forwarded signal. */
+static void *watch_head(void *arg)
+{
+    struct agent_watch *w = arg;
+    struct err err = { "" };
+    struct client *c = client_from_env(w->hb_ms, &err);
+    char hb[64], ctl[64], why[ERR_MSG_MAX + 40];
+
+    snprintf(hb, sizeof hb, "dlrun.hb.%d", w->node);
+    if (c)
+        client_set_answer_grace(c, w->hb_ms);
+    for (int seq = 1; c;) {
+        void *val = NULL;
+        size_t len = 0;
+        int rc = client_add(c, hb, 1, NULL, &err);
+        snprintf(ctl, sizeof ctl, "dlrun.ctl.%d", seq);
+        if (rc == CLIENT_OK)
+            rc = client_get(c, ctl, 1000, &val, &len, &err);
+        if (rc == CLIENT_OK) {
+            seq++;
+            apply_ctl(w, atoi(val));
+        }
+        free(val);
+        if (rc != CLIENT_OK && rc != CLIENT_TIMEOUT)
+            break;
+    }
+    snprintf(why, sizeof why, "lost the head: %s", err.msg);
+    agent_stop(w, why);
+    client_close(c);
+    return NULL;
+}
+
+/* EOF on the lifeline: whoever started this agent is gone. */
+static void *watch_lifeline(void *arg)
+{
+    struct agent_watch *w = arg;
+    char buf[256];
+    ssize_t n;
+
+    while ((n = read(w->lifeline, buf, sizeof buf)) > 0 ||
+           (n < 0 && errno == EINTR))
+        ;
+    agent_stop(w, "the head is gone (the connection to it closed)");
+    return NULL;
+}
+
+/* The watchers run with every signal blocked: signals are the main
+ * thread's (its supervisor's signalfd). */
+static int start_watchers(struct agent_watch *w)
+{
+    pthread_t t;
+    sigset_t all, old;
+    int rc = 0;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    if (getenv("DLRUN_BROKER") && pthread_create(&t, NULL, watch_head, w) == 0)
+        pthread_detach(t);
+    else if (getenv("DLRUN_BROKER"))
+        rc = -1;
+    if (w->lifeline >= 0) {
+        if (pthread_create(&t, NULL, watch_lifeline, w) == 0)
+            pthread_detach(t);
+        else
+            rc = -1;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+/* Under ssh the secrets come first on stdin, one NAME=VALUE a line, ended
+ * by an empty line (never on a command line).  Then stdin stays open as
+ * the lifeline: it moves off fd 0, which becomes /dev/null for the ranks.
+ * Returns the lifeline fd, or -1 after printing the error. */
+static int take_lifeline(void)
+{
+    char line[1024];
+    size_t n = 0;
+    int fd, nul;
+
+    while (!getenv("DLRUN_TOKEN")) {
+        ssize_t r = read(0, line + n, 1);   /* no read-ahead past the end */
+        if (r <= 0 || n + 1 >= sizeof line)
+            return cmd_fail(EXIT_FAIL, "agent: no broker secrets on stdin"), -1;
+        if (line[n] != '\n') {
+            n++;
+            continue;
+        }
+        line[n] = '\0';
+        if (n == 0)
+            break;
+        if (!strchr(line, '=') ||
+            (strncmp(line, "DLRUN_BROKER=", 13) && strncmp(line, "DLRUN_TOKEN=", 12)))
+            return cmd_fail(EXIT_FAIL, "agent: unexpected line on stdin"), -1;
+        *strchr(line, '=') = '\0';
+        setenv(line, line + strlen(line) + 1, 1);
+        n = 0;
+    }
+    fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
+    nul = open("/dev/null", O_RDONLY);
+    if (fd < 0 || nul < 0 || dup2(nul, 0) < 0)
+        return cmd_fail(EXIT_FAIL, "agent: cannot set up stdin"), -1;
+    if (nul != 0)
+        close(nul);
+    return fd;
+}
+
+/* The agents below this one: the same launcher as the head's (ssh). */
+static int prepare_subtree(struct job *j, struct agent_job *aj,
+                           struct strv *args, struct strv *relay, int **nodes,
+                           int lifeline)
+{
+    struct err err = { "" };
+    int n = ranges_parse(j->opt.spawn, j->plan.nnodes, nodes, &err);
+
+    if (n < 0)
+        return cmd_fail(EXIT_USAGE, "agent: --spawn %s", err.msg);
+    if (agent_args(j, args) < 0)
+        return cmd_fail(EXIT_FAIL, "out of memory");
+    head_fill_job(j, aj, args, relay, *nodes, n, lifeline, NULL);
+    aj->envp = environ;     /* with the secrets take_lifeline set */
+    j->subtree = aj;
+    return relay->failed ? cmd_fail(EXIT_FAIL, "out of memory") : 0;
+}
+
+static int agent_start(struct job *j, char **prog, struct agent_watch *w)
+{
+    struct agent_job aj = { .prog = prog };
+    struct strv args = { 0 }, relay = { 0 };
+    int *nodes = NULL, life[2] = { -1, -1 }, rc = 0;
+
+    if (j->opt.spawn && (pipe2(life, O_CLOEXEC) < 0 ||
+                         (rc = prepare_subtree(j, &aj, &args, &relay, &nodes,
+                                               life[0])) != 0))
+        goto out;
+    if (start_watchers(w) < 0) {
+        rc = cmd_fail(EXIT_FAIL, "agent: cannot start its threads");
+        goto out;
+    }
+    rc = run_launch(j, prog);   /* agrees on the rendezvous first */
+    atomic_store(&w->done, 1);
+out:
+    strv_free(&args);
+    strv_free(&relay);
+    free(nodes);
+    if (life[0] >= 0)
+        close(life[0]);
+    if (life[1] >= 0)
+        close(life[1]);
+    return rc;
+}
+
 int cmd_agent(int argc, char **argv)
 {
     struct job j = { 0 };
+    struct agent_watch w = { .lifeline = -1 };
     int rc = options_parse(argc, argv, &j.opt, "usage: dlrun agent (internal: "
                            "started by dlrun on every node)\n");
 
@@ -60,14 +286,28 @@ int cmd_agent(int argc, char **argv)
         rc = cmd_fail(EXIT_USAGE, "agent: no program");
         goto out;
     }
+    if (j.opt.lifeline && (w.lifeline = take_lifeline()) < 0) {
+        rc = EXIT_FAIL;
+        goto out;
+    }
+    if (j.opt.wdir && chdir(j.opt.wdir) < 0) {
+        rc = cmd_fail(EXIT_USAGE, "cannot enter the working directory %s on "
+                      "this node: %s (pass --wdir)", j.opt.wdir,
+                      strerror(errno));
+        goto out;
+    }
     j.agent = 1;
+    j.restart = j.opt.restart;
     rc = job_prepare(&j, 1);
     if (rc != 0)
         goto out;
-    j.plan.self_node = find_self_node(&j.plan);
+    j.plan.self_node = find_self_node(&j);
     if (j.plan.self_node < 0)
         goto out;           /* the plan has no rank on this node */
-    rc = run_launch(&j, argv + j.opt.prog);
+    w.node = j.plan.self_node;
+    w.host = j.plan.nodes[w.node].host;
+    w.hb_ms = j.opt.remote.heartbeat_s * 1000;
+    rc = agent_start(&j, argv + j.opt.prog, &w);
 out:
     job_free(&j);
     return rc;

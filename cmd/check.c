@@ -9,6 +9,7 @@
 #include "alloc.h"
 #include "cmd.h"
 #include "pmixc.h"
+#include "pmix_host.h"
 #include "topo.h"
 
 extern char **environ;
@@ -58,6 +59,9 @@ static void print_build(void)
 #else
     printf("  PMIx:                no (install libpmix-dev and rebuild)\n");
 #endif
+    printf("  PMIx hosting:        %s\n", pmix_host_available() ?
+           "yes (MPI programs run without mpirun: --mpi=auto|pmix)" :
+           "no (install libpmix-dev and rebuild; --mpi=srun still works)");
     print_runtime_libs();
 }
 

@@ -21,8 +21,11 @@ int cmd_plan(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_hosts(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_relay(int argc, char **argv);
 int cmd_broker(int argc, char **argv);
 int cmd_kv(int argc, char **argv);
+int cmd_script(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
 
 /* Print "dlrun: MSG" (one line) to stderr and return code, for
  * `return die_usage(...)` style exits from subcommands. */

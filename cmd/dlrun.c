@@ -14,6 +14,7 @@ static const char usage[] =
     "       dlrun hosts expand|fold|count LIST\n"
     "       dlrun broker [--bind ADDR] [--port P]     a standalone rendezvous broker\n"
     "       dlrun kv put|get|add|barrier|del ...      talk to it from scripts\n"
+    "       dlrun script|submit [--profile NAME] -N NODES PROG...  a job script\n"
     "\n"
     "Launch a distributed deep-learning job: every rank gets RANK, WORLD_SIZE,\n"
     "LOCAL_RANK, MASTER_ADDR/PORT and the same facts for Horovod, TensorFlow,\n"
@@ -32,8 +33,11 @@ static const struct {
     { "check", cmd_check },
     { "hosts", cmd_hosts },
     { "agent", cmd_agent },
+    { "relay", cmd_relay },
     { "broker", cmd_broker },
     { "kv", cmd_kv },
+    { "script", cmd_script },
+    { "submit", cmd_submit },
 };
 
 int cmd_fail(int code, const char *fmt, ...)

@@ -1,27 +1,33 @@
-/* head.c - a plan that spans other hosts inside a Slurm allocation: start
- * one `dlrun agent` per node with a single srun (Slurm is the distributed
- * engine), serve the broker the agents report to, and exit with the code
- * of the rank that failed first.
+/* head.c - a plan that spans other hosts: start one `dlrun agent` per
+ * node (srun inside Slurm, ssh relays elsewhere: launchers/), serve the
+ * broker the agents and ranks use, watch the agents' heartbeats, and exit
+ * with the code of the rank that failed first.
  *
- * srun runs in its own process group (a terminal's Ctrl-C reaches dlrun,
- * which stops the job in order), gets SIGTERM if dlrun dies (so the step
- * ends), and --kill-on-bad-exit ends every node when one agent fails. */
+ * Every agent adds to the counter dlrun.hb.NODE about once a second and
+ * waits on dlrun.ctl.SEQ, where the head puts the signals it forwards
+ * (ssh cannot deliver signals to root's commands).  An agent whose counter
+ * stops for --heartbeat-timeout is lost (killed, or its network cut): the
+ * job ends.  The agents watch the head the same way. */
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "broker.h"
 #include "client.h"
 #include "cmd.h"
 #include "envset.h"
-#include "job.h"
-#include "net.h"
+#include "head.h"
 #include "proc.h"
+#include "net.h"
 #include "strv.h"
 #include "supervise.h"
 #include "token.h"
@@ -31,17 +37,26 @@ extern char **environ;
 struct head {
     struct broker *broker;
     pthread_t thread;
-    atomic_int stop;
+    int wake;                   /* eventfd: the broker thread must end */
     char addr[300];             /* DLRUN_BROKER: host:port */
     char token[TOKEN_HEX_LEN + 1];
+    /* heartbeats, read by the broker thread */
+    int nnodes, hb_ms;
+    long *seen_ms;              /* when node i's counter last moved */
+    long long *hb;              /* its last value; 0: not started yet */
+    atomic_int lost;            /* the node lost, -1 none */
+    /* signals for the agents (ssh) */
+    struct client *ctl;
+    int ctl_seq;
+    const struct supervise *sv;     /* the agents' processes */
+    int failed_rank;                /* the first failure the agents told */
 };
 
 int head_wanted(const struct job *j)
 {
     const struct plan *p = &j->plan;
 
-    if (p->per_task || p->self_node >= 0 || j->agent ||
-        strcmp(j->alloc.source, "slurm-job") != 0)
+    if (p->per_task || p->self_node >= 0 || j->agent)
         return 0;
     for (int i = 0; i < p->nnodes; i++)
         if (!net_is_this_host(p->nodes[i].host))
@@ -49,14 +64,54 @@ int head_wanted(const struct job *j)
     return 0;
 }
 
+static long mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* In the broker thread: has an agent gone silent?  The first one found
+ * ends the job (SIGTERM to dlrun itself, which its supervisor forwards). */
+static void watch_heartbeats(struct head *h)
+{
+    long now = mono_ms();
+    char key[64], val[32];
+
+    for (int i = 0; i < h->nnodes && atomic_load(&h->lost) < 0; i++) {
+        long long v;
+        snprintf(key, sizeof key, "dlrun.hb.%d", i);
+        v = broker_peek(h->broker, key, val, sizeof val) == 0 ? atoll(val) : 0;
+        if (v != h->hb[i]) {
+            h->hb[i] = v;
+            h->seen_ms[i] = now;
+        } else if (v > 0 && now - h->seen_ms[i] > h->hb_ms) {
+            atomic_store(&h->lost, i);
+            kill(getpid(), SIGTERM);
+        }
+    }
+}
+
+/* The broker thread: serve until head_stop_broker writes to h->wake. */
 static void *serve(void *arg)
 {
     struct head *h = arg;
     struct err err = { "" };
+    long last = 0;
 
-    while (!atomic_load(&h->stop))
-        if (broker_run_once(h->broker, 200, &err) < 0)
+    for (;;) {
+        struct pollfd p[2] = { { .fd = broker_fd(h->broker), .events = POLLIN },
+                               { .fd = h->wake, .events = POLLIN } };
+        int due = broker_timeout_ms(h->broker);
+        poll(p, 2, due < 0 || due > 250 ? 250 : due);
+        if (p[1].revents || broker_run_once(h->broker, 0, &err) < 0)
             break;
+        if (mono_ms() - last >= 250) {
+            watch_heartbeats(h);
+            last = mono_ms();
+        }
+    }
     return NULL;
 }
 
@@ -86,10 +141,11 @@ static int head_start_broker(struct head *h, const struct job *j,
     h->broker = broker_create(ip, 0, tok, NULL, err);
     if (!h->broker)
         return -1;
+    h->wake = eventfd(0, EFD_CLOEXEC);
     token_to_hex(tok, h->token);
     snprintf(h->addr, sizeof h->addr, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip,
              broker_port(h->broker));
-    if (pthread_create(&h->thread, NULL, serve, h) != 0) {
+    if (h->wake < 0 || pthread_create(&h->thread, NULL, serve, h) != 0) {
         broker_destroy(h->broker);
         h->broker = NULL;
         return err_set(err, "cannot start the broker thread");
@@ -101,98 +157,38 @@ static void head_stop_broker(struct head *h)
 {
     if (!h->broker)
         return;
-    atomic_store(&h->stop, 1);
-    pthread_join(h->thread, NULL);
+    if (eventfd_write(h->wake, 1) == 0)
+        pthread_join(h->thread, NULL);
     broker_destroy(h->broker);
     h->broker = NULL;
 }
 
-/* The options the agents must share with the head, from what was parsed. */
-static void agent_options(const struct job *j, struct strv *a)
+/* The supervisor's forward hook (ssh): put the signal where every agent
+ * waits for it. */
+static void forward_to_agents(void *ctx, int sig)
 {
-    const struct options *o = &j->opt;
-    static const char *const bind_flags[3] = {
-        "--map-by", "--bind-to", "--gpu-bind",
-    };
+    struct head *h = ctx;
+    struct err err = { "" };
+    char key[64], val[16];
+    int lost = atomic_load(&h->lost);
 
-    for (int i = 0; i < o->nexports; i++)
-        strv_addf(a, "-x%s", o->exports[i]);
-    for (int i = 0; i < 3; i++)
-        if (o->bind_arg[i])
-            strv_addf(a, "%s=%s", bind_flags[i], o->bind_arg[i]);
-    if (o->rdv.iface)
-        strv_addf(a, "--iface=%s", o->rdv.iface);
-    if (o->keep_env)
-        strv_addf(a, "--keep-env");
-    if (o->tag_output)
-        strv_addf(a, "--tag-output");
-    if (o->output_dir)
-        strv_addf(a, "--output-dir=%s", o->output_dir);
-    for (int i = 0; i < o->nfilter; i++)
-        strv_addf(a, "--ranks-filter=%d", o->ranks_filter[i]);
-    if (o->report_bindings)
-        strv_addf(a, "--report-bindings");
-    if (o->plan.oversubscribe)
-        strv_addf(a, "--oversubscribe");
-    strv_addf(a, "--kill-timeout=%d", o->kill_timeout_ms / 1000);
-}
+    /* a lost agent's relay would wait for it until the kill timeout */
+    for (int i = 0; lost >= 0 && i < h->sv->n; i++)
+        if (h->sv->ranks[i].running && h->sv->ranks[i].rank == -1 - lost)
+            kill(h->sv->ranks[i].pid, SIGKILL);
 
-/* "node1,node2" or, with slots, "node1:4,node2:2" (caller frees). */
-static char *node_list(const struct plan *p, int with_slots)
-{
-    char *list = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&list, &len);
-
-    if (!m)
-        return NULL;
-    for (int i = 0; i < p->nnodes; i++) {
-        fprintf(m, "%s%s", i ? "," : "", p->nodes[i].host);
-        if (with_slots)
-            fprintf(m, ":%d", p->nodes[i].nranks);
-    }
-    if (fclose(m) != 0) {
-        free(list);
-        return NULL;
-    }
-    return list;
-}
-
-/* srun ... dlrun agent -H EXACT -np N --master-addr A --master-port P
- * [shared options] -- PROG ARGS */
-static void srun_argv(const struct job *j, char **prog, struct strv *a)
-{
-    const struct plan *p = &j->plan;
-    char self[PATH_MAX], *nodes = node_list(p, 0), *slots = node_list(p, 1);
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-
-    self[n > 0 ? n : 0] = '\0';
-    if (!nodes || !slots)
-        a->failed = 1;
-    strv_addf(a, "srun");
-    strv_addf(a, "--nodes=%d", p->nnodes);
-    strv_addf(a, "--ntasks=%d", p->nnodes);
-    strv_addf(a, "--ntasks-per-node=1");
-    strv_addf(a, "--kill-on-bad-exit=1");
-    strv_addf(a, "--cpu-bind=none");
-    strv_addf(a, "--mpi=none");
-    strv_addf(a, "--nodelist=%s", nodes);
-    strv_addf(a, "%s", n > 0 ? self : "dlrun");
-    strv_addf(a, "agent");
-    strv_addf(a, "--hosts=%s", slots);
-    strv_addf(a, "--np=%d", p->nranks);
-    strv_addf(a, "--master-addr=%s", j->rdv.addr);
-    strv_addf(a, "--master-port=%d", j->rdv.port);
-    agent_options(j, a);
-    strv_addf(a, "--");
-    for (char **q = prog; *q; q++)
-        strv_addf(a, "%s", *q);
-    free(nodes);
-    free(slots);
+    if (!h->ctl && !(h->ctl = client_connect(h->addr, h->token, 2000, &err)))
+        goto fail;
+    snprintf(key, sizeof key, "dlrun.ctl.%d", ++h->ctl_seq);
+    snprintf(val, sizeof val, "%d", sig);
+    if (client_put(h->ctl, key, val, strlen(val), &err) == CLIENT_OK)
+        return;
+fail:
+    cmd_fail(0, "cannot pass signal %d to the agents: %s", sig, err.msg);
 }
 
 /* Which rank failed first, as the agents told the broker: "rank status pid
- * host" (status: the wait status) into buf; 0 when one did, -1 when none (or the broker is gone). */
+ * host" (status: the wait status) into buf; 0 when one did, -1 when none. */
 static int first_failure(const struct head *h, char *buf, size_t len)
 {
     struct err err = { "" };
@@ -210,78 +206,182 @@ static int first_failure(const struct head *h, char *buf, size_t len)
     return rc;
 }
 
-/* Start srun, supervise it like a rank, and say how the job ended. */
-static int head_run_srun(const struct job *j, struct head *h, char **argv,
-                         const sigset_t *orig)
+/* One line for how the job ended, and the exit code: the failing rank's,
+ * else a lost agent's, else the agent process's that failed. */
+static int head_outcome(const struct job *j, struct head *h,
+                        const struct supervise *sv, int rc)
 {
-    struct envset add = { 0 };
-    struct err err = { "" };
-    struct sv_rank srun = { .rank = -1 };
-    struct supervise sv = { .ranks = &srun, .n = 1,
-                            .kill_timeout_ms = j->opt.kill_timeout_ms,
-                            .int_as_term = 1 };
-    struct proc_spec spec = { .argv = argv, .out_fd = -1, .err_fd = -1,
-                              .death_sig = SIGTERM };
-    char **envp = NULL, fail[400];
-    int rc = EXIT_FAIL, status, rank, pid, exec_errno = 0;
-    char host[256], stopped[64];
+    char fail[400], host[256], stopped[64];
+    int rank, status, pid, lost = atomic_load(&h->lost);
 
-    if (envset_set(&add, "DLRUN_BROKER", h->addr, &err, "head") < 0 ||
-        envset_set(&add, "DLRUN_TOKEN", h->token, &err, "head") < 0 ||
-        !(envp = envset_envp(&add, environ)))
-        goto out;
-    spec.envp = envp;
-    spec.mask = orig;
-    fflush(NULL);
-    if (proc_spawn(&spec, &srun.pid, &exec_errno, &err) < 0) {
-        rc = cmd_fail(exec_errno ? proc_exec_code(exec_errno) : EXIT_FAIL,
-                      "cannot start the agents: %s", err.msg);
-        goto out;
-    }
-    srun.running = 1;
-    rc = supervise_run(&sv);
+    snprintf(stopped, sizeof stopped, "stopped the job on %d node%s",
+             j->plan.nnodes, j->plan.nnodes == 1 ? "" : "s");
     if (first_failure(h, fail, sizeof fail) == 0 &&
         sscanf(fail, "%d %d %d %255s", &rank, &status, &pid, host) == 4) {
-        snprintf(stopped, sizeof stopped, "stopped the job on %d node%s",
-                 j->plan.nnodes, j->plan.nnodes == 1 ? "" : "s");
+        h->failed_rank = rank;
         job_report_failure(rank, host, pid, status, stopped);
-        rc = sv.signal_received ? rc : supervise_exit_code(status);
-    } else if (rc != 0 && !sv.signal_received) {
-        cmd_fail(0, "srun (the agents) ended with code %d", rc);
+        return sv->signal_received && lost < 0 ? rc :
+               supervise_exit_code(status);
     }
+    if (lost >= 0)
+        return cmd_fail(EXIT_FAIL, "lost the agent on %s: no heartbeat for "
+                        "%d s (killed, or its network is down); %s",
+                        j->plan.nodes[lost].host, h->hb_ms / 1000, stopped);
+    if (sv->failed >= 0 && !sv->signal_received) {
+        const struct sv_rank *r = &sv->ranks[sv->failed];
+        if (r->rank == INT_MIN)
+            cmd_fail(0, "srun (the agents) ended with code %d", rc);
+        else
+            cmd_fail(0, "the agent on %s ended with code %d; %s",
+                     j->plan.nodes[agent_proc_node(r->rank)].host, rc, stopped);
+    }
+    return rc;
+}
+
+/* Start the agents, supervise them like ranks, say how the job ended. */
+/* Should the head start the agents again (--max-restarts)?  After a rank
+ * or an agent failed, not after dlrun itself was told to stop. */
+static int head_should_restart(const struct job *j, const struct head *h,
+                               const struct supervise *sv, int rc)
+{
+    int sig = sv->signal_received, told = sig && atomic_load(&h->lost) < 0;
+
+    return rc != 0 && j->restart < j->opt.max_restarts &&
+           (!told || sig == SIGUSR1 || sig == SIGUSR2);
+}
+
+static int head_supervise(struct job *j, struct head *h,
+                          const struct agent_launcher *l,
+                          struct agent_job *aj, int *again)
+{
+    struct err err = { "" };
+    struct sv_rank *procs = calloc((size_t)aj->nnodes, sizeof *procs);
+    struct supervise sv = { .ranks = procs,
+                            .kill_timeout_ms = j->opt.kill_timeout_ms,
+                            .int_as_term = 1 };
+    int rc, exec_errno = 0;
+
+    if (!procs)
+        return cmd_fail(EXIT_FAIL, "out of memory");
+    if (l != &agents_srun) {
+        sv.forward = forward_to_agents;
+        sv.forward_ctx = h;
+        h->sv = &sv;
+    }
+    fflush(NULL);
+    if (l->start(aj, procs, &sv.n, &exec_errno, &err) < 0) {
+        rc = cmd_fail(exec_errno ? proc_exec_code(exec_errno) : EXIT_FAIL,
+                      "%s", err.msg);
+        goto out;
+    }
+    rc = supervise_run(&sv);
+    rc = head_outcome(j, h, &sv, rc);
+    *again = head_should_restart(j, h, &sv, rc);
+    if (j->opt.summary && !*again &&
+        head_summary(j, h->addr, h->token, h->failed_rank, sv.signal_received,
+                     rc) < 0)
+        rc = rc ? rc : EXIT_FAIL;
 out:
-    envset_free_envp(envp);
+    h->sv = NULL;
+    free(procs);
+    return rc;
+}
+
+/* Heartbeat bookkeeping for the broker thread. */
+static int head_watch_init(struct head *h, const struct job *j)
+{
+    h->nnodes = j->plan.nnodes;
+    h->hb_ms = j->opt.remote.heartbeat_s * 1000;
+    atomic_store(&h->lost, -1);
+    h->seen_ms = calloc((size_t)h->nnodes, sizeof *h->seen_ms);
+    h->hb = calloc((size_t)h->nnodes, sizeof *h->hb);
+    return h->seen_ms && h->hb ? 0 : -1;
+}
+
+static void head_free(struct head *h)
+{
+    if (h->wake > 0)
+        close(h->wake);
+    client_close(h->ctl);
+    free(h->seen_ms);
+    free(h->hb);
+}
+
+/* The environment of the agents' starters: ours plus the broker. */
+static char **agent_envp(const struct head *h, struct envset *add)
+{
+    struct err err = { "" };
+
+    if (envset_set(add, "DLRUN_BROKER", h->addr, &err, "head") < 0 ||
+        envset_set(add, "DLRUN_TOKEN", h->token, &err, "head") < 0)
+        return NULL;
+    return envset_envp(add, environ);
+}
+
+/* One start of every agent, with a broker of its own (a new token, no
+ * keys left from an earlier attempt). */
+static int head_attempt(struct job *j, const struct agent_launcher *l,
+                        char **prog, const sigset_t *orig, int *again)
+{
+    struct head h = { 0 };
+    struct strv args = { 0 }, relay = { 0 };
+    struct agent_job aj = { .plan = &j->plan, .prog = prog };
+    struct envset add = { 0 };
+    struct err err = { "" };
+    int *nodes = NULL, life[2] = { -1, -1 }, rc = EXIT_FAIL;
+
+    *again = 0;
+    h.failed_rank = -1;
+    if (head_watch_init(&h, j) < 0 || head_start_broker(&h, j, &err) < 0) {
+        rc = cmd_fail(EXIT_FAIL, "cannot start the broker: %s",
+                      err.msg[0] ? err.msg : "out of memory");
+        goto out;
+    }
+    if (pipe2(life, O_CLOEXEC) < 0 || !(nodes = head_nodes(&j->plan)) ||
+        agent_args(j, &args) < 0 || !(aj.envp = agent_envp(&h, &add))) {
+        rc = cmd_fail(EXIT_FAIL, "cannot prepare the agents: out of resources");
+        goto out;
+    }
+    head_fill_job(j, &aj, &args, &relay, nodes, j->plan.nnodes, life[0], orig);
+    rc = relay.failed ? cmd_fail(EXIT_FAIL, "out of memory")
+                      : head_supervise(j, &h, l, &aj, again);
+out:
+    head_stop_broker(&h);
+    head_free(&h);
+    envset_free_envp(aj.envp);
     envset_free(&add);
+    strv_free(&args);
+    strv_free(&relay);
+    free(nodes);
+    if (life[0] >= 0)
+        close(life[0]);
+    if (life[1] >= 0)
+        close(life[1]);
     return rc;
 }
 
 int run_head(struct job *j, char **prog)
 {
-    struct head h = { 0 };
-    struct strv argv = { 0 };
     struct err err = { "" };
+    const struct agent_launcher *l;
     sigset_t block, orig;
-    int rc;
+    int rc, again;
 
-    if (j->opt.max_restarts || j->opt.summary)
-        return cmd_fail(EXIT_USAGE, "--max-restarts and --summary work on "
-                        "one node for now; this plan spans %d nodes",
-                        j->plan.nnodes);
-    srun_argv(j, prog, &argv);
-    if (argv.failed)
-        return cmd_fail(EXIT_FAIL, "out of memory");
+    l = agent_launcher_select(j->opt.remote.launcher, j->alloc.source, &err);
+    if (!l)
+        return cmd_fail(EXIT_USAGE, "%s", err.msg);
     /* blocked before the broker thread starts, so that it inherits the
      * mask and the signals reach the supervisor's signalfd, not the thread */
     supervise_signals(&block);
     sigprocmask(SIG_BLOCK, &block, &orig);
-    if (head_start_broker(&h, j, &err) < 0) {
-        strv_free(&argv);
-        return cmd_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg);
-    }
     if (j->opt.report_bindings)
         fprintf(stderr, "dlrun: the agents report bindings per node\n");
-    rc = head_run_srun(j, &h, argv.v, &orig);
-    head_stop_broker(&h);
-    strv_free(&argv);
-    return rc;
+    for (;;) {
+        rc = head_attempt(j, l, prog, &orig, &again);
+        if (!again)
+            return rc;
+        j->restart++;
+        cmd_fail(0, "restarting the job on %d nodes (restart %d of %d)",
+                 j->plan.nnodes, j->restart, j->opt.max_restarts);
+    }
 }

@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "envout.h"
+#include "pmix_host.h"
 #include "pmixc.h"
 
 extern char **environ;
@@ -69,6 +70,8 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
 
     if (envout_rank(&j->alloc, &j->plan, rank, &j->rdv, &eo, out, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    if (j->pmix && pmix_host_rank_env(j->pmix, rank, out, &err) < 0)
+        return cmd_fail(EXIT_FAIL, "%s", err.msg);
     return job_isolate_gpu(j, rank, out);
 }
 
@@ -76,6 +79,8 @@ void job_free(struct job *j)
 {
     free(j->bind);
     j->bind = NULL;
+    free(j->rdv.worker_ports);
+    j->rdv.worker_ports = NULL;
     pmixc_finalize();
     plan_free(&j->plan);
     alloc_free(&j->alloc);

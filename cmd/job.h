@@ -9,6 +9,8 @@
 #include "plan.h"
 #include "rdv.h"
 
+struct pmix_host;
+
 struct job {
     struct options opt;
     struct alloc alloc;
@@ -18,7 +20,26 @@ struct job {
     struct bind_rank *bind; /* owned: per plan rank, or NULL (not bound);
                                entries of nodes not planned here are empty */
     int agent;              /* dlrun agent: start one node's ranks for a head */
+    struct agent_job *subtree;  /* borrowed: agents this agent starts too
+                                   (--spawn), or NULL */
+    struct pmix_host *pmix; /* owned: the PMIx server hosted here, or NULL */
 };
+
+/* --mpi (cmd/mpi.c): resolve auto for prog (never PMIx in per-task
+ * mode, where the scheduler serves it); 0 or the exit code, printed. */
+int job_mpi_resolve(struct job *j, char **prog);
+
+/* --mpi=srun: exec srun --mpi=pmix with one task per rank, each a dlrun
+ * in per-task mode.  Returns only on failure, with the exit code. */
+int job_mpi_srun(struct job *j, char **argv, int prog);
+
+/* Host PMIx for ranks (n of them) when --mpi resolved to pmix: start the
+ * server / register an attempt's namespace / end it / stop the server.
+ * 0 or the exit code after printing. */
+int job_pmix_start(struct job *j, const int *ranks, int n);
+int job_pmix_begin(struct job *j);
+void job_pmix_end(struct job *j);
+void job_pmix_stop(struct job *j);
 
 /* The head: the plan spans other hosts inside a Slurm allocation, so one
  * `dlrun agent` per node is started with srun (cmd/head.c). */
@@ -36,6 +57,16 @@ void job_report_failure(int rank, const char *host, int pid, int status,
 /* dlrun agent: tell the head which rank failed (cmd/agent.c). */
 struct supervise;
 void agent_report_failure(const struct job *j, const struct supervise *sv);
+
+/* dlrun agent with --summary: put how this node's ranks ended into the
+ * broker (dlrun.ranks.NODE) for the head's summary (cmd/agent.c). */
+void agent_report_ranks(const struct job *j, const struct supervise *sv);
+
+/* The head's --summary: every node's ranks as the agents reported them
+ * through the broker at addr (token: hex); failed_rank is the rank that
+ * failed first, or -1.  0, or -1 after printing. */
+int head_summary(const struct job *j, const char *addr, const char *token,
+                 int failed_rank, int signal_received, int rc);
 
 /* Plan each rank's CPUs and GPU where dlrun binds (cmd/bindings.c).
  * 0, or the exit code after printing the error. */

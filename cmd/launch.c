@@ -9,12 +9,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "broker.h"
 #include "cmd.h"
 #include "envout.h"
+#include "head.h"
 #include "job.h"
 #include "launcher.h"
 #include "output.h"
 #include "proc.h"
+#include "token.h"
 
 extern char **environ;
 
@@ -25,16 +28,60 @@ static void free_envps(char ***envps, int n)
     free(envps);
 }
 
+/* On one node dlrun serves the ranks' broker itself (dlrun kv,
+ * dlrun_nccl_unique_id), on loopback, from the supervisor's loop: no
+ * thread, one socket.  A new one (new token, no keys) per attempt,
+ * unless the environment already names one. */
+struct local_broker {
+    struct broker *b;
+    char addr[64];
+    char token[TOKEN_HEX_LEN + 1];
+};
+
+static int local_broker_start(struct local_broker *lb, struct err *err)
+{
+    uint8_t tok[TOKEN_BYTES];
+
+    if (token_new(tok, err) < 0 ||
+        !(lb->b = broker_create("127.0.0.1", 0, tok, NULL, err)))
+        return -1;
+    token_to_hex(tok, lb->token);
+    snprintf(lb->addr, sizeof lb->addr, "127.0.0.1:%d", broker_port(lb->b));
+    return 0;
+}
+
+static int local_broker_serve(void *ctx, int readable)
+{
+    struct local_broker *lb = ctx;
+    struct err err = { "" };
+
+    (void)readable;     /* deadlines are due too: always run it */
+    broker_run_once(lb->b, 0, &err);
+    return broker_timeout_ms(lb->b);
+}
+
+static int add_broker_env(const struct local_broker *lb, struct envset *s)
+{
+    struct err err = { "" };
+
+    return lb && lb->b &&
+           (envset_set(s, "DLRUN_BROKER", lb->addr, &err,
+                       "dlrun's broker on this host") < 0 ||
+            envset_set(s, "DLRUN_TOKEN", lb->token, &err,
+                       "the broker's per-job token") < 0) ? -1 : 0;
+}
+
 /* environ-style arrays for the ranks started here (indexed by rank, NULL
  * for the others); NULL after printing the error. */
-static char ***rank_envps(const struct job *j, const int *ranks, int n)
+static char ***rank_envps(const struct job *j, const int *ranks, int n,
+                          const struct local_broker *lb)
 {
     char ***envps = calloc((size_t)j->plan.nranks, sizeof *envps);
 
     for (int i = 0; envps && i < n; i++) {
         struct envset s = { 0 };
         int r = ranks[i];
-        if (job_rank_env(j, r, &s) != 0) {
+        if (job_rank_env(j, r, &s) != 0 || add_broker_env(lb, &s) < 0) {
             free_envps(envps, j->plan.nranks);
             return NULL;
         }
@@ -119,15 +166,57 @@ static int ranks_here(const struct plan *p, int **out)
     return n;
 }
 
+/* An agent with --spawn starts the agents below it first (the
+ * rendezvous waits for every node), into sv->ranks after the ranks' slots.
+ * 0, or -1 after printing the error. */
+static int start_subtree(struct job *j, struct launch_job *lj,
+                         struct supervise *sv)
+{
+    struct err err = { "" };
+    int n = 0, exec_errno = 0;
+
+    j->subtree->child_mask = &lj->child_mask;
+    if (agents_ssh.start(j->subtree, sv->ranks + lj->nranks, &n, &exec_errno,
+                         &err) < 0)
+        return cmd_fail(0, "%s", err.msg), -1;
+    sv->n = lj->nranks + n;
+    return 0;
+}
+
+/* The agents below this one, when the ranks could not start: their relays
+ * close their lifelines on SIGTERM. */
+static void end_subtree(struct supervise *sv, int nranks)
+{
+    for (int i = nranks; i < sv->n; i++) {
+        killpg(sv->ranks[i].pid, SIGTERM);
+        waitpid(sv->ranks[i].pid, NULL, 0);
+    }
+    sv->n = nranks;
+}
+
 /* One run of the whole group; sv gets the outcome.  Returns dlrun's exit
  * code for it. */
 static int run_attempt(struct job *j, struct launch_job *lj,
                        const struct launcher *l, struct supervise *sv)
 {
     struct err err = { "" };
-    int rc = EXIT_FAIL, exec_errno = 0;
+    struct local_broker lb = { 0 };
+    int rc = EXIT_FAIL, exec_errno = 0, watched = 0;
 
-    lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks);
+    if (j->subtree && start_subtree(j, lj, sv) < 0)
+        goto out;
+    if (j->agent && (rc = agent_agree_rdv(j)) != 0)
+        goto out;
+    rc = EXIT_FAIL;
+    /* a broker the caller set up (DLRUN_BROKER) stays the ranks' */
+    if (!j->agent && !getenv("DLRUN_BROKER") &&
+        local_broker_start(&lb, &err) < 0) {
+        cmd_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg);
+        goto out;
+    }
+    if (job_pmix_begin(j) != 0)
+        goto out;
+    lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks, &lb);
     if (!lj->rank_envp)
         goto out;
     lj->out = make_output(j, lj->ranks, lj->nranks);
@@ -140,13 +229,25 @@ static int run_attempt(struct job *j, struct launch_job *lj,
         goto out;
     }
     sv->out = lj->out;
+    if (lb.b) {
+        sv->extra = local_broker_serve;
+        sv->extra_fd = broker_fd(lb.b);
+        sv->extra_ctx = &lb;
+    }
+    watched = 1;
     rc = supervise_run(sv);
     if (rc < 0)
         rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
-    if (sv->failed >= 0)
+    /* an agent's failure line is the head's to print */
+    if (sv->failed >= 0 && sv->ranks[sv->failed].rank >= 0 && !j->agent)
         report_failure(j, sv);
     end_leftovers(sv);
 out:
+    if (!watched && sv->n > lj->nranks)
+        end_subtree(sv, lj->nranks);
+    job_pmix_end(j);
+    sv->extra = NULL;
+    broker_destroy(lb.b);
     output_destroy(lj->out);
     lj->out = NULL;
     free_envps(lj->rank_envp, j->plan.nranks);
@@ -176,9 +277,12 @@ static int launch_loop(struct job *j, struct launch_job *lj,
             .kill_timeout_ms = j->opt.kill_timeout_ms,
         };
         memset(ranks, 0, (size_t)lj->nranks * sizeof *ranks);
+        /* the agents below this one (--spawn) follow the ranks */
         rc = run_attempt(j, lj, l, &sv);
         if (j->agent && sv.failed >= 0)
             agent_report_failure(j, &sv);
+        if (j->agent)   /* the head restarts and summarizes every node */
+            return agent_report_ranks(j, &sv), rc;
         if (!should_restart(j, &sv, rc))
             break;
         j->restart++;
@@ -204,7 +308,7 @@ int run_launch(struct job *j, char **prog)
     lj.ranks = which;
     if (lj.nranks < 0)
         return cmd_fail(EXIT_FAIL, "out of memory");
-    if (lj.nranks == 0) {   /* per-node mode on a node the plan left out */
+    if (lj.nranks == 0 && !j->subtree) {   /* a node the plan left out */
         rc = EXIT_OK;
         goto out;
     }
@@ -213,7 +317,8 @@ int run_launch(struct job *j, char **prog)
         rc = cmd_fail(EXIT_USAGE, "%s", err.msg);
         goto out;
     }
-    ranks = calloc((size_t)lj.nranks, sizeof *ranks);
+    ranks = calloc((size_t)lj.nranks + (j->subtree ? (size_t)j->subtree->nnodes
+                                                   : 0), sizeof *ranks);
     if (!ranks)
         goto out;
     /* descendants that escape their group are reparented to us, found, ended */
@@ -223,7 +328,11 @@ int run_launch(struct job *j, char **prog)
         job_report_bindings(j, which, lj.nranks);
     supervise_signals(&block);
     sigprocmask(SIG_BLOCK, &block, &lj.child_mask);
-    rc = launch_loop(j, &lj, l, ranks);
+    /* after the mask: libpmix's thread must not take dlrun's signals */
+    rc = job_pmix_start(j, which, lj.nranks);
+    if (rc == 0)
+        rc = launch_loop(j, &lj, l, ranks);
+    job_pmix_stop(j);
 out:
     free(which);
     free(ranks);

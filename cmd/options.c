@@ -16,7 +16,10 @@ enum {
     OPT_IFACE, OPT_ALLOC, OPT_KEEP_ENV, OPT_JSON, OPT_OVERSUBSCRIBE, OPT_RANK,
     OPT_OUTPUT_DIR, OPT_RANKS_FILTER, OPT_KILL_TIMEOUT, OPT_PMIX_RDV,
     OPT_MAX_RESTARTS, OPT_SUMMARY, OPT_MAP_BY, OPT_BIND_TO, OPT_GPU_BIND,
-    OPT_REPORT_BINDINGS, OPT_TOPOLOGY,
+    OPT_REPORT_BINDINGS, OPT_TOPOLOGY, OPT_LAUNCHER, OPT_SSH_PORT,
+    OPT_SSH_USER, OPT_SSH_IDENTITY, OPT_SSH_KNOWN_HOSTS, OPT_CONNECT_TIMEOUT,
+    OPT_REMOTE_DLRUN, OPT_FANOUT, OPT_HEARTBEAT, OPT_WDIR, OPT_NODE, OPT_SPAWN,
+    OPT_LIFELINE, OPT_SSH_CONFIG, OPT_RESTART, OPT_MPI,
 };
 
 static const struct option longopts[] = {
@@ -55,6 +58,22 @@ static const struct option longopts[] = {
     { "gpu-bind", required_argument, NULL, OPT_GPU_BIND },
     { "report-bindings", no_argument, NULL, OPT_REPORT_BINDINGS },
     { "topology", required_argument, NULL, OPT_TOPOLOGY },
+    { "launcher", required_argument, NULL, OPT_LAUNCHER },
+    { "ssh-port", required_argument, NULL, OPT_SSH_PORT },
+    { "ssh-user", required_argument, NULL, OPT_SSH_USER },
+    { "ssh-identity", required_argument, NULL, OPT_SSH_IDENTITY },
+    { "ssh-known-hosts", required_argument, NULL, OPT_SSH_KNOWN_HOSTS },
+    { "ssh-config", required_argument, NULL, OPT_SSH_CONFIG },
+    { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
+    { "remote-dlrun", required_argument, NULL, OPT_REMOTE_DLRUN },
+    { "fanout", required_argument, NULL, OPT_FANOUT },
+    { "heartbeat-timeout", required_argument, NULL, OPT_HEARTBEAT },
+    { "wdir", required_argument, NULL, OPT_WDIR },
+    { "node", required_argument, NULL, OPT_NODE },
+    { "spawn", required_argument, NULL, OPT_SPAWN },
+    { "lifeline", no_argument, NULL, OPT_LIFELINE },
+    { "restart", required_argument, NULL, OPT_RESTART },
+    { "mpi", required_argument, NULL, OPT_MPI },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 },
 };
@@ -75,6 +94,8 @@ const char options_help[] =
     "      --pmix-rendezvous    under srun --mpi=pmix: rank 0 publishes a free port\n"
     "                           through PMIx (not for MPI programs)\n"
     "  -x, --export VAR[=VAL]   pass or set VAR for every rank\n"
+    "      --mpi WHAT           auto (host PMIx for MPI programs), pmix, none,\n"
+    "                           srun (srun --mpi=pmix starts the ranks)\n"
     "Binding (hwloc; default in launch mode, see docs/binding.md):\n"
     "      --map-by WHAT        slot, core, socket, numa, ppr:N:socket|numa|node[:PE=n]\n"
     "      --bind-to WHAT       core, numa, socket, none\n"
@@ -89,6 +110,17 @@ const char options_help[] =
     "      --max-restarts N     restart the whole job up to N times on failure\n"
     "      --summary FILE       write a JSON summary (ranks, codes, times)\n"
     "      --keep-env           do not rewrite SLURM_PROCID etc. for dlrun's ranks\n"
+    "Other nodes (one dlrun agent per node):\n"
+    "      --launcher NAME      srun (default inside Slurm), ssh (host lists,\n"
+    "                           PBS, NQSV, LSF) or local\n"
+    "      --ssh-port PORT      --ssh-user USER  --ssh-identity FILE\n"
+    "      --ssh-known-hosts FILE  host keys to trust (~/.ssh/known_hosts)\n"
+    "      --ssh-config FILE    instead of ~/.ssh/config\n"
+    "      --connect-timeout SECS  per ssh connection (10)\n"
+    "      --remote-dlrun PATH  dlrun on the other nodes (this path)\n"
+    "      --fanout N           agents one process starts; more form a tree (32)\n"
+    "      --heartbeat-timeout SECS  a silent agent or head ends the job (10)\n"
+    "      --wdir DIR           the ranks' working directory (this one)\n"
     "  -h, --help               this text\n"
     "Exit codes: the program's; 2 bad usage or input; 126/127 cannot run PROG.\n";
 
@@ -168,6 +200,55 @@ static int parse_bind(int c, struct options *o)
     return 0;
 }
 
+static int options_remote(int c, struct options *o)
+{
+    struct remote_opts *r = &o->remote;
+
+    switch (c) {
+    case OPT_LAUNCHER:
+        if (strcmp(optarg, "srun") && strcmp(optarg, "ssh") &&
+            strcmp(optarg, "local"))
+            return cmd_fail(EXIT_USAGE, "--launcher %s: expected srun, ssh "
+                            "or local", optarg), -1;
+        r->launcher = optarg;
+        return 0;
+    case OPT_SSH_PORT:
+        return parse_count("--ssh-port", optarg, 1, 65535, &r->ssh_port);
+    case OPT_SSH_USER: r->ssh_user = optarg; return 0;
+    case OPT_SSH_IDENTITY: r->ssh_identity = optarg; return 0;
+    case OPT_SSH_KNOWN_HOSTS: r->ssh_known_hosts = optarg; return 0;
+    case OPT_SSH_CONFIG: r->ssh_config = optarg; return 0;
+    case OPT_CONNECT_TIMEOUT:
+        return parse_count("--connect-timeout", optarg, 1, 3600,
+                           &r->connect_timeout_s);
+    case OPT_REMOTE_DLRUN: r->remote_dlrun = optarg; return 0;
+    case OPT_FANOUT: return parse_count("--fanout", optarg, 1, 4096, &r->fanout);
+    case OPT_HEARTBEAT:
+        return parse_count("--heartbeat-timeout", optarg, 2, 86400,
+                           &r->heartbeat_s);
+    case OPT_WDIR: o->wdir = optarg; return 0;
+    case OPT_NODE: return parse_count("--node", optarg, 0, 1 << 24, &o->node);
+    case OPT_SPAWN: o->spawn = optarg; return 0;
+    case OPT_LIFELINE: o->lifeline = 1; return 0;
+    case OPT_RESTART:
+        return parse_count("--restart", optarg, 0, 1000000, &o->restart);
+    default: return -1;
+    }
+}
+
+static int parse_mpi(struct options *o, const char *s)
+{
+    static const char *const names[] = { "auto", "none", "pmix", "srun" };
+
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0) {
+            o->mpi = (enum mpi_mode)i;
+            return 0;
+        }
+    cmd_fail(EXIT_USAGE, "--mpi '%s': expected auto, pmix, none or srun", s);
+    return -1;
+}
+
 static int options_one(int c, struct options *o)
 {
     switch (c) {
@@ -199,7 +280,14 @@ static int options_one(int c, struct options *o)
         return parse_bind(c, o);
     case OPT_REPORT_BINDINGS: o->report_bindings = 1; return 0;
     case OPT_TOPOLOGY: o->topology = optarg; return 0;
+    case OPT_MPI: return parse_mpi(o, optarg);
     case OPT_OUTPUT_DIR: o->output_dir = optarg; return 0;
+    case OPT_LAUNCHER: case OPT_SSH_PORT: case OPT_SSH_USER:
+    case OPT_SSH_IDENTITY: case OPT_SSH_KNOWN_HOSTS: case OPT_CONNECT_TIMEOUT:
+    case OPT_REMOTE_DLRUN: case OPT_FANOUT: case OPT_HEARTBEAT: case OPT_WDIR:
+    case OPT_NODE: case OPT_SPAWN: case OPT_LIFELINE: case OPT_SSH_CONFIG:
+    case OPT_RESTART:
+        return options_remote(c, o);
     case OPT_RANKS_FILTER: return parse_filter(o, optarg);
     case OPT_KILL_TIMEOUT:
         if (parse_count("--kill-timeout", optarg, 0, 86400,
@@ -218,6 +306,10 @@ int options_parse(int argc, char **argv, struct options *o, const char *usage)
     memset(o, 0, sizeof *o);
     o->rank = -1;
     o->kill_timeout_ms = 10000;
+    o->node = -1;
+    o->remote.connect_timeout_s = 10;
+    o->remote.fanout = 32;
+    o->remote.heartbeat_s = 10;
     optind = 1;
     opterr = 0;
     for (;;) {

@@ -7,6 +7,22 @@
 #include "plan.h"
 #include "rdv.h"
 
+/* Reaching other nodes: which launcher, ssh settings, the agent tree. */
+struct remote_opts {
+    const char *launcher;       /* --launcher srun|ssh|local; NULL: detect */
+    int ssh_port;               /* --ssh-port; 0: ~/.ssh/config or 22 */
+    const char *ssh_user;       /* --ssh-user */
+    const char *ssh_identity;   /* --ssh-identity FILE */
+    const char *ssh_known_hosts;    /* --ssh-known-hosts FILE */
+    const char *ssh_config;     /* --ssh-config FILE */
+    int connect_timeout_s;      /* --connect-timeout (10) */
+    const char *remote_dlrun;   /* --remote-dlrun PATH; NULL: this path */
+    int fanout;                 /* --fanout: agents one process starts (32) */
+    int heartbeat_s;            /* --heartbeat-timeout (10) */
+};
+/* --mpi: who serves MPI programs' PMIx (docs/mpi.md). */
+enum mpi_mode { MPI_AUTO, MPI_NONE, MPI_PMIX, MPI_SRUN };
+
 struct options {
     struct alloc_request alloc;
     struct plan_request plan;
@@ -26,8 +42,17 @@ struct options {
     const char *topology;   /* --topology FILE.xml|synthetic:..., or NULL */
     const char *bind_arg[3];    /* the --map-by, --bind-to, --gpu-bind texts */
     const char *summary;    /* --summary FILE */
+    struct remote_opts remote;  /* how agents reach other nodes */
+    const char *wdir;       /* --wdir: the ranks' working directory */
+    /* dlrun agent only (set by the head, hidden from --help) */
+    int node;               /* --node: this agent's plan node, -1 unknown */
+    const char *spawn;      /* --spawn: plan nodes whose agents it starts */
+    int restart;            /* --restart: the head's attempts before this */
+    int lifeline;           /* --lifeline: stdin is the spawner's lifeline
+                               (the secrets first, unless in the env) */
     char **exports;         /* -x entries (owned array, borrowed strings) */
     int nexports;
+    enum mpi_mode mpi;      /* --mpi; cmd_run resolves auto before launch */
     int prog;               /* index in argv of the program, argc if none */
 };
 

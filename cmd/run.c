@@ -55,9 +55,13 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     rc = job_prepare(&j, 1);
+    if (rc == 0)
+        rc = job_mpi_resolve(&j, argv + j.opt.prog);
     if (rc != 0)
         goto out;
-    if (j.plan.per_task)
+    if (j.opt.mpi == MPI_SRUN)
+        rc = job_mpi_srun(&j, argv, j.opt.prog);
+    else if (j.plan.per_task)
         rc = run_per_task(&j, argv + j.opt.prog);
     else if (head_wanted(&j))
         rc = run_head(&j, argv + j.opt.prog);

@@ -2,13 +2,13 @@
 # install-deps.sh build|test - install the Debian packages dlrun needs.
 #   build: what `make` and `make demo` need.
 #   test:  that, plus what `make check` needs: a real Slurm, munge, tini,
-#          Debian's torch (gloo), Open MPI, clang with libFuzzer, sshd.
+#          Debian's torch (gloo), Open MPI, clang with libFuzzer, sshd, pdsh (bench).
 # As root it runs apt-get; otherwise it prints the exact command and fails.
 set -eu
 build="gcc make pkg-config libhwloc-dev libyaml-dev libssh-dev libpmix-dev"
 test="$build clang libclang-rt-14-dev slurmctld slurmd slurm-client munge tini
       python3-torch openmpi-bin libopenmpi-dev python3-mpi4py hwloc iproute2
-      util-linux procps openssh-server openssh-client mandoc"
+      util-linux procps openssh-server openssh-client mandoc pdsh"
 case "${1:-}" in
 build) want=$build ;;
 test) want=$test ;;

@@ -35,3 +35,27 @@ const struct launcher *launcher_select(const struct launch_job *job,
                 p->nodes[p->nnodes - 1].host ? p->nodes[p->nnodes - 1].host : "?");
     return NULL;
 }
+
+static const struct agent_launcher *const agent_launchers[] = {
+    &agents_srun, &agents_ssh,
+};
+
+const struct agent_launcher *agent_launcher_select(const char *name,
+                                                   const char *alloc_source,
+                                                   struct err *err)
+{
+    if (!name)
+        name = strcmp(alloc_source, "slurm-job") == 0 ? "srun" : "ssh";
+    for (size_t i = 0; i < sizeof agent_launchers / sizeof *agent_launchers;
+         i++)
+        if (strcmp(name, agent_launchers[i]->name) == 0)
+            return agent_launchers[i];
+    err_set(err, "--launcher %s cannot start ranks on other hosts: use srun "
+            "(inside Slurm) or ssh", name);
+    return NULL;
+}
+
+int agent_proc_node(int rank)
+{
+    return -1 - rank;
+}

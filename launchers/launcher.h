@@ -40,6 +40,49 @@ struct launcher {
 
 extern const struct launcher launcher_local;
 
+/* Starting one `dlrun agent` per node: by the head, and by agents that
+ * start their part of a tree.  The processes started are supervised like
+ * ranks; sv_rank.rank is then -1 - the agent's plan node (INT_MIN for
+ * srun, one process for every node). */
+struct agent_job {
+    const struct plan *plan;
+    const int *nodes;           /* borrowed: plan nodes to cover, nnodes */
+    int nnodes;
+    char **agent_args;          /* borrowed: "PATH agent --hosts=... OPTS",
+                                   without --node/--spawn and without -- */
+    char **prog;                /* borrowed: the program, after "--" */
+    const sigset_t *child_mask; /* the mask children start with */
+    char **envp;                /* borrowed: the children's environment,
+                                   with DLRUN_BROKER and DLRUN_TOKEN */
+    int lifeline;               /* read end of the spawner's lifeline pipe:
+                                   the children's stdin (EOF = spawner gone) */
+    /* ssh only */
+    int fanout;                 /* processes started here at most */
+    char **relay_opts;          /* borrowed: "--ssh-port=22"... for relays */
+    const char *remote_dlrun;   /* NULL: the path in agent_args */
+};
+
+struct agent_launcher {
+    const char *name;
+    /* Start the agents of job->nodes; fill procs (room for job->nnodes)
+     * and *nprocs.  On failure the processes already started are killed
+     * and reaped.  0 / -1 with err (*exec_errno set for exec failures). */
+    int (*start)(const struct agent_job *job, struct sv_rank *procs,
+                 int *nprocs, int *exec_errno, struct err *err);
+};
+
+extern const struct agent_launcher agents_srun, agents_ssh;
+
+/* The agent launcher named (srun, ssh), or for NULL the one for the
+ * allocation source: srun inside a Slurm job, else ssh.  NULL with err
+ * ("local" cannot start agents). */
+const struct agent_launcher *agent_launcher_select(const char *name,
+                                                   const char *alloc_source,
+                                                   struct err *err);
+
+/* The plan node of an agent's process (sv_rank.rank < 0), and back. */
+int agent_proc_node(int rank);
+
 /* The usable launcher with the highest priority (or the one named, when
  * name is not NULL).  NULL with err when none can run the plan. */
 const struct launcher *launcher_select(const struct launch_job *job,

@@ -643,3 +643,17 @@ void broker_set_log(struct broker *b, void (*log)(void *ctx, const char *line),
     b->log = log;
     b->log_ctx = ctx;
 }
+
+int broker_peek(const struct broker *b, const char *key, char *buf,
+                size_t len)
+{
+    const struct bs_value *v = bs_peek(b->store, key);
+    size_t n;
+
+    if (!v || len == 0)
+        return -1;
+    n = v->len < len - 1 ? v->len : len - 1;
+    memcpy(buf, v->data, n);
+    buf[n] = '\0';
+    return 0;
+}

@@ -77,6 +77,12 @@ int broker_timeout_ms(const struct broker *b);
  * itself fails (the broker cannot go on). */
 int broker_run_once(struct broker *b, int timeout_ms, struct err *err);
 
+/* Copy the value of key (a C string) into buf (len bytes, NUL-terminated,
+ * cut if longer); 0, or -1 when the key has no value.  For the thread
+ * that runs b, e.g. to watch the agents' heartbeat counters. */
+int broker_peek(const struct broker *b, const char *key, char *buf,
+                size_t len);
+
 /* Copy the counters into out. */
 void broker_get_stats(const struct broker *b, struct broker_stats *out);
 

@@ -663,3 +663,14 @@ size_t bs_nparked(const struct bs_store *s)
 {
     return s->nparked;
 }
+
+const struct bs_value *bs_peek(const struct bs_store *s, const char *key)
+{
+    size_t n = strlen(key);
+    const struct entry *e = table_find(&s->keys,
+                                       hash_key(s->seed, (const uint8_t *)key,
+                                                n),
+                                       (const uint8_t *)key, n);
+
+    return e ? e->val : NULL;
+}

@@ -96,6 +96,10 @@ void bs_expire(struct bs_store *s, uint64_t now_ms);
 /* The earliest deadline of a parked request, or UINT64_MAX when none. */
 uint64_t bs_next_deadline(const struct bs_store *s);
 
+/* The value of key (a C string) or NULL; borrowed until the next call
+ * that changes the store.  For the process that embeds the store. */
+const struct bs_value *bs_peek(const struct bs_store *s, const char *key);
+
 /* Statistics, for tests and limits. */
 size_t bs_bytes(const struct bs_store *s);      /* accounted bytes */
 size_t bs_nkeys(const struct bs_store *s);      /* keys with a value */

@@ -13,7 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* libdlrun.so is built with -fvisibility=hidden: what dlrun.h declares is
+ * its whole exported API. */
+#pragma GCC visibility push(default)
 #include "../contrib/include/dlrun.h"
+#pragma GCC visibility pop
 #include "broker_proto.h"
 #include "token.h"
 
@@ -27,6 +31,7 @@ struct client {
     struct bp_conn pc;
     uint32_t next_id;
     size_t max_value;
+    int grace_ms;                   /* ANSWER_GRACE_MS unless set */
     char broken[ERR_MSG_MAX];       /* why the connection is unusable */
     /* the answer being waited for */
     uint32_t want_id;
@@ -279,15 +284,20 @@ static int transact(struct client *c, struct bp_msg *m, int64_t deadline,
     c->got = 0;
     m->id = c->want_id = c->next_id++;
     c->want_op = m->op;
-    if (send_frame(c, m, mono_ms() + ANSWER_GRACE_MS, err) < 0)
+    if (send_frame(c, m, mono_ms() + c->grace_ms, err) < 0)
         return -1;
     return recv_answer(c, deadline, err);
 }
 
 /* When to give up on the answer to a request that waits timeout_ms. */
-static int64_t answer_deadline(int timeout_ms)
+static int64_t answer_deadline(const struct client *c, int timeout_ms)
 {
-    return timeout_ms < 0 ? -1 : mono_ms() + timeout_ms + ANSWER_GRACE_MS;
+    return timeout_ms < 0 ? -1 : mono_ms() + timeout_ms + c->grace_ms;
+}
+
+void client_set_answer_grace(struct client *c, int ms)
+{
+    c->grace_ms = ms;
 }
 
 static uint32_t wire_timeout(int timeout_ms)
@@ -379,6 +389,7 @@ struct client *client_connect(const char *broker, const char *token_hex,
         err_set(err, "out of memory");
         goto fail;
     }
+    c->grace_ms = ANSWER_GRACE_MS;
     bp_conn_init(&c->pc, BP_CLIENT, NULL, BP_MAX_VALUE_CEILING, on_answer, c);
     c->next_id = 1;
     c->fd = dial(host, port, deadline, err);
@@ -438,7 +449,7 @@ int client_put(struct client *c, const char *key, const void *val,
     if (len > c->max_value)
         return err_set(err, "put '%s': value of %zu bytes (the broker "
                        "takes at most %zu)", key, len, c->max_value);
-    if (transact(c, &m, answer_deadline(0), err) < 0)
+    if (transact(c, &m, answer_deadline(c, 0), err) < 0)
         return CLIENT_ERROR;
     return status_rc(c, "put", key, err);
 }
@@ -452,7 +463,7 @@ int client_get(struct client *c, const char *key, int timeout_ms,
     *val = NULL;
     *len = 0;
     if (set_key(&m, key, err) < 0 ||
-        transact(c, &m, answer_deadline(timeout_ms), err) < 0)
+        transact(c, &m, answer_deadline(c, timeout_ms), err) < 0)
         return CLIENT_ERROR;
     rc = status_rc(c, "get", key, err);
     if (rc != CLIENT_OK)
@@ -473,7 +484,7 @@ int client_add(struct client *c, const char *key, int64_t delta,
     int rc;
 
     if (set_key(&m, key, err) < 0 ||
-        transact(c, &m, answer_deadline(0), err) < 0)
+        transact(c, &m, answer_deadline(c, 0), err) < 0)
         return CLIENT_ERROR;
     rc = status_rc(c, "add", key, err);
     if (rc == CLIENT_OK && result)
@@ -489,7 +500,7 @@ int client_barrier(struct client *c, const char *name, uint32_t count,
     int rc;
 
     if (set_key(&m, name, err) < 0 ||
-        transact(c, &m, answer_deadline(timeout_ms), err) < 0)
+        transact(c, &m, answer_deadline(c, timeout_ms), err) < 0)
         return CLIENT_ERROR;
     rc = status_rc(c, "barrier", name, err);
     if (rc == CLIENT_OK && gen)
@@ -502,7 +513,7 @@ int client_del(struct client *c, const char *key, struct err *err)
     struct bp_msg m = { .op = BP_DEL };
 
     if (set_key(&m, key, err) < 0 ||
-        transact(c, &m, answer_deadline(0), err) < 0)
+        transact(c, &m, answer_deadline(c, 0), err) < 0)
         return CLIENT_ERROR;
     return status_rc(c, "del", key, err);
 }

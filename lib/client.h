@@ -45,6 +45,11 @@ struct client *client_from_env(int timeout_ms, struct err *err);
  * is a no-op. */
 void client_close(struct client *c);
 
+/* How long past a request's own timeout an answer may take before the
+ * connection counts as broken (default 30 s): an agent's heartbeat uses
+ * its --heartbeat-timeout. */
+void client_set_answer_grace(struct client *c, int ms);
+
 /* The largest value the broker accepts (it said so at AUTH). */
 size_t client_max_value(const struct client *c);
 

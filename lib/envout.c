@@ -81,8 +81,9 @@ static int set_horovod(struct envset *s, const struct facts *f,
                                "this rank's node")) ? -1 : 0;
 }
 
-/* TF_CONFIG: one worker per rank, "host:port", port MASTER_PORT + 1 +
- * local rank so that workers on one host do not collide. */
+/* TF_CONFIG: one worker per rank, "host:port": the port each agent found
+ * free, else MASTER_PORT + 1 + local rank so that workers on one host do
+ * not collide. */
 static int set_tf(struct envset *s, const struct plan *p, const struct facts *f,
                   const struct rdv *r, struct err *err)
 {
@@ -100,12 +101,14 @@ static int set_tf(struct envset *s, const struct plan *p, const struct facts *f,
     for (int i = 0; i < p->nranks; i++)
         fprintf(m, "%s\"%s:%d\"", i ? "," : "",
                 p->nodes[p->rank_node[i]].host,
-                r->port + 1 + p->rank_local[i]);
+                r->worker_ports ? r->worker_ports[i]
+                                : r->port + 1 + p->rank_local[i]);
     fprintf(m, "]},\"task\":{\"type\":\"worker\",\"index\":%d}}", f->rank);
     if (fclose(m) != 0)
         return err_set(err, "out of memory");
-    rc = envset_set(s, "TF_CONFIG", buf, err, "every rank as a worker, port "
-                    "MASTER_PORT+1+LOCAL_RANK");
+    rc = envset_set(s, "TF_CONFIG", buf, err, r->worker_ports ?
+                    "every rank as a worker, ports found free by the agents" :
+                    "every rank as a worker, port MASTER_PORT+1+LOCAL_RANK");
     free(buf);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -133,22 +134,36 @@ int net_route_addr(const char *host, char *out, size_t len, struct err *err)
     return rc;
 }
 
+int net_free_ports(int *ports, int n, struct err *err)
+{
+    int *fds = calloc((size_t)n, sizeof *fds), rc = 0, i;
+
+    if (!fds)
+        return err_set(err, "out of memory");
+    /* all bound at once, so that the kernel hands out n different ports */
+    for (i = 0; i < n && rc == 0; i++) {
+        struct sockaddr_in sa = { .sin_family = AF_INET };
+        socklen_t len = sizeof sa;
+        fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fds[i] < 0 || bind(fds[i], (struct sockaddr *)&sa, sizeof sa) < 0 ||
+            getsockname(fds[i], (struct sockaddr *)&sa, &len) < 0)
+            rc = err_set(err, "cannot find a free TCP port: %s",
+                         strerror(errno));
+        else
+            ports[i] = ntohs(sa.sin_port);
+    }
+    while (i-- > 0)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    free(fds);
+    return rc;
+}
+
 int net_free_port(struct err *err)
 {
-    struct sockaddr_in sa = { .sin_family = AF_INET };
-    socklen_t len = sizeof sa;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int port = -1;
+    int port;
 
-    if (fd < 0)
-        return err_set(err, "socket: %s", strerror(errno));
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-        port = ntohs(sa.sin_port);
-    else
-        err_set(err, "cannot find a free TCP port: %s", strerror(errno));
-    close(fd);
-    return port;
+    return net_free_ports(&port, 1, err) < 0 ? -1 : port;
 }
 
 int net_derived_port(const char *jobid, const char *stepid)

@@ -26,6 +26,9 @@ int net_route_addr(const char *host, char *out, size_t len, struct err *err);
  * Returns the port or -1 with err. */
 int net_free_port(struct err *err);
 
+/* n different TCP ports free on this host now, into ports.  0 / -1. */
+int net_free_ports(int *ports, int n, struct err *err);
+
 /* The documented port derived from a job and step id when no port can be
  * agreed: 20000 + hash % 10000 (below Linux's ephemeral range). */
 int net_derived_port(const char *jobid, const char *stepid);

@@ -18,6 +18,8 @@
 #ifdef HAVE_PMIX
 #include <pmix.h>
 
+#include "pmixdl.h"
+
 #ifndef PMIX_LIBDIR
 #define PMIX_LIBDIR ""
 #endif
@@ -52,20 +54,15 @@ static int sym(void *slot, const char *name)
     return f ? 0 : -1;
 }
 
-/* Open libpmix once: where the build found it (its rpath), else wherever
- * the loader looks.  0 / -1 with err. */
+/* Open libpmix once (pmixdl_handle) and find the client's functions.
+ * 0 / -1 with err. */
 static int pmix_open(struct err *err)
 {
-    const char *where = PMIX_LIBDIR[0] ? PMIX_LIBDIR "/" PMIX_SONAME : PMIX_SONAME;
-
     if (pmix.dl)
         return 0;
-    pmix.dl = dlopen(where, RTLD_NOW | RTLD_LOCAL);
+    pmix.dl = pmixdl_handle(err);
     if (!pmix.dl)
-        pmix.dl = dlopen(PMIX_SONAME, RTLD_NOW | RTLD_LOCAL);
-    if (!pmix.dl)
-        return err_set(err, "cannot load the PMIx library %s: %s (install "
-                       "libpmix2)", PMIX_SONAME, dlerror());
+        return -1;
     if (sym(&pmix.init, "PMIx_Init") < 0 ||
         sym(&pmix.finalize, "PMIx_Finalize") < 0 ||
         sym(&pmix.error_string, "PMIx_Error_string") < 0 ||
@@ -76,8 +73,7 @@ static int pmix_open(struct err *err)
         sym(&pmix.value_destruct, "PMIx_Value_destruct") < 0 ||
         sym(&pmix.info_load, "PMIx_Info_load") < 0 ||
         sym(&pmix.get_version, "PMIx_Get_version") < 0) {
-        dlclose(pmix.dl);
-        pmix.dl = NULL;
+        pmix.dl = NULL;     /* the handle stays open: pmixdl keeps it */
         return err_set(err, "%s lacks a PMIx function dlrun needs: %s",
                        PMIX_SONAME, dlerror());
     }

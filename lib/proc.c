@@ -69,6 +69,8 @@ static void child_setup(const struct proc_spec *spec, pid_t parent)
     sigprocmask(SIG_SETMASK, spec->mask, NULL);
     if (spec->cpus)
         sched_setaffinity(0, sizeof *spec->cpus, spec->cpus);
+    if (spec->in_fd > 0)
+        dup2(spec->in_fd, STDIN_FILENO);
     if (spec->out_fd >= 0)
         dup2(spec->out_fd, STDOUT_FILENO);
     if (spec->err_fd >= 0)

@@ -14,6 +14,8 @@ struct proc_spec {
     char *const *envp;          /* borrowed */
     const sigset_t *mask;       /* the child's signal mask (dlrun's own from
                                    before it blocked signals) */
+    int in_fd;                  /* becomes the child's stdin when > 0 (an
+                                   agent's lifeline); 0 keeps dlrun's */
     int out_fd, err_fd;         /* become the child's stdout/stderr; -1 keeps */
     const cpu_set_t *cpus;      /* CPUs the child may run on, or NULL */
     int death_sig;              /* sent when dlrun dies; 0 = SIGKILL */

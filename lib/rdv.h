@@ -23,6 +23,9 @@ struct rdv {
     char addr[256];
     int port;
     char addr_from[160], port_from[160];    /* why, for `dlrun env` */
+    int *worker_ports;  /* owned: TF_CONFIG's port of each plan rank (found
+                           free by its agent), or NULL: MASTER_PORT + 1 +
+                           LOCAL_RANK */
 };
 
 /* Decide addr and port for the plan.  envp is borrowed.  0 / -1 with err. */

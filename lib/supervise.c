@@ -20,6 +20,7 @@ static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1,
 /* What the loop knows between events. */
 struct sv_state {
     long deadline;          /* SIGKILL the rest then; -1 none */
+    int extra_ms;           /* sv->extra wants to run within this; -1 */
     long last_int;          /* when the last SIGINT came */
     int stopping;           /* teardown started: later exits are not failures */
 };
@@ -117,8 +118,11 @@ static void on_signal(struct supervise *sv, struct sv_state *st, int sig)
     if (sig == SIGINT)
         st->last_int = now_ms();
     sv->signal_received = sig;
-    signal_all(sv, kill_now ? SIGKILL :
-               sig == SIGINT && sv->int_as_term ? SIGTERM : sig);
+    if (sv->forward)
+        sv->forward(sv->forward_ctx, kill_now ? SIGKILL : sig);
+    else
+        signal_all(sv, kill_now ? SIGKILL :
+                   sig == SIGINT && sv->int_as_term ? SIGTERM : sig);
     if (!st->stopping && sig != SIGUSR1 && sig != SIGUSR2)
         start_teardown(sv, st);
 }
@@ -139,14 +143,21 @@ static void wait_once(struct supervise *sv, struct sv_state *st, int sfd,
     int nout = sv->out ? output_poll_fds(sv->out, ids, ids + 2 * sv->n) : 0;
     long wait = st->deadline < 0 ? 1000 : st->deadline - now_ms();
     struct err err = { "" };
+    struct pollfd *xp = &pfd[1 + nout];
     int n;
 
     pfd[0] = (struct pollfd){ .fd = sfd, .events = POLLIN };
     for (int i = 0; i < nout; i++)
         pfd[1 + i] = (struct pollfd){ .fd = ids[i], .events = POLLIN };
-    n = poll(pfd, (nfds_t)(1 + nout), wait < 0 ? 0 : (int)wait);
+    *xp = (struct pollfd){ .fd = sv->extra ? sv->extra_fd : -1,
+                           .events = POLLIN };
+    if (st->extra_ms >= 0 && st->extra_ms < wait)
+        wait = st->extra_ms;
+    n = poll(pfd, (nfds_t)(2 + nout), wait < 0 ? 0 : (int)wait);
     if (n < 0 && errno != EINTR)
         return;
+    if (sv->extra)
+        st->extra_ms = sv->extra(sv->extra_ctx, n > 0 && xp->revents);
     for (int i = 0; i < nout; i++)
         if (pfd[1 + i].revents)
             output_ready(sv->out, ids[2 * sv->n + i], &err);
@@ -161,9 +172,10 @@ static void wait_once(struct supervise *sv, struct sv_state *st, int sfd,
 
 int supervise_run(struct supervise *sv)
 {
-    struct sv_state st = { .deadline = -1, .last_int = -10000 };
+    struct sv_state st = { .deadline = -1, .last_int = -10000,
+                           .extra_ms = -1 };
     sigset_t set;
-    struct pollfd *pfd = calloc((size_t)(2 * sv->n + 1), sizeof *pfd);
+    struct pollfd *pfd = calloc((size_t)(2 * sv->n + 2), sizeof *pfd);
     int *ids = calloc((size_t)(4 * sv->n + 1), sizeof *ids);
     int sfd, rc = 0;
 

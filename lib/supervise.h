@@ -30,6 +30,18 @@ struct supervise {
     int signal_received;        /* the last signal forwarded, 0 if none */
     int int_as_term;            /* forward SIGINT as SIGTERM (to srun, whose
                                    first SIGINT only prints a status) */
+    /* When set, the signals dlrun receives go here instead of to the
+     * processes (the head hands them to the agents through the broker;
+     * SIGKILL for a second SIGINT within a second).  Fail-fast SIGTERM
+     * and the SIGKILL at the kill timeout still go to the processes. */
+    void (*forward)(void *ctx, int sig);
+    void *forward_ctx;
+    /* When set, extra_fd is watched too (a one-node broker's): after each
+     * wait extra(extra_ctx, readable) runs and returns the milliseconds
+     * until it must run again (-1: only when readable). */
+    int (*extra)(void *ctx, int readable);
+    int extra_fd;
+    void *extra_ctx;
 };
 
 /* The signals dlrun forwards to every rank's process group. */

@@ -53,7 +53,10 @@ use_cluster() {
     # go on, and "up" clears them.
     if command -v flock >/dev/null 2>&1; then
         exec 9>/tmp/dlrun-cluster.lock
-        flock -w 300 9 || echo "# cluster lock held for 5 min: taking over" >&2
+        # DLRUN_CLUSTER_WAIT: seconds before taking over (bench/multinode.sh
+        # waits longer: a benchmark must not end someone's test)
+        w=${DLRUN_CLUSTER_WAIT:-300}
+        flock -w "$w" 9 || echo "# cluster lock held for ${w}s: taking over" >&2
     fi
     # the trap above only removes $TMP; the cluster must go too, even on a signal
     trap '"$CLUSTER" down; rm -rf "$TMP"' EXIT

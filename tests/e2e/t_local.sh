@@ -128,4 +128,10 @@ else
     fail "Open MPI is missing (contrib/install-deps.sh test)"
 fi
 expect_eq "nothing left at the end" "$(leftovers)" ""
+# --- one node: dlrun serves the ranks' broker itself (dlrun kv, NCCL ids) ---
+out=$(env $CLEAN "$DLRUN" -np 3 --oversubscribe --bind-to none sh -c \
+    '"$0" kv add hits 1 >/dev/null && "$0" kv barrier all 3 && echo "$("$0" kv get hits)"' "$DLRUN" 2>&1)
+expect_eq "3 local ranks count and meet in dlrun's broker" "$(echo $out)" "3 3 3"
+env $CLEAN "$DLRUN" -np 1 sh -c 'echo "$DLRUN_BROKER"' >"$TMP/broker.addr"
+expect_grep "  on loopback" "^127\.0\.0\.1:[0-9][0-9]*$" "$TMP/broker.addr"
 done_testing

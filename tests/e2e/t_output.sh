@@ -31,8 +31,13 @@ expect_eq "every line from the rank it says" \
     "$(sed -nE 's/^\[([0-3])\] <([0-3]):.*/\1\2/p' "$TMP/o" | awk '{ if (substr($0,1,1) != substr($0,2,1)) n++ } END { print n + 0 }')" 0
 
 # --- restarts and the summary ---
+# rank 1 fails only after rank 0 has written its line (else fail-fast may
+# stop rank 0 first, a race the test must not depend on)
 run -np 2 --oversubscribe --max-restarts 2 --summary "$TMP/s.json" sh -c \
-    'echo "r $RANK $TORCHELASTIC_RESTART_COUNT"; [ $RANK = 1 ] && [ $DLRUN_RESTART_COUNT -lt 2 ] && exit 4; exit 0' \
+    'echo "r $RANK $TORCHELASTIC_RESTART_COUNT"
+     if [ $RANK = 0 ]; then touch "$0.$DLRUN_RESTART_COUNT"; exit 0; fi
+     while [ ! -e "$0.$DLRUN_RESTART_COUNT" ]; do sleep 0.01; done
+     [ $DLRUN_RESTART_COUNT -lt 2 ] && exit 4; exit 0' "$TMP/r0done" \
     >"$TMP/o" 2>"$TMP/e"
 expect_eq "restarted twice, then succeeded" "$?" 0
 expect_eq "  restart counts seen" "$(sort "$TMP/o" | tr '\n' '|')" "r 0 0|r 0 1|r 0 2|r 1 0|r 1 1|r 1 2|"

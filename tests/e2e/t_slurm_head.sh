@@ -27,6 +27,12 @@ expect_eq "  one checksum" "$(awk '/ weights / { print $5 }' "$TMP/ddp.out" | so
 expect_eq "  4 ranks on node3" "$(grep -c 'rank .* weights' "$TMP/ddp.out" | tr -d ' ')" 16
 expect_grep "  dlrun exit 0" "dlrun exit 0" "$TMP/ddp.out"
 
+# --- the same from an salloc shell ---
+within 240 salloc -N2 --ntasks-per-node=1 "$DLRUN" -np 4 -l "$PY" "$E2E/ddp_train.py" >"$TMP/salloc.out" 2>&1
+expect_eq "salloc -N2: dlrun -np 4 ddp_train.py" "$?" 0
+expect_eq "  4 ranks with identical weights" "$(grep -c ' ok$' "$TMP/salloc.out")" 4 ||
+    sed 's/^/  | /' "$TMP/salloc.out"
+
 # --- salloc: a rank fails on node2, the whole job ends with its code ---
 within 120 salloc -N2 --ntasks-per-node=2 sh -c "
     s=\$(date +%s%N)
@@ -56,6 +62,58 @@ expect_eq "USR1 to dlrun reached the 4 ranks on 2 nodes" "$(ls "$TMP"/rec.sh.usr
     sed 's/^/  | /' "$TMP/sig.out"
 expect_grep "  TERM then ended dlrun" "^rc=" "$TMP/sig.out"
 expect_eq "  nothing left" "$(leftovers)" ""
+
+# --- Slurm's own signals: scancel --signal=USR1 of the job's steps, and
+# the pre-timeout signal of sbatch --signal=USR1@50 with a 1-minute limit
+# (slurmctld sends it within its 30 s check), reach every rank ---
+cat >"$TMP/pre.sh" <<'EOS'
+trap 'echo USR1 >"$0.usr1.$RANK"; exit 0' USR1
+touch "$0.up.$RANK"
+while :; do sleep 0.1; done
+EOS
+cat >"$TMP/pre-job.sh" <<EOS
+#!/bin/sh
+"$DLRUN" -np 4 sh "$TMP/pre.sh"
+echo "dlrun exit \$?"
+EOS
+jid=$(sbatch --parsable -N2 --ntasks-per-node=1 -o "$TMP/scancel.out" "$TMP/pre-job.sh")
+for _ in $(seq 300); do [ "$(ls "$TMP"/pre.sh.up.* 2>/dev/null | wc -l)" -eq 4 ] && break; sleep 0.1; done
+scancel --signal=USR1 "$jid"
+for _ in $(seq 300); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.1; done
+expect_eq "scancel --signal=USR1 reached the 4 ranks on 2 nodes" "$(ls "$TMP"/pre.sh.usr1.* 2>/dev/null | wc -l | tr -d ' ')" 4 ||
+    sed 's/^/  | /' "$TMP/scancel.out"
+expect_eq "  nothing left" "$(leftovers)" ""
+rm -f "$TMP"/pre.sh.*
+expect_rc "sbatch --time=1 --signal=USR1@50: the warning reaches the ranks" 0 \
+    within 120 sbatch -N2 --ntasks-per-node=1 --time=1 --signal=USR1@50 --wait -o "$TMP/pre.out" "$TMP/pre-job.sh"
+expect_eq "  all 4 ranks got USR1 before the limit" "$(ls "$TMP"/pre.sh.usr1.* 2>/dev/null | wc -l | tr -d ' ')" 4 ||
+    sed 's/^/  | /' "$TMP/pre.out"
+expect_grep "  dlrun exit 0" "dlrun exit 0" "$TMP/pre.out"
+
+# --- scancel of the running job ends every rank on every node ---
+cat >"$TMP/long-job.sh" <<EOS
+#!/bin/sh
+"$DLRUN" -np 4 "$TMP/$MARK-sleep" 60
+EOS
+jid=$(sbatch --parsable -N2 --ntasks-per-node=1 -o "$TMP/cancel.out" "$TMP/long-job.sh")
+for _ in $(seq 300); do [ "$(leftovers | wc -l)" -ge 4 ] && break; sleep 0.1; done
+scancel "$jid"
+for _ in $(seq 300); do [ -z "$(leftovers)" ] && break; sleep 0.1; done
+expect_eq "scancel JOB: nothing left on any node" "$(leftovers)" ""
+
+# --- node2's network is cut under srun: the head notices the silent agent,
+# and node2's agent, cut off from the head, ends its own ranks ---
+within 120 salloc -N2 --ntasks-per-node=1 sh -c "
+    \"$DLRUN\" -np 4 --heartbeat-timeout 3 --kill-timeout 2 sh -c 'touch \"$TMP/cut.up.\$RANK\"; exec \"\$0\" 60' \"$TMP/$MARK-sleep\" & p=\$!
+    for i in \$(seq 600); do [ \$(ls \"$TMP\"/cut.up.* 2>/dev/null | wc -l) -eq 4 ] && break; sleep 0.1; done
+    sleep 1; ip netns exec dlrun-node2 ip link set eth0 down
+    wait \$p; echo rc=\$?" >"$TMP/cut.out" 2>&1
+expect_grep "network of node2 cut: the head names the lost agent" "lost the agent on node2" "$TMP/cut.out" ||
+    sed 's/^/  | /' "$TMP/cut.out"
+expect_grep "  and fails" "^rc=1$" "$TMP/cut.out"
+for _ in $(seq 150); do [ -z "$(leftovers)" ] && break; sleep 0.1; done
+expect_eq "  nothing left on any node" "$(leftovers)" ""
+ip netns exec dlrun-node2 ip link set eth0 up
 
 # --- dlrun killed with SIGKILL: srun gets SIGTERM, every node ends ---
 within 60 salloc -N2 --ntasks-per-node=2 sh -c "

@@ -7,6 +7,9 @@
 # namespace), running its own slurmd.  munged and slurmctld run in the root
 # network namespace on the bridge address $CTL_ADDR.  /etc/hosts carries the
 # names, so node1 resolves to node1's address everywhere, as on a real cluster.
+# Each node also runs its own OpenSSH server on its address, port 22, with
+# its own host key; root logs in with the generated key $DIR/ssh/id_ed25519
+# (see "env" for the client files).  /etc/ssh and /root/.ssh are not touched.
 #
 #   up      clear whatever an earlier (maybe killed) run left, then start the
 #           cluster and wait until sinfo shows every node idle
@@ -18,7 +21,7 @@
 # capture-fixtures.sh beside this script records tests/fixtures/slurm on it.
 # State folder: $DLRUN_CLUSTER_DIR, default /tmp/dlrun-slurm.
 set -u
-PATH=$PATH:/usr/sbin:/sbin     # slurmctld, slurmd, munged, ip
+PATH=$PATH:/usr/sbin:/sbin     # slurmctld, slurmd, munged, sshd, ip
 export PATH
 HERE=$(cd "$(dirname "$0")" && pwd)
 DIR=${DLRUN_CLUSTER_DIR:-/tmp/dlrun-slurm}
@@ -154,6 +157,7 @@ make_dirs() {
     mkdir -p "$DIR" && chmod 0755 "$DIR" || die "cannot create $DIR"
     for d in etc run log munge spool/ctld dev; do mkdir -p "$DIR/$d"; done
     for n in $NODES; do mkdir -p "$DIR/spool/node$n" "$DIR/tmp/node$n"; done
+    mkdir -p "$DIR/ssh" && chmod 0700 "$DIR/ssh"
     # The "GPUs": Slurm only stat()s them, but ignores anything that is not
     # a device node (then no CUDA_VISIBLE_DEVICES).  195 is nvidia's major.
     for g in 0 1 2 3; do
@@ -220,6 +224,69 @@ start_slurmd() {
         "hostname node$1 && exec tini -s -- slurmd -D -N node$1 -f $CONF"
 }
 
+# ---------------------------------------------------------------- sshd
+
+# One host key per node, one client key for root, and the client files:
+# known_hosts with every node by name and address, and a variant without
+# node4 (a host whose key the client does not know).
+make_ssh_keys() {
+    # ssh-keygen asks before overwriting: never let it (stdin, rm first)
+    rm -f "$DIR"/ssh/id_ed25519* "$DIR"/ssh/host_node*
+    ssh-keygen -q -t ed25519 -N '' -C "root@dlrun-test" -f "$DIR/ssh/id_ed25519" </dev/null ||
+        die "cannot generate the client key"
+    cp "$DIR/ssh/id_ed25519.pub" "$DIR/ssh/authorized_keys"
+    : >"$DIR/ssh/known_hosts"
+    for n in $NODES; do
+        ssh-keygen -q -t ed25519 -N '' -C "node$n" -f "$DIR/ssh/host_node$n" </dev/null ||
+            die "cannot generate node$n's host key"
+        echo "node$n,$NET.$n $(cut -d' ' -f1-2 "$DIR/ssh/host_node$n.pub")" >>"$DIR/ssh/known_hosts"
+    done
+    grep -v '^node4,' "$DIR/ssh/known_hosts" >"$DIR/ssh/known_hosts.partial"
+}
+
+# StrictModes no: the key files live under /tmp, which is world-writable.
+# PidFile none: sshd would otherwise write the host's /run/sshd.pid.
+# MaxStartups: room for a launcher's parallel sessions to one node.
+make_sshd_config() {
+    cat >"$DIR/etc/sshd_config-node$1" <<EOF
+ListenAddress $NET.$1:22
+HostKey $DIR/ssh/host_node$1
+AuthorizedKeysFile $DIR/ssh/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile none
+UseDNS no
+PrintMotd no
+X11Forwarding no
+MaxStartups 100:30:200
+MaxSessions 100
+LogLevel INFO
+EOF
+}
+
+# sshd must be started by absolute path (it re-executes itself for every
+# connection) and needs its privilege separation folder.  The UTS namespace
+# gives its sessions the node's hostname.
+start_sshd() {
+    make_sshd_config "$1"
+    spawn "sshd-node$1" nsenter --net="/run/netns/dlrun-node$1" unshare --uts sh -c \
+        "hostname node$1 && exec /usr/sbin/sshd -D -f $DIR/etc/sshd_config-node$1 -E $DIR/log/sshd-node$1.log"
+}
+
+start_all_sshd() {
+    mkdir -p /run/sshd && chmod 0755 /run/sshd || die "cannot create /run/sshd"
+    make_ssh_keys
+    for n in $NODES; do start_sshd "$n"; done
+    for n in $NODES; do
+        wait_for 10 "sshd on node$n" grep -q "Server listening on $NET.$n port 22" \
+            "$DIR/log/sshd-node$n.log"
+    done
+}
+
 # wait_for SECS WHAT CMD... - poll CMD until it succeeds; on timeout, die
 # with the daemon logs so CI shows why.
 wait_for() {
@@ -263,6 +330,7 @@ cmd_up() {
     start_munge
     start_slurmctld
     for n in $NODES; do start_slurmd "$n"; done
+    start_all_sshd
     wait_for "$UP_TIMEOUT" "all 4 nodes idle in sinfo" all_idle
     say "up: $(sinfo -h -o '%D nodes %t' | tr '\n' ' ')(state in $DIR)"
 }
@@ -282,6 +350,9 @@ cmd_status() {
 cmd_env() {
     echo "export SLURM_CONF='$CONF'"
     echo "export DLRUN_CLUSTER_DIR='$DIR'"
+    echo "export DLRUN_TEST_SSH_KEY='$DIR/ssh/id_ed25519'"
+    echo "export DLRUN_TEST_KNOWN_HOSTS='$DIR/ssh/known_hosts'"
+    echo "export DLRUN_TEST_KNOWN_HOSTS_PARTIAL='$DIR/ssh/known_hosts.partial'"
 }
 
 case ${1:-} in

@@ -1,0 +1,155 @@
+/* head_args.c - the agents' command line: the head's exact plan (hosts
+ * with their rank counts), and the options every agent must share. */
+#include "head.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+int *head_nodes(const struct plan *p)
+{
+    int *nodes = calloc((size_t)p->nnodes, sizeof *nodes);
+
+    for (int i = 0; nodes && i < p->nnodes; i++)
+        nodes[i] = i;
+    return nodes;
+}
+
+/* "node1:4,node2:2": each node with its ranks (caller frees). */
+static char *hosts_with_ranks(const struct plan *p)
+{
+    char *list = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&list, &len);
+
+    if (!m)
+        return NULL;
+    for (int i = 0; i < p->nnodes; i++)
+        fprintf(m, "%s%s:%d", i ? "," : "", p->nodes[i].host,
+                p->nodes[i].nranks);
+    if (fclose(m) != 0) {
+        free(list);
+        return NULL;
+    }
+    return list;
+}
+
+static void shared_output_options(const struct options *o, struct strv *a)
+{
+    static const char *const bind_flags[3] = {
+        "--map-by", "--bind-to", "--gpu-bind",
+    };
+
+    /* -x VAR takes the value here, as mpirun does, not the remote shell's */
+    for (int i = 0; i < o->nexports; i++) {
+        const char *x = o->exports[i], *v = strchr(x, '=') ? NULL : getenv(x);
+        if (v)
+            strv_addf(a, "-x%s=%s", x, v);
+        else
+            strv_addf(a, "-x%s", x);
+    }
+    for (int i = 0; i < 3; i++)
+        if (o->bind_arg[i])
+            strv_addf(a, "%s=%s", bind_flags[i], o->bind_arg[i]);
+    if (o->rdv.iface)
+        strv_addf(a, "--iface=%s", o->rdv.iface);
+    if (o->keep_env)
+        strv_addf(a, "--keep-env");
+    if (o->tag_output)
+        strv_addf(a, "--tag-output");
+    if (o->output_dir)
+        strv_addf(a, "--output-dir=%s", o->output_dir);
+    for (int i = 0; i < o->nfilter; i++)
+        strv_addf(a, "--ranks-filter=%d", o->ranks_filter[i]);
+    if (o->report_bindings)
+        strv_addf(a, "--report-bindings");
+    if (o->plan.oversubscribe)
+        strv_addf(a, "--oversubscribe");
+    strv_addf(a, "--kill-timeout=%d", o->kill_timeout_ms / 1000);
+    /* for the ranks' variables; the head restarts, the agents report */
+    if (o->max_restarts)
+        strv_addf(a, "--max-restarts=%d", o->max_restarts);
+    if (o->summary)
+        strv_addf(a, "--summary=%s", o->summary);
+    strv_addf(a, "--mpi=%s", o->mpi == MPI_PMIX ? "pmix" : "none");
+}
+
+/* What agents that start further agents (a tree) need, and the rest. */
+static void shared_remote_options(const struct options *o, struct strv *a)
+{
+    const struct remote_opts *r = &o->remote;
+    char cwd[PATH_MAX];
+
+    strv_addf(a, "--heartbeat-timeout=%d", r->heartbeat_s);
+    strv_addf(a, "--fanout=%d", r->fanout);
+    strv_addf(a, "--connect-timeout=%d", r->connect_timeout_s);
+    if (r->ssh_port)
+        strv_addf(a, "--ssh-port=%d", r->ssh_port);
+    if (r->ssh_user)
+        strv_addf(a, "--ssh-user=%s", r->ssh_user);
+    if (r->ssh_identity)
+        strv_addf(a, "--ssh-identity=%s", r->ssh_identity);
+    if (r->ssh_known_hosts)
+        strv_addf(a, "--ssh-known-hosts=%s", r->ssh_known_hosts);
+    if (r->ssh_config)
+        strv_addf(a, "--ssh-config=%s", r->ssh_config);
+    if (r->remote_dlrun)
+        strv_addf(a, "--remote-dlrun=%s", r->remote_dlrun);
+    if (o->wdir)
+        strv_addf(a, "--wdir=%s", o->wdir);
+    else if (getcwd(cwd, sizeof cwd))
+        strv_addf(a, "--wdir=%s", cwd);
+}
+
+int agent_args(const struct job *j, struct strv *a)
+{
+    char self[PATH_MAX], *hosts = hosts_with_ranks(&j->plan);
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+    self[n > 0 ? n : 0] = '\0';
+    strv_addf(a, "%s", n > 0 ? self : "dlrun");
+    strv_addf(a, "agent");
+    strv_addf(a, "--hosts=%s", hosts ? hosts : "");
+    strv_addf(a, "--np=%d", j->plan.nranks);
+    if (j->restart)
+        strv_addf(a, "--restart=%d", j->restart);
+    /* the port: the user's, else rank 0's agent finds a free one */
+    if (j->opt.rdv.master_addr)
+        strv_addf(a, "--master-addr=%s", j->opt.rdv.master_addr);
+    if (j->opt.rdv.master_port)
+        strv_addf(a, "--master-port=%d", j->opt.rdv.master_port);
+    shared_output_options(&j->opt, a);
+    shared_remote_options(&j->opt, a);
+    free(hosts);
+    return hosts && !a->failed ? 0 : -1;
+}
+
+void head_fill_job(const struct job *j, struct agent_job *aj,
+                   const struct strv *args, struct strv *relay,
+                   const int *nodes, int nnodes, int lifeline,
+                   const sigset_t *child_mask)
+{
+    const struct remote_opts *r = &j->opt.remote;
+
+    aj->plan = &j->plan;
+    aj->nodes = nodes;
+    aj->nnodes = nnodes;
+    aj->agent_args = args->v;
+    aj->child_mask = child_mask;
+    aj->lifeline = lifeline;
+    aj->fanout = r->fanout;
+    aj->remote_dlrun = r->remote_dlrun;
+    strv_addf(relay, "--connect-timeout=%d", r->connect_timeout_s);
+    if (r->ssh_port)
+        strv_addf(relay, "--ssh-port=%d", r->ssh_port);
+    if (r->ssh_user)
+        strv_addf(relay, "--ssh-user=%s", r->ssh_user);
+    if (r->ssh_identity)
+        strv_addf(relay, "--ssh-identity=%s", r->ssh_identity);
+    if (r->ssh_known_hosts)
+        strv_addf(relay, "--ssh-known-hosts=%s", r->ssh_known_hosts);
+    if (r->ssh_config)
+        strv_addf(relay, "--ssh-config=%s", r->ssh_config);
+    aj->relay_opts = relay->v;
+}

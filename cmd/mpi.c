@@ -1,0 +1,184 @@
+/* mpi.c - MPI programs under dlrun (docs/mpi.md): --mpi=auto|pmix|none
+ * hosts a PMIx server for the ranks dlrun starts (here, or in each agent
+ * across nodes); --mpi=srun lets srun --mpi=pmix start the ranks, each a
+ * dlrun in per-task mode that sets the rank's variables and execs PROG. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "job.h"
+#include "mpidetect.h"
+#include "pmix_host.h"
+#include "strv.h"
+
+extern char **environ;
+
+int job_mpi_resolve(struct job *j, char **prog)
+{
+    struct options *o = &j->opt;
+    int across = j->plan.self_node >= 0 && !j->agent && j->plan.nnodes > 1;
+
+    if (o->mpi == MPI_SRUN)
+        return 0;
+    if (j->plan.per_task) {     /* srun or mpirun serve PMIx themselves */
+        o->mpi = MPI_NONE;
+        return 0;
+    }
+    if (o->mpi == MPI_AUTO)
+        o->mpi = !across && pmix_host_available() &&
+                 mpidetect_argv(prog, getenv("PATH")) ? MPI_PMIX : MPI_NONE;
+    if (o->mpi == MPI_PMIX && !pmix_host_available())
+        return cmd_fail(EXIT_USAGE, "--mpi=pmix: this dlrun was built "
+                        "without PMIx (install libpmix-dev and rebuild; "
+                        "dlrun check)");
+    if (o->mpi == MPI_PMIX && across)
+        return cmd_fail(EXIT_USAGE, "--mpi=pmix: one dlrun per node started "
+                        "by srun cannot join the nodes' PMIx servers; run "
+                        "one dlrun in the allocation, or srun --mpi=pmix "
+                        "dlrun PROG");
+    return 0;
+}
+
+int job_pmix_start(struct job *j, const int *ranks, int n)
+{
+    struct pmix_host_opts po = { .plan = &j->plan, .ranks = ranks,
+                                 .nranks = n };
+    struct err err = { "" };
+    char id[300];
+
+    if (j->opt.mpi != MPI_PMIX || n == 0)  /* n: an agent of agents only */
+        return 0;
+    if (j->agent && j->plan.nnodes > 1) {
+        po.broker = getenv("DLRUN_BROKER");
+        po.token = getenv("DLRUN_TOKEN");
+        if (!po.broker || !po.token)
+            return cmd_fail(EXIT_FAIL, "--mpi=pmix: agent without "
+                            "DLRUN_BROKER/DLRUN_TOKEN");
+        /* every agent names the namespace alike: the head's broker (a new
+         * one for each run of the head's agents) */
+        snprintf(id, sizeof id, "%.200s", po.broker);
+    } else {
+        snprintf(id, sizeof id, "%d", (int)getpid());
+    }
+    po.job_id = id;
+    j->pmix = pmix_host_start(&po, &err);
+    if (!j->pmix)
+        return cmd_fail(EXIT_FAIL, "cannot host PMIx for the MPI ranks: %s "
+                        "(--mpi=none to run without)", err.msg);
+    return 0;
+}
+
+int job_pmix_begin(struct job *j)
+{
+    struct err err = { "" };
+
+    if (j->pmix && pmix_host_job_begin(j->pmix, j->restart, &err) < 0)
+        return cmd_fail(EXIT_FAIL, "%s", err.msg);
+    return 0;
+}
+
+void job_pmix_end(struct job *j)
+{
+    pmix_host_job_end(j->pmix);
+}
+
+void job_pmix_stop(struct job *j)
+{
+    pmix_host_stop(j->pmix);
+    j->pmix = NULL;
+}
+
+/* A Slurm hostfile with one line per rank (--distribution=arbitrary), in
+ * a memory file srun reads as /proc/self/fd/N after exec.  The fd, or -1. */
+static int rank_hostfile(const struct plan *p)
+{
+    int fd = memfd_create("dlrun-hostfile", 0);
+    FILE *f = fd < 0 ? NULL : fdopen(dup(fd), "w");
+
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    for (int r = 0; r < p->nranks; r++)
+        fprintf(f, "%s\n", p->nodes[p->rank_node[r]].host);
+    if (fclose(f) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* The per-task dlrun's options: those that shape a rank's environment. */
+static void task_options(const struct options *o, struct strv *a)
+{
+    static const char *const bind_flags[3] = {
+        "--map-by", "--bind-to", "--gpu-bind",
+    };
+
+    for (int i = 0; i < o->nexports; i++)
+        strv_addf(a, "-x%s", o->exports[i]);
+    for (int i = 0; i < 3; i++)
+        if (o->bind_arg[i])
+            strv_addf(a, "%s=%s", bind_flags[i], o->bind_arg[i]);
+    if (o->rdv.iface)
+        strv_addf(a, "--iface=%s", o->rdv.iface);
+    if (o->keep_env)
+        strv_addf(a, "--keep-env");
+    if (o->report_bindings)
+        strv_addf(a, "--report-bindings");
+    strv_addf(a, "--mpi=none");
+}
+
+static void srun_argv(const struct job *j, char **prog, struct strv *a)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+    self[n > 0 ? n : 0] = '\0';
+    strv_addf(a, "srun");
+    strv_addf(a, "--mpi=pmix");
+    strv_addf(a, "--ntasks=%d", j->plan.nranks);
+    strv_addf(a, "--nodes=%d", j->plan.nnodes);
+    strv_addf(a, "--distribution=arbitrary");
+    strv_addf(a, "--kill-on-bad-exit=1");
+    if (j->opt.tag_output)
+        strv_addf(a, "--label");
+    strv_addf(a, "%s", n > 0 ? self : "dlrun");
+    task_options(&j->opt, a);
+    strv_addf(a, "--");
+    for (char **q = prog; *q; q++)
+        strv_addf(a, "%s", *q);
+}
+
+int job_mpi_srun(struct job *j, char **argv, int prog)
+{
+    struct strv a = { 0 };
+    char file[64];
+    int fd;
+
+    if (j->plan.per_task || strcmp(j->alloc.source, "slurm-job") != 0)
+        return cmd_fail(EXIT_USAGE, "--mpi=srun: run dlrun inside a Slurm "
+                        "allocation (sbatch, salloc), not inside srun's "
+                        "tasks (allocation source: %s)", j->alloc.source);
+    if (j->opt.output_dir || j->opt.nfilter || j->opt.max_restarts ||
+        j->opt.summary)
+        return cmd_fail(EXIT_USAGE, "--mpi=srun: srun handles output and "
+                        "supervision; --output-dir, --ranks-filter, "
+                        "--max-restarts and --summary need --mpi=pmix");
+    fd = rank_hostfile(&j->plan);
+    if (fd < 0)
+        return cmd_fail(EXIT_FAIL, "--mpi=srun: cannot write the host file");
+    snprintf(file, sizeof file, "/proc/self/fd/%d", fd);
+    srun_argv(j, argv + prog, &a);
+    if (a.failed || setenv("SLURM_HOSTFILE", file, 1) < 0)
+        return cmd_fail(EXIT_FAIL, "out of memory");
+    fflush(NULL);
+    execvp(a.v[0], a.v);
+    strv_free(&a);
+    return cmd_fail(EXIT_NOTFOUND, "--mpi=srun: cannot run srun: %m");
+}

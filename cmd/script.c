@@ -1,0 +1,607 @@
+/* script.c - `dlrun script`: a complete job script for Slurm, PBS, NQSV or
+ * LSF from a template (templates/) and a site profile (sites.yaml).
+ *
+ * Precedence, lowest first: the template's defaults, the profile (merged
+ * from /etc/dlrun/sites.yaml, ~/.config/dlrun/sites.yaml, $DLRUN_CONFIG,
+ * --config), the command line. */
+#include "script.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bind.h"
+#include "cmd.h"
+#include "jobscript.h"
+#include "jobspec.h"
+#include "readall.h"
+#include "sites.h"
+#include "strv.h"
+
+#ifndef DLRUN_TEMPLATE_DIR
+#define DLRUN_TEMPLATE_DIR "/usr/local/share/dlrun/templates"
+#endif
+
+static const char script_usage[] =
+    "usage: dlrun script [--profile NAME] [--scheduler slurm|pbs|nqsv|lsf]\n"
+    "           -N NODES [OPTIONS] [--] PROG [ARGS...]\n"
+    "Print a job script whose body runs PROG under dlrun on NODES nodes.\n";
+
+static const char submit_usage[] =
+    "usage: dlrun submit [--dry-run] [--profile NAME] [--scheduler S]\n"
+    "           -N NODES [OPTIONS] [--] PROG [ARGS...]\n"
+    "Make the job script as `dlrun script` does and submit it (sbatch, qsub\n"
+    "or bsub); print the job id.\n"
+    "      --dry-run            print the script and the submit command only\n";
+
+static const char options_text[] =
+    "Job (each overrides the profile):\n"
+    "  -P, --profile NAME       a site profile from sites.yaml\n"
+    "      --scheduler S        slurm, pbs, nqsv or lsf\n"
+    "  -N, --nodes N            nodes\n"
+    "      --gpus-per-node G    GPUs on each node\n"
+    "      --cores-per-node C   CPU cores on each node\n"
+    "      --tasks per-node|per-gpu  one dlrun per node starting G ranks\n"
+    "                           (default), or one scheduler task per GPU\n"
+    "      --launcher dlrun|mpirun  PBS, NQSV, LSF: the script's dlrun starts\n"
+    "                           an agent on each node over ssh (default), or\n"
+    "                           Open MPI's mpirun starts a dlrun per task\n"
+    "  -t, --time TIME          wall time: HH:MM:SS, D-HH:MM:SS or minutes\n"
+    "  -p, --partition Q        partition or queue (also -q, --queue)\n"
+    "  -A, --account A          account or group (also --group)\n"
+    "  -J, --job-name NAME      the job's name\n"
+    "      --signal SIG[@SECS]  signal SECS before the time limit (USR1@90)\n"
+    "      --requeue            on that signal: forward it to the ranks, wait\n"
+    "                           for them, requeue the job (--no-requeue: not)\n"
+    "Options for the dlrun in the script (after the profile's):\n"
+    "      --map-by, --bind-to, --gpu-bind, --iface VALUE,\n"
+    "  -x, --export VAR[=VAL], -l, --tag-output   as for dlrun run\n"
+    "      --dlrun-arg ARG      any other dlrun option word (repeat it)\n"
+    "Files:\n"
+    "  -o, --output FILE        write the script to FILE (mode 0755)\n"
+    "      --template FILE      a template instead of SCHEDULER.sh.in\n"
+    "      --config FILE        read this sites.yaml after the others\n"
+    "      --dlrun PATH         the dlrun the script runs (default: dlrun)\n"
+    "      --list-profiles      print the profile names and exit\n"
+    "  -h, --help               this text\n"
+    "Profiles: /etc/dlrun/sites.yaml, ~/.config/dlrun/sites.yaml,\n"
+    "$DLRUN_CONFIG, --config, later ones overriding earlier ones key by key\n"
+    "(man dlrun-sites.yaml).  Exit codes: 0 done, 1 cannot write or submit,\n"
+    "2 bad usage, profile or template.\n";
+
+enum {
+    O_SCHEDULER = 256, O_GPUS, O_CORES, O_TASKS, O_LAUNCHER, O_GROUP, O_SIGNAL,
+    O_REQUEUE, O_NO_REQUEUE, O_MAP_BY, O_BIND_TO, O_GPU_BIND, O_IFACE,
+    O_DLRUN_ARG, O_TEMPLATE, O_CONFIG, O_DLRUN, O_LIST, O_DRY_RUN,
+};
+
+static const struct option longopts[] = {
+    { "profile", required_argument, NULL, 'P' },
+    { "scheduler", required_argument, NULL, O_SCHEDULER },
+    { "nodes", required_argument, NULL, 'N' },
+    { "nnodes", required_argument, NULL, 'N' },
+    { "gpus-per-node", required_argument, NULL, O_GPUS },
+    { "cores-per-node", required_argument, NULL, O_CORES },
+    { "tasks", required_argument, NULL, O_TASKS },
+    { "launcher", required_argument, NULL, O_LAUNCHER },
+    { "time", required_argument, NULL, 't' },
+    { "partition", required_argument, NULL, 'p' },
+    { "queue", required_argument, NULL, 'q' },
+    { "account", required_argument, NULL, 'A' },
+    { "group", required_argument, NULL, O_GROUP },
+    { "job-name", required_argument, NULL, 'J' },
+    { "signal", required_argument, NULL, O_SIGNAL },
+    { "requeue", no_argument, NULL, O_REQUEUE },
+    { "no-requeue", no_argument, NULL, O_NO_REQUEUE },
+    { "map-by", required_argument, NULL, O_MAP_BY },
+    { "bind-to", required_argument, NULL, O_BIND_TO },
+    { "gpu-bind", required_argument, NULL, O_GPU_BIND },
+    { "iface", required_argument, NULL, O_IFACE },
+    { "export", required_argument, NULL, 'x' },
+    { "tag-output", no_argument, NULL, 'l' },
+    { "dlrun-arg", required_argument, NULL, O_DLRUN_ARG },
+    { "output", required_argument, NULL, 'o' },
+    { "template", required_argument, NULL, O_TEMPLATE },
+    { "config", required_argument, NULL, O_CONFIG },
+    { "dlrun", required_argument, NULL, O_DLRUN },
+    { "list-profiles", no_argument, NULL, O_LIST },
+    { "dry-run", no_argument, NULL, O_DRY_RUN },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 },
+};
+
+/* The command line: text values by profile key, checked as the profile's
+ * are. */
+struct cli {
+    const char *v[SITE_KEY_COUNT];
+    const char *profile, *config, *output;
+    struct strv dlrun_args;
+    int list_profiles, dry_run, submit;
+    char **command;
+};
+
+static int usage_error(const char *what)
+{
+    return cmd_fail(EXIT_USAGE, "%s (dlrun script --help lists the options)",
+                    what);
+}
+
+/* Check an option's value as sites.yaml's key of the same meaning. */
+static int check_value(int key, const char *opt, const char *s)
+{
+    struct err e = { "" };
+    char name[8];
+    long n;
+    int rc;
+
+    switch (key) {
+    case SITE_SCHEDULER: rc = sched_parse(s, &e); break;
+    case SITE_NODES: rc = jobspec_parse_count(s, 1, 100000, &n, &e); break;
+    case SITE_GPUS_PER_NODE:
+        rc = jobspec_parse_count(s, 0, 1024, &n, &e);
+        break;
+    case SITE_CORES_PER_NODE:
+        rc = jobspec_parse_count(s, 1, 100000, &n, &e);
+        break;
+    case SITE_TASKS: rc = jobspec_parse_tasks(s, &e); break;
+    case SITE_LAUNCHER: rc = jobspec_parse_launcher(s, &e); break;
+    case SITE_TIME: rc = jobspec_parse_time(s, &n, &e); break;
+    case SITE_SIGNAL: rc = jobspec_parse_signal(s, name, &n, &e); break;
+    case SITE_PARTITION: case SITE_ACCOUNT: case SITE_JOB_NAME:
+        rc = jobspec_check_token(s, &e);
+        break;
+    default: rc = jobspec_check_line(s, &e); break;
+    }
+    if (rc < 0)
+        return cmd_fail(EXIT_USAGE, "%s: %s", opt, e.msg), -1;
+    return 0;
+}
+
+static int set_value(struct cli *c, int key, const char *opt, const char *s)
+{
+    if (check_value(key, opt, s) < 0)
+        return -1;
+    c->v[key] = s;
+    return 0;
+}
+
+/* --map-by and friends are checked by dlrun's own parser now rather than
+ * when the job starts. */
+static int add_bind(struct cli *c, int opt, const char *s)
+{
+    struct bind_opts b;
+    struct err e = { "" };
+    int rc = opt == O_MAP_BY ? bind_parse_map_by(s, &b, &e) :
+             opt == O_BIND_TO ? bind_parse_bind_to(s, &b, &e) :
+             bind_parse_gpu_bind(s, &b, &e);
+
+    if (rc < 0)
+        return cmd_fail(EXIT_USAGE, "%s", e.msg), -1;
+    strv_addf(&c->dlrun_args, "%s", opt == O_MAP_BY ? "--map-by" :
+              opt == O_BIND_TO ? "--bind-to" : "--gpu-bind");
+    strv_addf(&c->dlrun_args, "%s", s);
+    return 0;
+}
+
+/* One word for the script's dlrun; opt names it in errors. */
+static int add_word(struct cli *c, const char *opt, const char *s)
+{
+    struct err e = { "" };
+
+    if (jobspec_check_line(s, &e) < 0)
+        return cmd_fail(EXIT_USAGE, "%s: %s", opt, e.msg), -1;
+    strv_addf(&c->dlrun_args, "%s", s);
+    return 0;
+}
+
+/* An option and its value (NULL: none) for the script's dlrun. */
+static int add_arg(struct cli *c, const char *opt, const char *s)
+{
+    if (add_word(c, opt, opt) < 0)
+        return -1;
+    return s ? add_word(c, opt, s) : 0;
+}
+
+static int cli_one(struct cli *c, int opt, const char *arg)
+{
+    switch (opt) {
+    case 'P': c->profile = arg; return 0;
+    case O_SCHEDULER: return set_value(c, SITE_SCHEDULER, "--scheduler", arg);
+    case 'N': return set_value(c, SITE_NODES, "--nodes", arg);
+    case O_GPUS:
+        return set_value(c, SITE_GPUS_PER_NODE, "--gpus-per-node", arg);
+    case O_CORES:
+        return set_value(c, SITE_CORES_PER_NODE, "--cores-per-node", arg);
+    case O_TASKS: return set_value(c, SITE_TASKS, "--tasks", arg);
+    case O_LAUNCHER: return set_value(c, SITE_LAUNCHER, "--launcher", arg);
+    case 't': return set_value(c, SITE_TIME, "--time", arg);
+    case 'p': case 'q': return set_value(c, SITE_PARTITION, "--partition", arg);
+    case 'A': case O_GROUP: return set_value(c, SITE_ACCOUNT, "--account", arg);
+    case 'J': return set_value(c, SITE_JOB_NAME, "--job-name", arg);
+    case O_SIGNAL: return set_value(c, SITE_SIGNAL, "--signal", arg);
+    case O_REQUEUE: c->v[SITE_REQUEUE] = "1"; return 0;
+    case O_NO_REQUEUE: c->v[SITE_REQUEUE] = "0"; return 0;
+    case O_MAP_BY: case O_BIND_TO: case O_GPU_BIND:
+        return add_bind(c, opt, arg);
+    case O_IFACE: return add_arg(c, "--iface", arg);
+    case 'x': return add_arg(c, "-x", arg);
+    case 'l': return add_arg(c, "--tag-output", NULL);
+    case O_DLRUN_ARG: return add_word(c, "--dlrun-arg", arg);
+    case 'o': c->output = arg; return 0;
+    case O_TEMPLATE: return set_value(c, SITE_TEMPLATE, "--template", arg);
+    case O_CONFIG: c->config = arg; return 0;
+    case O_DLRUN: return set_value(c, SITE_DLRUN, "--dlrun", arg);
+    case O_LIST: c->list_profiles = 1; return 0;
+    case O_DRY_RUN:
+        if (!c->submit)
+            return usage_error("--dry-run is an option of dlrun submit"), -1;
+        c->dry_run = 1;
+        return 0;
+    default: return usage_error("bad option"), -1;
+    }
+}
+
+static int parse_cli(int argc, char **argv, struct cli *c)
+{
+    const char *usage = c->submit ? submit_usage : script_usage;
+    int opt;
+
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "+P:N:t:p:q:A:J:x:lo:h", longopts,
+                              NULL)) != -1) {
+        if (opt == 'h') {
+            printf("%s%s", usage, options_text);
+            return 1;
+        }
+        if (opt == '?') {       /* optopt: the option short of its value */
+            char what[160];
+
+            snprintf(what, sizeof what, "%s: %s", argv[optind - 1],
+                     optopt >= 256 || (optopt && strchr("PNtpqAJxo", optopt)) ?
+                     "needs a value" : "unknown option");
+            return usage_error(what), -1;
+        }
+        if (cli_one(c, opt, optarg) < 0)
+            return -1;
+    }
+    if (c->dlrun_args.failed)
+        return cmd_fail(EXIT_FAIL, "out of memory"), -1;
+    c->command = argv + optind;
+    return 0;
+}
+
+/* ~/.config/dlrun/sites.yaml, or under $XDG_CONFIG_HOME when set. */
+static void user_config(char *buf, size_t size)
+{
+    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+
+    if (xdg && *xdg == '/')
+        snprintf(buf, size, "%s/dlrun/sites.yaml", xdg);
+    else if (home && *home)
+        snprintf(buf, size, "%s/.config/dlrun/sites.yaml", home);
+    else
+        buf[0] = '\0';
+}
+
+/* Every sites.yaml, the later overriding the earlier. */
+static int load_sites(const struct cli *c, struct sites *s)
+{
+    char user[PATH_MAX];
+    const char *env = getenv("DLRUN_CONFIG");
+    const char *files[4] = { "/etc/dlrun/sites.yaml", user, env, c->config };
+    struct err e = { "" };
+
+    user_config(user, sizeof user);
+    for (int i = 0; i < 4; i++) {
+        if (!files[i] || !files[i][0])
+            continue;
+        /* a file named by $DLRUN_CONFIG or --config must be there */
+        if (sites_load_file(s, files[i], i >= 2, &e) < 0)
+            return cmd_fail(EXIT_USAGE, "%s", e.msg), -1;
+    }
+    return 0;
+}
+
+/* "a, b, c" of the profile names, for messages. */
+static void profile_names(const struct sites *s, char *buf, size_t size)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < s->n; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
+                         s->profiles[i].name);
+
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+    if (!s->n)
+        snprintf(buf, size, "none: no sites.yaml found or none has "
+                 "profiles");
+}
+
+static int find_profile(const struct cli *c, const struct sites *s,
+                        const struct site_profile **p)
+{
+    const char *name = c->profile ? c->profile : s->default_name;
+    char names[400], b[80];
+
+    *p = NULL;
+    if (!name)
+        return 0;
+    *p = sites_find(s, name);
+    if (*p)
+        return 0;
+    profile_names(s, names, sizeof names);
+    return cmd_fail(EXIT_USAGE, "no profile '%s'%s (profiles: %s; man "
+                    "dlrun-sites.yaml)", jobspec_visible(name, b),
+                    c->profile ? "" : ", the default in sites.yaml", names), -1;
+}
+
+static int list_profiles(const struct sites *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        puts(s->profiles[i].name);
+    return EXIT_OK;
+}
+
+/* The template for sched: $DLRUN_TEMPLATES, then beside the binary
+ * (BIN/../share/dlrun/templates for an installed dlrun, BIN/../templates
+ * for build/dlrun in a checkout), then the install prefix. */
+static char *find_template(int sched)
+{
+    char exe[PATH_MAX], *slash, *path = NULL;
+    const char *env = getenv("DLRUN_TEMPLATES");
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    const char *dirs[4] = { env, NULL, NULL, DLRUN_TEMPLATE_DIR };
+    char share[PATH_MAX + 32], tree[PATH_MAX + 32];
+
+    exe[n > 0 ? n : 0] = '\0';
+    slash = strrchr(exe, '/');
+    if (slash) {
+        *slash = '\0';
+        snprintf(share, sizeof share, "%s/../share/dlrun/templates", exe);
+        snprintf(tree, sizeof tree, "%s/../templates", exe);
+        dirs[1] = share;
+        dirs[2] = tree;
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!dirs[i] || !dirs[i][0])
+            continue;
+        free(path);
+        if (asprintf(&path, "%s/%s.sh.in", dirs[i], sched_name(sched)) < 0)
+            return NULL;
+        if (access(path, R_OK) == 0 || (i == 0 && env))
+            return path;    /* $DLRUN_TEMPLATES is not second-guessed */
+    }
+    return path;    /* the last tried: the error names it */
+}
+
+static char *read_template(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    size_t len = 0;
+    char *text;
+
+    if (!f) {
+        cmd_fail(EXIT_USAGE, "template %s: %s (--template FILE or "
+                 "$DLRUN_TEMPLATES names another)", path, strerror(errno));
+        return NULL;
+    }
+    text = read_all(f, 1 << 20, &len);
+    if (!text)
+        cmd_fail(EXIT_USAGE, "template %s: %s", path,
+                 errno == EFBIG ? "over 1 MiB" : strerror(errno));
+    else if (strlen(text) != len)
+        cmd_fail(EXIT_USAGE, "template %s: has a NUL byte", path);
+    fclose(f);
+    if (text && strlen(text) != len) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* The command line's value for key, else the profile's, else NULL. */
+static const char *pick(const struct cli *c, const struct site_profile *p,
+                        int key)
+{
+    if (c->v[key])
+        return c->v[key];
+    return p && p->v[key].set ? p->v[key].text : NULL;
+}
+
+static long pick_long(const struct cli *c, const struct site_profile *p,
+                      int key)
+{
+    const char *s = pick(c, p, key);
+
+    return s ? strtol(s, NULL, 10) : 0;     /* checked when read */
+}
+
+static const char *const *pick_list(const struct site_profile *p, int key)
+{
+    return p && p->v[key].set ? (const char *const *)p->v[key].items : NULL;
+}
+
+/* The profile's dlrun-options, then the command line's (dlrun takes the
+ * last of a repeated option): a new array of borrowed strings. */
+static const char **dlrun_args(const struct cli *c,
+                               const struct site_profile *p)
+{
+    const char *const *prof = pick_list(p, SITE_DLRUN_OPTIONS);
+    size_t n = 0, k = 0;
+    const char **v;
+
+    while (prof && prof[n])
+        n++;
+    v = calloc(n + c->dlrun_args.n + 1, sizeof *v);
+    for (size_t i = 0; v && i < n; i++)
+        v[k++] = prof[i];
+    for (size_t i = 0; v && i < c->dlrun_args.n; i++)
+        v[k++] = c->dlrun_args.v[i];
+    return v;
+}
+
+/* The signal for --requeue when none was given: Slurm's and LSF's
+ * warning before the limit; PBS's and NQSV's SIGTERM at the limit, with
+ * about 10 s before their SIGKILL. */
+static const char *default_signal(int sched)
+{
+    return sched == SCHED_SLURM || sched == SCHED_LSF ? "USR1@90" : "TERM@10";
+}
+
+static void fill_job(const struct cli *c, const struct site_profile *p,
+                     struct jobspec *j, char sig[8])
+{
+    const char *s, *signal;
+    struct err e;
+
+    memset(j, 0, sizeof *j);
+    s = pick(c, p, SITE_SCHEDULER);
+    j->sched = s ? sched_parse(s, &e) : -1;
+    j->partition = pick(c, p, SITE_PARTITION);
+    j->account = pick(c, p, SITE_ACCOUNT);
+    j->job_name = pick(c, p, SITE_JOB_NAME);
+    j->nodes = pick_long(c, p, SITE_NODES);
+    j->gpus_per_node = pick_long(c, p, SITE_GPUS_PER_NODE);
+    j->cores_per_node = pick_long(c, p, SITE_CORES_PER_NODE);
+    s = pick(c, p, SITE_TASKS);
+    j->per_gpu = s && jobspec_parse_tasks(s, &e) == 1;
+    s = pick(c, p, SITE_LAUNCHER);
+    j->mpirun = s && jobspec_parse_launcher(s, &e) == 1;
+    if ((s = pick(c, p, SITE_TIME)))
+        jobspec_parse_time(s, &j->time_secs, &e);
+    s = pick(c, p, SITE_REQUEUE);
+    j->requeue = s && strcmp(s, "1") == 0;
+    signal = pick(c, p, SITE_SIGNAL);
+    if (!signal && j->requeue)
+        signal = default_signal(j->sched);
+    if (signal && jobspec_parse_signal(signal, sig, &j->signal_secs, &e) == 0)
+        j->signal_name = sig;
+    j->dlrun = pick(c, p, SITE_DLRUN);
+    j->setup = pick(c, p, SITE_SETUP);
+    j->directives = pick_list(p, SITE_DIRECTIVES);
+    j->modules = pick_list(p, SITE_MODULES);
+    j->env = pick_list(p, SITE_ENV);
+    j->command = (const char *const *)c->command;
+}
+
+/* Profile and command line into the script text. */
+static int render(const struct cli *c, const struct site_profile *p,
+                  struct script_result *r)
+{
+    struct jobspec j;
+    struct err e = { "" };
+    char sig[8], *path = NULL, *text = NULL;
+    const char **args = dlrun_args(c, p);
+    int rc = EXIT_FAIL;
+
+    fill_job(c, p, &j, sig);
+    j.dlrun_args = args;
+    if (!args)
+        goto out;
+    rc = EXIT_USAGE;
+    if (j.sched < 0) {
+        usage_error("no scheduler: give --scheduler slurm|pbs|nqsv|lsf or "
+                    "--profile NAME");
+        goto out;
+    }
+    path = pick(c, p, SITE_TEMPLATE) ? strdup(pick(c, p, SITE_TEMPLATE)) :
+                                       find_template(j.sched);
+    if (!path || !(text = read_template(path)))
+        goto out;
+    r->sched = j.sched;
+    r->text = jobscript_render(&j, text, path, &e);
+    rc = r->text ? EXIT_OK : cmd_fail(EXIT_USAGE, "%s", e.msg);
+out:
+    if (rc == EXIT_FAIL)
+        cmd_fail(EXIT_FAIL, "out of memory");
+    free(args);
+    free(path);
+    free(text);
+    return rc;
+}
+
+int script_build(int argc, char **argv, int submit, struct script_result *r)
+{
+    struct cli c;
+    struct sites s = { 0 };
+    const struct site_profile *p = NULL;
+    int rc = EXIT_USAGE;
+
+    memset(&c, 0, sizeof c);
+    memset(r, 0, sizeof *r);
+    c.submit = submit;
+    switch (parse_cli(argc, argv, &c)) {
+    case 1: r->done = 1; rc = EXIT_OK; goto out;
+    case -1: goto out;
+    }
+    if (load_sites(&c, &s) < 0)
+        goto out;
+    if (c.list_profiles) {
+        r->done = 1;
+        rc = list_profiles(&s);
+        goto out;
+    }
+    if (find_profile(&c, &s, &p) < 0)
+        goto out;
+    r->output = c.output;
+    r->dry_run = c.dry_run;
+    rc = render(&c, p, r);
+out:
+    sites_free(&s);
+    strv_free(&c.dlrun_args);
+    return rc;
+}
+
+int script_write(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    size_t len = strlen(text), done = 0;
+
+    if (fd < 0)
+        return cmd_fail(EXIT_FAIL, "-o %s: %s", path, strerror(errno));
+    while (done < len) {
+        ssize_t n = write(fd, text + done, len - done);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        done += (size_t)n;
+    }
+    /* the umask must not take the x bits: the file is run as a program */
+    if (done < len || fchmod(fd, 0755) < 0) {
+        int saved = errno;
+
+        close(fd);
+        return cmd_fail(EXIT_FAIL, "-o %s: %s", path, strerror(saved));
+    }
+    if (close(fd) < 0)
+        return cmd_fail(EXIT_FAIL, "-o %s: %s", path, strerror(errno));
+    return EXIT_OK;
+}
+
+int cmd_script(int argc, char **argv)
+{
+    struct script_result r;
+    int rc = script_build(argc, argv, 0, &r);
+
+    if (rc != EXIT_OK || r.done)
+        return rc;
+    if (r.output)
+        rc = script_write(r.output, r.text);
+    else if (fputs(r.text, stdout) < 0 || fflush(stdout) != 0)
+        rc = cmd_fail(EXIT_FAIL, "writing the script: %s", strerror(errno));
+    free(r.text);
+    return rc;
+}

@@ -1,0 +1,87 @@
+/* srun.c - inside a Slurm allocation, every agent with one srun: Slurm is
+ * the distributed engine (fan-out, signals, cleanup), as PRRTE's plm/slurm.
+ *
+ * srun runs in its own process group (a terminal's Ctrl-C reaches dlrun,
+ * which stops the job in order), gets SIGTERM if dlrun dies (so the step
+ * ends), and --kill-on-bad-exit ends every node when one agent fails.
+ * Each agent finds its node from SLURMD_NODENAME. */
+#include "launcher.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "proc.h"
+#include "strv.h"
+
+/* "node1,node2" for --nodelist (caller frees); NULL when out of memory. */
+static char *node_list(const struct agent_job *job)
+{
+    char *list = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&list, &len);
+
+    if (!m)
+        return NULL;
+    for (int i = 0; i < job->nnodes; i++)
+        fprintf(m, "%s%s", i ? "," : "", job->plan->nodes[job->nodes[i]].host);
+    if (fclose(m) != 0) {
+        free(list);
+        return NULL;
+    }
+    return list;
+}
+
+static void srun_argv(const struct agent_job *job, const char *nodes,
+                      struct strv *a)
+{
+    strv_addf(a, "srun");
+    strv_addf(a, "--nodes=%d", job->nnodes);
+    strv_addf(a, "--ntasks=%d", job->nnodes);
+    strv_addf(a, "--ntasks-per-node=1");
+    strv_addf(a, "--kill-on-bad-exit=1");
+    strv_addf(a, "--cpu-bind=none");
+    strv_addf(a, "--mpi=none");
+    strv_addf(a, "--nodelist=%s", nodes);
+    for (char **p = job->agent_args; *p; p++)
+        strv_addf(a, "%s", *p);
+    strv_addf(a, "--");
+    for (char **p = job->prog; *p; p++)
+        strv_addf(a, "%s", *p);
+}
+
+static int srun_start(const struct agent_job *job, struct sv_rank *procs,
+                      int *nprocs, int *exec_errno, struct err *err)
+{
+    struct strv argv = { 0 };
+    char *nodes = node_list(job);
+    struct proc_spec spec = { .envp = job->envp, .mask = job->child_mask,
+                              .out_fd = -1, .err_fd = -1,
+                              .death_sig = SIGTERM };
+    int rc = -1;
+
+    if (nodes)
+        srun_argv(job, nodes, &argv);
+    if (!nodes || argv.failed) {
+        err_set(err, "out of memory");
+        goto out;
+    }
+    spec.argv = argv.v;
+    if (proc_spawn(&spec, &procs[0].pid, exec_errno, err) < 0) {
+        err_prefix(err, "cannot start the agents");
+        goto out;
+    }
+    procs[0].rank = INT_MIN;
+    procs[0].running = 1;
+    procs[0].start = supervise_wall_time();
+    *nprocs = 1;
+    rc = 0;
+out:
+    strv_free(&argv);
+    free(nodes);
+    return rc;
+}
+
+const struct agent_launcher agents_srun = {
+    .name = "srun", .start = srun_start,
+};

@@ -1,0 +1,114 @@
+/* ssh.c - agents on host lists (and PBS, NQSV, LSF allocations): one
+ * `dlrun relay` per remote node (libssh, cmd/relay.c), a plain child for
+ * this host's node.
+ *
+ * Fan-out: one process starts at most `fanout` agents.  More nodes are cut
+ * into fanout contiguous chunks; the first node of each chunk is started
+ * with --spawn=THE-REST and starts them the same way, so N nodes take
+ * about log_fanout(N) rounds of connections instead of N/fanout. */
+#include "launcher.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "net.h"
+#include "proc.h"
+#include "ranges.h"
+#include "strv.h"
+
+/* "--spawn=3-9,12" for nodes[lo..hi) (not empty). */
+static void add_spawn(struct strv *a, const int *nodes, int lo, int hi)
+{
+    char *s = ranges_format(nodes + lo, hi - lo);
+
+    if (s)
+        strv_addf(a, "--spawn=%s", s);
+    else
+        a->failed = 1;
+    free(s);
+}
+
+/* The relay's own part: "PATH relay [ssh options] HOST -- REMOTE-PATH". */
+static void relay_prefix(const struct agent_job *job, const char *host,
+                         struct strv *a)
+{
+    strv_addf(a, "%s", job->agent_args[0]);
+    strv_addf(a, "relay");
+    for (char **p = job->relay_opts; p && *p; p++)
+        strv_addf(a, "%s", *p);
+    strv_addf(a, "%s", host);
+    strv_addf(a, "--");
+    strv_addf(a, "%s", job->remote_dlrun ? job->remote_dlrun
+                                         : job->agent_args[0]);
+}
+
+/* The command for the agent of nodes[lo] that also covers (lo, hi). */
+static void agent_argv(const struct agent_job *job, int lo, int hi,
+                       struct strv *a)
+{
+    int node = job->nodes[lo];
+    const char *host = job->plan->nodes[node].host;
+    int local = net_is_this_host(host);
+
+    if (local)
+        strv_addf(a, "%s", job->agent_args[0]);
+    else
+        relay_prefix(job, host, a);
+    for (char **p = job->agent_args + 1; *p; p++)
+        strv_addf(a, "%s", *p);
+    strv_addf(a, "--node=%d", node);
+    strv_addf(a, "--lifeline");
+    if (hi > lo + 1)
+        add_spawn(a, job->nodes, lo + 1, hi);
+    strv_addf(a, "--");
+    for (char **p = job->prog; *p; p++)
+        strv_addf(a, "%s", *p);
+}
+
+static void kill_started(struct sv_rank *procs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        killpg(procs[i].pid, SIGKILL);
+        waitpid(procs[i].pid, NULL, 0);
+        procs[i].running = 0;
+    }
+}
+
+static int ssh_start(const struct agent_job *job, struct sv_rank *procs,
+                     int *nprocs, int *exec_errno, struct err *err)
+{
+    int n = job->nnodes, k = job->fanout > 0 ? job->fanout : 32;
+    int chunks = n < k ? n : k;
+
+    for (int c = 0; c < chunks; c++) {
+        int lo = (int)((long)c * n / chunks), hi = (int)((long)(c + 1) * n / chunks);
+        struct strv argv = { 0 };
+        struct proc_spec spec = { .envp = job->envp, .mask = job->child_mask,
+                                  .in_fd = job->lifeline, .out_fd = -1,
+                                  .err_fd = -1, .death_sig = SIGTERM };
+        int rc;
+
+        agent_argv(job, lo, hi, &argv);
+        spec.argv = argv.v;
+        rc = argv.failed ? err_set(err, "out of memory")
+                         : proc_spawn(&spec, &procs[c].pid, exec_errno, err);
+        strv_free(&argv);
+        if (rc < 0) {
+            kill_started(procs, c);
+            return err_prefix(err, "cannot start the agent of %s",
+                              job->plan->nodes[job->nodes[lo]].host);
+        }
+        procs[c].rank = -1 - job->nodes[lo];
+        procs[c].running = 1;
+        procs[c].start = supervise_wall_time();
+    }
+    *nprocs = chunks;
+    return 0;
+}
+
+const struct agent_launcher agents_ssh = {
+    .name = "ssh", .start = ssh_start,
+};

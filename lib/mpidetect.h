@@ -1,0 +1,30 @@
+/* mpidetect.h - does a command line run an MPI program?  For --mpi=auto:
+ * dlrun hosts a PMIx server only for those (its start costs a few ms).
+ *
+ *  - an ELF executable whose DT_NEEDED names a libmpi* (Open MPI's
+ *    libmpi.so.40, MPICH's libmpich.so.12, libmpi_cxx...);
+ *  - a script (#! line naming python) or `python SCRIPT` whose first
+ *    64 KiB mention mpi4py or horovod; `python -m mpi4py`, `python -c CODE`
+ *    with the same words.
+ * A program that loads MPI some other way (through a library of its own,
+ * dlopen, a shell wrapper) is not seen: --mpi=pmix says so.
+ */
+#ifndef DLRUN_MPIDETECT_H
+#define DLRUN_MPIDETECT_H
+
+#include <stddef.h>
+
+/* 1 when argv (NULL-terminated, argv[0] searched in path as execvp
+ * would; path may be NULL) runs an MPI program, else 0 (also when the
+ * files cannot be read: the launch reports that itself). */
+int mpidetect_argv(char *const *argv, const char *path);
+
+/* The same test on the n bytes of a whole file (mapped or read): 1 when
+ * it is an ELF that needs libmpi*, 2 when it is a #! python script that
+ * mentions mpi4py or horovod, else 0.  Any bytes are safe. */
+int mpidetect_file(const unsigned char *b, size_t n);
+
+/* 1 when the n bytes of Python text mention mpi4py or horovod. */
+int mpidetect_python_text(const unsigned char *b, size_t n);
+
+#endif

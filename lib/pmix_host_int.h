@@ -1,0 +1,91 @@
+/* pmix_host_int.h - the parts of the hosted PMIx server shared by its
+ * files (pmix_host.c: the server and the ranks; pmix_host_info.c: what
+ * the namespace says; pmix_host_remote.c: fence and direct modex across
+ * nodes through the broker).  Only with HAVE_PMIX. */
+#ifndef DLRUN_PMIX_HOST_INT_H
+#define DLRUN_PMIX_HOST_INT_H
+
+#include <hwloc.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <pmix.h>
+#include <pmix_server.h>
+
+#include "pmixdl.h"
+
+/* libpmix is opened with dlopen (pmixdl.h): its functions, those the
+ * PMIx macros call included, are reached through the table. */
+#define PMIx_Error_string pmixdl.Error_string
+#define PMIx_Info_load pmixdl.Info_load
+#define PMIx_Value_destruct pmixdl.Value_destruct
+#define PMIx_generate_regex pmixdl.generate_regex
+#define PMIx_generate_ppn pmixdl.generate_ppn
+#define PMIx_server_init pmixdl.server_init
+#define PMIx_server_finalize pmixdl.server_finalize
+#define PMIx_server_register_nspace pmixdl.server_register_nspace
+#define PMIx_server_deregister_nspace pmixdl.server_deregister_nspace
+#define PMIx_server_register_client pmixdl.server_register_client
+#define PMIx_server_setup_fork pmixdl.server_setup_fork
+#define PMIx_server_dmodex_request pmixdl.server_dmodex_request
+
+#include "pmix_host.h"
+
+struct pmix_host {
+    struct pmix_host_opts o;
+    char dir[PATH_MAX];             /* the server's rendezvous directory */
+    char nspace[PMIX_MAX_NSLEN + 1];
+    char job_id[80];                /* o.job_id, copied */
+    int registered;
+    unsigned fence_seq;             /* fences so far (libpmix's thread) */
+    int self_node;                  /* plan node of the ranks here */
+    hwloc_topology_t topo;          /* this node without I/O devices */
+    char *topo_xml;                 /* its XML for the ranks (hwloc frees) */
+    pthread_t dmodex_thread;        /* answers other nodes' requests */
+    int dmodex_running;
+    atomic_int dmodex_stop;
+};
+
+/* 1 from PMIx_server_init to PMIx_server_finalize: the exchange threads
+ * must not call into libpmix after it. */
+extern atomic_int pmix_host_running;
+
+/* The namespace's job, node and process information (caller frees with
+ * PMIX_INFO_FREE).  0 / -1 with err. */
+int pmix_host_job_info(const struct pmix_host *s, pmix_info_t **info,
+                       size_t *ninfo, struct err *err);
+
+/* What Open MPI 4.1 needs under a server it did not start. */
+int pmix_host_ompi_env(const struct pmix_host *s, struct envset *out,
+                       struct err *err);
+
+/* Gather data (ndata bytes, copied) of every node through the broker in a
+ * thread, then call cbfunc.  0 / -1 (cbfunc is then not called). */
+int pmix_host_fence_remote(struct pmix_host *s, const char *data,
+                           size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                           void *cbdata);
+
+/* Ask the agent of rank's node for its data, in a thread, then call
+ * cbfunc.  0 / -1 (cbfunc is then not called). */
+int pmix_host_dmodex_remote(struct pmix_host *s, pmix_rank_t rank,
+                            pmix_modex_cbfunc_t cbfunc, void *cbdata);
+
+struct client;
+
+/* Store n bytes at data under key through c, chunked to the broker's
+ * value limit, with status.  CLIENT_OK or a CLIENT_* error with err. */
+int pmix_host_put_blob(struct client *c, const char *key, const char *data,
+                       size_t n, int status, struct err *err);
+
+/* Append the blob under key (waiting up to timeout_ms for it) to *buf
+ * (*len bytes so far; realloc'd, one spare byte; caller frees); *status
+ * gets its status.  CLIENT_OK or a CLIENT_* error with err. */
+int pmix_host_get_blob(struct client *c, const char *key, int timeout_ms,
+                       char **buf, size_t *len, int *status, struct err *err);
+
+/* Start / stop the thread that answers other nodes' direct modex
+ * requests for the ranks here.  0 / -1 with err. */
+int pmix_host_dmodex_serve(struct pmix_host *s, struct err *err);
+void pmix_host_dmodex_stop(struct pmix_host *s);
+
+#endif

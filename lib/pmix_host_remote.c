@@ -1,0 +1,362 @@
+/* pmix_host_remote.c - fence and direct modex across nodes through dlrun's
+ * broker (see pmix_host_int.h).
+ *
+ * Keys, under "pmix.NSPACE.":
+ *   fSEQ.NODE         fence number SEQ, node NODE's blob
+ *   dm.NODE.n         counter of the requests to node NODE's agent
+ *   dm.NODE.ID        request ID: the rank whose data is wanted
+ *   dm.NODE.ID.a      the answer
+ * A blob is stored as "LEN NCHUNKS STATUS" under its key and its bytes
+ * under KEY.0, KEY.1, ... (the broker limits one value's size).
+ * libpmix's progress thread must not block: every exchange runs in a
+ * thread of its own with its own connection (a client is not shared).
+ */
+#ifdef HAVE_PMIX
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker_proto.h"
+#include "client.h"
+#include "pmix_host_int.h"
+
+#define KEY_ROOM (BP_MAX_KEY + 1)
+#define CONNECT_MS 10000
+#define DMODEX_WAIT_MS 60000
+#define POLL_MS 100
+
+int pmix_host_put_blob(struct client *c, const char *key, const char *data,
+                    size_t n, int status, struct err *err)
+{
+    size_t max = client_max_value(c), chunks = max ? (n + max - 1) / max : 0;
+    char k[KEY_ROOM], head[64];
+    int rc = CLIENT_OK;
+
+    for (size_t i = 0; rc == CLIENT_OK && i < chunks; i++) {
+        size_t len = n - i * max < max ? n - i * max : max;
+        snprintf(k, sizeof k, "%.230s.%zu", key, i);
+        rc = client_put(c, k, data + i * max, len, err);
+    }
+    snprintf(head, sizeof head, "%zu %zu %d", n, chunks, status);
+    return rc == CLIENT_OK ? client_put(c, key, head, strlen(head), err) : rc;
+}
+
+int pmix_host_get_blob(struct client *c, const char *key, int timeout_ms,
+                    char **buf, size_t *len, int *status, struct err *err)
+{
+    void *v = NULL;
+    size_t vlen = 0, n = 0, chunks = 0;
+    char k[KEY_ROOM], *grown;
+    int rc = client_get(c, key, timeout_ms, &v, &vlen, err);
+
+    if (rc != CLIENT_OK)
+        return rc;
+    if (sscanf(v, "%zu %zu %d", &n, &chunks, status) != 3) {
+        free(v);
+        err_set(err, "PMIx exchange: bad value under %s", key);
+        return CLIENT_ERROR;
+    }
+    free(v);
+    grown = realloc(*buf, *len + n + 1);
+    if (!grown) {
+        err_set(err, "out of memory");
+        return CLIENT_ERROR;
+    }
+    *buf = grown;
+    for (size_t i = 0; rc == CLIENT_OK && i < chunks; i++) {
+        snprintf(k, sizeof k, "%.230s.%zu", key, i);
+        rc = client_get(c, k, timeout_ms, &v, &vlen, err);
+        if (rc == CLIENT_OK && vlen > n) {
+            err_set(err, "PMIx exchange: %s is longer than announced", k);
+            rc = CLIENT_ERROR;
+        } else if (rc == CLIENT_OK) {
+            memcpy(*buf + *len, v, vlen);
+            *len += vlen;
+            n -= vlen;
+        }
+        free(v);
+    }
+    return rc;
+}
+
+/* One exchange handed to a thread: what it needs, copied. */
+struct exchange {
+    char broker[300], token[80], prefix[200];
+    int node;                   /* fence: this node; dmodex: the owner's */
+    int nnodes;
+    unsigned char *has_ranks;   /* fence: the nodes that take part */
+    char *data;                 /* fence: this node's blob */
+    size_t ndata;
+    pmix_rank_t rank;           /* dmodex: the rank asked for */
+    pmix_modex_cbfunc_t cbfunc;
+    void *cbdata;
+};
+
+static void release_buf(void *cbdata)
+{
+    free(cbdata);
+}
+
+static void exchange_free(struct exchange *x)
+{
+    free(x->has_ranks);
+    free(x->data);
+    free(x);
+}
+
+/* Hand the result to libpmix (which calls release_buf when done); not
+ * once the server is finalized (an exchange the job's end cut short). */
+static void exchange_done(struct exchange *x, int ok, char *buf, size_t len)
+{
+    if (!atomic_load(&pmix_host_running)) {
+        free(buf);
+        return;
+    }
+    if (!ok) {
+        free(buf);
+        x->cbfunc(PMIX_ERROR, NULL, 0, x->cbdata, NULL, NULL);
+        return;
+    }
+    x->cbfunc(PMIX_SUCCESS, buf, len, x->cbdata, release_buf, buf);
+}
+
+static void *fence_thread(void *arg)
+{
+    struct exchange *x = arg;
+    struct err err = { "" };
+    struct client *c = client_connect(x->broker, x->token, CONNECT_MS, &err);
+    char key[KEY_ROOM], *buf = NULL;
+    size_t len = 0;
+    int rc = c ? CLIENT_OK : CLIENT_ERROR, status = 0;
+
+    snprintf(key, sizeof key, "%.199s.%d", x->prefix, x->node);
+    if (rc == CLIENT_OK)
+        rc = pmix_host_put_blob(c, key, x->data, x->ndata, 0, &err);
+    for (int i = 0; rc == CLIENT_OK && i < x->nnodes; i++) {
+        if (!x->has_ranks[i])
+            continue;
+        snprintf(key, sizeof key, "%.199s.%d", x->prefix, i);
+        rc = pmix_host_get_blob(c, key, CLIENT_FOREVER, &buf, &len, &status,
+                                &err);
+    }
+    if (rc != CLIENT_OK)
+        fprintf(stderr, "dlrun: PMIx fence across nodes failed: %s\n",
+                err.msg);
+    client_close(c);
+    exchange_done(x, rc == CLIENT_OK, buf, len);
+    exchange_free(x);
+    return NULL;
+}
+
+static int start_thread(void *(*fn)(void *), struct exchange *x)
+{
+    pthread_t t;
+    pthread_attr_t a;
+    int rc;
+
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    rc = pthread_create(&t, &a, fn, x);
+    pthread_attr_destroy(&a);
+    if (rc != 0) {
+        exchange_free(x);
+        return -1;
+    }
+    return 0;
+}
+
+static struct exchange *exchange_new(const struct pmix_host *s)
+{
+    struct exchange *x = calloc(1, sizeof *x);
+
+    if (!x)
+        return NULL;
+    snprintf(x->broker, sizeof x->broker, "%s", s->o.broker);
+    snprintf(x->token, sizeof x->token, "%s", s->o.token);
+    x->nnodes = s->o.plan->nnodes;
+    return x;
+}
+
+int pmix_host_fence_remote(struct pmix_host *s, const char *data,
+                           size_t ndata, pmix_modex_cbfunc_t cbfunc,
+                           void *cbdata)
+{
+    struct exchange *x = exchange_new(s);
+    const struct plan *p = s->o.plan;
+
+    if (!x)
+        return -1;
+    x->has_ranks = calloc((size_t)p->nnodes, 1);
+    x->data = malloc(ndata + 1);
+    if (!x->has_ranks || !x->data) {
+        exchange_free(x);
+        return -1;
+    }
+    if (ndata)
+        memcpy(x->data, data, ndata);
+    x->ndata = ndata;
+    for (int r = 0; r < p->nranks; r++)
+        x->has_ranks[p->rank_node[r]] = 1;
+    /* every fence of MPI spans the whole namespace, so every node counts
+     * the same fences in the same order */
+    snprintf(x->prefix, sizeof x->prefix, "pmix.%.150s.f%u", s->nspace,
+             ++s->fence_seq);
+    x->node = s->self_node;
+    x->cbfunc = cbfunc;
+    x->cbdata = cbdata;
+    return start_thread(fence_thread, x);
+}
+
+/* Ask: take a request number from the owner's counter, post the rank,
+ * wait for the answer. */
+static void *dmodex_ask_thread(void *arg)
+{
+    struct exchange *x = arg;
+    struct err err = { "" };
+    struct client *c = client_connect(x->broker, x->token, CONNECT_MS, &err);
+    char key[KEY_ROOM], val[32], *buf = NULL;
+    size_t len = 0;
+    int64_t id = 0;
+    int rc = c ? CLIENT_OK : CLIENT_ERROR, status = PMIX_ERROR;
+
+    snprintf(key, sizeof key, "%.199s.%d.n", x->prefix, x->node);
+    if (rc == CLIENT_OK)
+        rc = client_add(c, key, 1, &id, &err);
+    snprintf(key, sizeof key, "%.199s.%d.%" PRId64, x->prefix, x->node, id);
+    snprintf(val, sizeof val, "%u", (unsigned)x->rank);
+    if (rc == CLIENT_OK)
+        rc = client_put(c, key, val, strlen(val), &err);
+    snprintf(key, sizeof key, "%.199s.%d.%" PRId64 ".a", x->prefix, x->node,
+             id);
+    if (rc == CLIENT_OK)
+        rc = pmix_host_get_blob(c, key, DMODEX_WAIT_MS, &buf, &len, &status,
+                                &err);
+    client_close(c);
+    if (rc == CLIENT_OK && status != PMIX_SUCCESS) {
+        free(buf);
+        x->cbfunc(status, NULL, 0, x->cbdata, NULL, NULL);
+    } else {
+        exchange_done(x, rc == CLIENT_OK, buf, len);
+    }
+    exchange_free(x);
+    return NULL;
+}
+
+int pmix_host_dmodex_remote(struct pmix_host *s, pmix_rank_t rank,
+                            pmix_modex_cbfunc_t cbfunc, void *cbdata)
+{
+    const struct plan *p = s->o.plan;
+    struct exchange *x = NULL;
+
+    if (rank >= (pmix_rank_t)p->nranks)
+        return -1;
+    x = exchange_new(s);
+    if (!x)
+        return -1;
+    snprintf(x->prefix, sizeof x->prefix, "pmix.%.150s.dm", s->nspace);
+    x->node = p->rank_node[rank];
+    x->rank = rank;
+    x->cbfunc = cbfunc;
+    x->cbdata = cbdata;
+    return start_thread(dmodex_ask_thread, x);
+}
+
+/* The local server's answer to one request, handed from libpmix's thread
+ * to the serving one. */
+struct answer {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done;
+    pmix_status_t status;
+    char *data;
+    size_t len;
+};
+
+static void answer_cb(pmix_status_t status, char *data, size_t sz, void *cbdata)
+{
+    struct answer *a = cbdata;
+
+    pthread_mutex_lock(&a->lock);
+    a->status = status;
+    a->data = status == PMIX_SUCCESS && sz ? malloc(sz) : NULL;
+    a->len = a->data ? sz : 0;
+    if (a->data)
+        memcpy(a->data, data, sz);
+    a->done = 1;
+    pthread_cond_signal(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* Answer request key (rank in val) with the local server's data. */
+static int dmodex_answer(struct pmix_host *s, struct client *c,
+                         const char *key, const char *val, struct err *err)
+{
+    struct answer a = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                        0, PMIX_SUCCESS, NULL, 0 };
+    char akey[KEY_ROOM];
+    pmix_proc_t proc;
+    pmix_status_t prc;
+    int rc;
+
+    PMIX_LOAD_PROCID(&proc, s->nspace, (pmix_rank_t)strtoul(val, NULL, 10));
+    prc = PMIx_server_dmodex_request(&proc, answer_cb, &a);
+    pthread_mutex_lock(&a.lock);
+    while (prc == PMIX_SUCCESS && !a.done)
+        pthread_cond_wait(&a.cond, &a.lock);
+    pthread_mutex_unlock(&a.lock);
+    if (prc != PMIX_SUCCESS)
+        a.status = prc;
+    snprintf(akey, sizeof akey, "%.240s.a", key);
+    rc = pmix_host_put_blob(c, akey, a.data, a.len, a.status, err);
+    free(a.data);
+    return rc;
+}
+
+static void *dmodex_serve_thread(void *arg)
+{
+    struct pmix_host *s = arg;
+    struct err err = { "" };
+    struct client *c = client_connect(s->o.broker, s->o.token, CONNECT_MS,
+                                      &err);
+    char key[KEY_ROOM];
+    int64_t id = 1;
+    int rc = c ? CLIENT_OK : CLIENT_ERROR;
+
+    while (!atomic_load(&s->dmodex_stop) &&
+           (rc == CLIENT_OK || rc == CLIENT_TIMEOUT)) {
+        void *v = NULL;
+        size_t n = 0;
+        snprintf(key, sizeof key, "pmix.%.150s.dm.%d.%" PRId64, s->nspace,
+                 s->self_node, id);
+        rc = client_get(c, key, POLL_MS, &v, &n, &err);
+        if (rc == CLIENT_OK) {
+            rc = dmodex_answer(s, c, key, v, &err);
+            id++;
+        }
+        free(v);
+    }
+    if (rc != CLIENT_OK && rc != CLIENT_TIMEOUT)
+        fprintf(stderr, "dlrun: PMIx direct modex: %s\n", err.msg);
+    client_close(c);
+    return NULL;
+}
+
+int pmix_host_dmodex_serve(struct pmix_host *s, struct err *err)
+{
+    atomic_store(&s->dmodex_stop, 0);
+    if (pthread_create(&s->dmodex_thread, NULL, dmodex_serve_thread, s) != 0)
+        return err_set(err, "cannot start the PMIx direct modex thread");
+    s->dmodex_running = 1;
+    return 0;
+}
+
+void pmix_host_dmodex_stop(struct pmix_host *s)
+{
+    if (!s->dmodex_running)
+        return;
+    atomic_store(&s->dmodex_stop, 1);
+    pthread_join(s->dmodex_thread, NULL);
+    s->dmodex_running = 0;
+}
+#endif

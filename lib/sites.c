@@ -1,0 +1,708 @@
+/* sites.c - loading and merging sites.yaml files (see sites.h).
+ *
+ * libyaml's document loader gives every node its position; the walk below
+ * follows the schema (top level, profiles, one profile, one value), never
+ * the document's own shape, so aliases and deep nesting cannot make it
+ * recurse or loop. */
+#include "sites.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "jobspec.h"
+#include "readall.h"
+
+enum kind { K_TEXT, K_TOKEN, K_COUNT, K_BOOL, K_LIST, K_ENV, K_CODE, K_PATH };
+
+struct key_def {
+    const char *name;
+    enum site_key key;
+    enum kind kind;
+    long min, max;          /* K_COUNT */
+};
+
+/* Aliases (queue, group) follow their key: the first name is the one
+ * messages use. */
+static const struct key_def key_defs[] = {
+    { "scheduler", SITE_SCHEDULER, K_TEXT, 0, 0 },
+    { "partition", SITE_PARTITION, K_TOKEN, 0, 0 },
+    { "queue", SITE_PARTITION, K_TOKEN, 0, 0 },
+    { "account", SITE_ACCOUNT, K_TOKEN, 0, 0 },
+    { "group", SITE_ACCOUNT, K_TOKEN, 0, 0 },
+    { "job-name", SITE_JOB_NAME, K_TOKEN, 0, 0 },
+    { "nodes", SITE_NODES, K_COUNT, 1, 100000 },
+    { "gpus-per-node", SITE_GPUS_PER_NODE, K_COUNT, 0, 1024 },
+    { "cores-per-node", SITE_CORES_PER_NODE, K_COUNT, 1, 100000 },
+    { "tasks", SITE_TASKS, K_TEXT, 0, 0 },
+    { "launcher", SITE_LAUNCHER, K_TEXT, 0, 0 },
+    { "time", SITE_TIME, K_TEXT, 0, 0 },
+    { "signal", SITE_SIGNAL, K_TEXT, 0, 0 },
+    { "requeue", SITE_REQUEUE, K_BOOL, 0, 0 },
+    { "template", SITE_TEMPLATE, K_PATH, 0, 0 },
+    { "dlrun", SITE_DLRUN, K_TEXT, 0, 0 },
+    { "directives", SITE_DIRECTIVES, K_LIST, 0, 0 },
+    { "modules", SITE_MODULES, K_LIST, 0, 0 },
+    { "setup", SITE_SETUP, K_CODE, 0, 0 },
+    { "env", SITE_ENV, K_ENV, 0, 0 },
+    { "dlrun-options", SITE_DLRUN_OPTIONS, K_LIST, 0, 0 },
+};
+#define NDEFS (sizeof key_defs / sizeof key_defs[0])
+
+static const char *const top_keys[] = { "default", "profiles" };
+
+const char *site_key_name(enum site_key key)
+{
+    for (size_t i = 0; i < NDEFS; i++)
+        if (key_defs[i].key == key)
+            return key_defs[i].name;
+    return "?";
+}
+
+struct loader {
+    const char *file;
+    char *dir;              /* the file's folder, for template: paths */
+    yaml_document_t *doc;
+    struct sites *out;
+    struct err *err;
+};
+
+/* ---- messages ---- */
+
+/* err = "FILE:LINE:COL: PATH: what" for node n; returns -1. */
+static int fail_at(struct loader *ld, const yaml_node_t *n, const char *path,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static int fail_at(struct loader *ld, const yaml_node_t *n, const char *path,
+                   const char *fmt, ...)
+{
+    char what[ERR_MSG_MAX];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return err_set(ld->err, "%s:%zu:%zu: %s%s%s", ld->file,
+                   n->start_mark.line + 1, n->start_mark.column + 1, path,
+                   *path ? ": " : "", what);
+}
+
+static const char *kind_words(const yaml_node_t *n)
+{
+    return n->type == YAML_SEQUENCE_NODE ? "a list" :
+           n->type == YAML_MAPPING_NODE ? "a mapping" : "text";
+}
+
+/* Levenshtein distance, for "did you mean"; names are short. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[64], prev, tmp;
+
+    if (la >= 63 || lb >= 63)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        prev = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t best = prev + (a[i - 1] != b[j - 1]);
+
+            tmp = row[j];
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            prev = tmp;
+        }
+    }
+    return row[lb];
+}
+
+/* The closest of names to word, or NULL when none is close. */
+static const char *nearest(const char *word, const char *const *names,
+                           size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = 4;
+
+    for (size_t i = 0; i < n; i++) {
+        size_t d = distance(word, names[i]);
+
+        if (d < best_d && d < strlen(word)) {
+            best = names[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
+static int fail_unknown(struct loader *ld, const yaml_node_t *key,
+                        const char *path, const char *const *names, size_t n)
+{
+    char b[80];
+    const char *word = (const char *)key->data.scalar.value;
+    const char *near = nearest(word, names, n);
+
+    if (near)
+        return fail_at(ld, key, path, "unknown key '%s'; did you mean '%s'?",
+                       jobspec_visible(word, b), near);
+    return fail_at(ld, key, path, "unknown key '%s' (man dlrun-sites.yaml "
+                   "lists the keys)", jobspec_visible(word, b));
+}
+
+/* ---- nodes ---- */
+
+static yaml_node_t *node(struct loader *ld, int id)
+{
+    return yaml_document_get_node(ld->doc, id);
+}
+
+/* The text of a scalar node; NULL (with err) when it is not one or holds
+ * a NUL byte (a "\0" escape), which C strings cannot carry. */
+static const char *scalar(struct loader *ld, const yaml_node_t *n,
+                          const char *path)
+{
+    const char *s = (const char *)n->data.scalar.value;
+
+    if (n->type != YAML_SCALAR_NODE) {
+        fail_at(ld, n, path, "expected text, got %s", kind_words(n));
+        return NULL;
+    }
+    if (strlen(s) != n->data.scalar.length) {
+        fail_at(ld, n, path, "a NUL byte cannot be part of a value");
+        return NULL;
+    }
+    return s;
+}
+
+/* Keys of mapping n are scalars, each used once (i is the pair checked
+ * against those before it). */
+static int check_key(struct loader *ld, const yaml_node_t *map, size_t i,
+                     const char *path)
+{
+    yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+    yaml_node_t *key = node(ld, pairs[i].key), *other;
+    char b[80];
+
+    if (!scalar(ld, key, path))
+        return -1;
+    for (size_t j = 0; j < i; j++) {
+        other = node(ld, pairs[j].key);
+        if (other->type == YAML_SCALAR_NODE &&
+            strcmp((char *)other->data.scalar.value,
+                   (char *)key->data.scalar.value) == 0)
+            return fail_at(ld, key, path, "duplicate key '%s' (first at "
+                           "line %zu, column %zu)",
+                           jobspec_visible((char *)key->data.scalar.value, b),
+                           other->start_mark.line + 1,
+                           other->start_mark.column + 1);
+    }
+    return 0;
+}
+
+static size_t map_size(const yaml_node_t *map)
+{
+    return (size_t)(map->data.mapping.pairs.top -
+                    map->data.mapping.pairs.start);
+}
+
+/* ---- values ---- */
+
+/* Append "NAME=VALUE" (value NULL: name alone) to v's items. */
+static int add_item(struct loader *ld, const yaml_node_t *n,
+                    struct site_value *v, const char *name, const char *value)
+{
+    char **items = realloc(v->items, (v->nitems + 2) * sizeof *items);
+
+    if (!items)
+        return fail_at(ld, n, "", "out of memory");
+    v->items = items;
+    if (asprintf(&items[v->nitems], "%s%s%s", name, value ? "=" : "",
+                 value ? value : "") < 0)
+        return fail_at(ld, n, "", "out of memory");
+    items[++v->nitems] = NULL;
+    return 0;
+}
+
+/* Per-key checks of a scalar's text. */
+static int check_text(const struct key_def *d, const char *s, struct err *err)
+{
+    char name[8];
+    long n;
+
+    switch (d->key) {
+    case SITE_SCHEDULER: return sched_parse(s, err) < 0 ? -1 : 0;
+    case SITE_TASKS: return jobspec_parse_tasks(s, err) < 0 ? -1 : 0;
+    case SITE_LAUNCHER: return jobspec_parse_launcher(s, err) < 0 ? -1 : 0;
+    case SITE_TIME: return jobspec_parse_time(s, &n, err);
+    case SITE_SIGNAL: return jobspec_parse_signal(s, name, &n, err);
+    default: return jobspec_check_line(s, err);
+    }
+}
+
+/* A scalar value into v->text, checked for its kind. */
+static int scalar_value(struct loader *ld, const struct key_def *d,
+                        const yaml_node_t *n, const char *path,
+                        struct site_value *v)
+{
+    const char *s = scalar(ld, n, path);
+    struct err e = { "" };
+    long count;
+    int rc = 0;
+
+    if (!s)
+        return -1;
+    if (d->kind == K_TOKEN)
+        rc = jobspec_check_token(s, &e);
+    else if (d->kind == K_COUNT)
+        rc = jobspec_parse_count(s, d->min, d->max, &count, &e);
+    else if (d->kind == K_BOOL)
+        rc = jobspec_parse_bool(s, &e);
+    else if (d->kind != K_CODE)
+        rc = check_text(d, s, &e);
+    if (rc < 0)
+        return fail_at(ld, n, path, "%s", e.msg);
+    if (d->kind == K_BOOL)
+        s = rc ? "1" : "0";
+    if (d->kind == K_PATH && s[0] != '/')
+        rc = asprintf(&v->text, "%s/%s", ld->dir, s);
+    else
+        rc = (v->text = strdup(s)) ? 0 : -1;
+    return rc < 0 ? fail_at(ld, n, path, "out of memory") : 0;
+}
+
+static int list_value(struct loader *ld, const yaml_node_t *n,
+                      const char *path, struct site_value *v)
+{
+    struct err e = { "" };
+
+    if (n->type != YAML_SEQUENCE_NODE)
+        return fail_at(ld, n, path, "expected a list such as [a, b], got %s",
+                       kind_words(n));
+    for (yaml_node_item_t *it = n->data.sequence.items.start;
+         it < n->data.sequence.items.top; it++) {
+        yaml_node_t *item = node(ld, *it);
+        const char *s = scalar(ld, item, path);
+
+        if (!s)
+            return -1;
+        if (jobspec_check_line(s, &e) < 0)
+            return fail_at(ld, item, path, "%s", e.msg);
+        if (add_item(ld, item, v, s, NULL) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* env: NAME: VALUE pairs into "NAME=VALUE" items. */
+static int env_value(struct loader *ld, const yaml_node_t *n,
+                     const char *path, struct site_value *v)
+{
+    yaml_node_pair_t *pairs = n->data.mapping.pairs.start;
+    struct err e = { "" };
+
+    if (n->type != YAML_MAPPING_NODE)
+        return fail_at(ld, n, path, "expected NAME: VALUE lines, got %s",
+                       kind_words(n));
+    for (size_t i = 0; i < map_size(n); i++) {
+        yaml_node_t *k = node(ld, pairs[i].key);
+        yaml_node_t *val = node(ld, pairs[i].value);
+        const char *name, *s;
+
+        if (check_key(ld, n, i, path) < 0)
+            return -1;
+        name = (const char *)k->data.scalar.value;
+        if (jobspec_check_env_name(name, &e) < 0)
+            return fail_at(ld, k, path, "%s", e.msg);
+        if (!(s = scalar(ld, val, path)))
+            return -1;
+        if (*s && jobspec_check_line(s, &e) < 0)
+            return fail_at(ld, val, path, "%s: %s", name, e.msg);
+        if (add_item(ld, val, v, name, s) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int read_value(struct loader *ld, const struct key_def *d,
+                      const yaml_node_t *n, const char *path,
+                      struct site_value *v)
+{
+    v->set = 1;
+    if (d->kind == K_LIST)
+        return list_value(ld, n, path, v);
+    if (d->kind == K_ENV)
+        return env_value(ld, n, path, v);
+    return scalar_value(ld, d, n, path, v);
+}
+
+/* ---- profiles ---- */
+
+static const struct key_def *find_def(const yaml_node_t *key)
+{
+    for (size_t i = 0; i < NDEFS; i++)
+        if (key->type == YAML_SCALAR_NODE &&
+            strcmp(key_defs[i].name, (const char *)key->data.scalar.value) == 0)
+            return &key_defs[i];
+    return NULL;
+}
+
+static int fail_unknown_key(struct loader *ld, const yaml_node_t *key,
+                            const char *path)
+{
+    const char *names[NDEFS];
+
+    for (size_t i = 0; i < NDEFS; i++)
+        names[i] = key_defs[i].name;
+    return fail_unknown(ld, key, path, names, NDEFS);
+}
+
+/* Pair i of a profile names a key that no earlier pair (or its alias)
+ * set. */
+static int check_profile_key(struct loader *ld, const yaml_node_t *map,
+                             size_t i, const char *path)
+{
+    yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+    yaml_node_t *key = node(ld, pairs[i].key);
+    const struct key_def *d;
+
+    if (check_key(ld, map, i, path) < 0)
+        return -1;
+    if (!(d = find_def(key)))
+        return fail_unknown_key(ld, key, path);
+    for (size_t j = 0; j < i; j++) {
+        yaml_node_t *other = node(ld, pairs[j].key);
+        const struct key_def *od = find_def(other);
+
+        if (od && od->key == d->key)
+            return fail_at(ld, key, path, "'%s' sets the same as '%s' at "
+                           "line %zu, column %zu; keep one", d->name,
+                           od->name, other->start_mark.line + 1,
+                           other->start_mark.column + 1);
+    }
+    return 0;
+}
+
+static int read_profile(struct loader *ld, const yaml_node_t *map,
+                        const char *ppath, struct site_profile *p)
+{
+    yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+    char path[256];
+
+    if (map->type != YAML_MAPPING_NODE)
+        return fail_at(ld, map, ppath, "expected the profile's keys "
+                       "(scheduler: slurm, ...), got %s", kind_words(map));
+    for (size_t i = 0; i < map_size(map); i++) {
+        yaml_node_t *key = node(ld, pairs[i].key);
+        const struct key_def *d;
+
+        if (check_profile_key(ld, map, i, ppath) < 0)
+            return -1;
+        d = find_def(key);
+        snprintf(path, sizeof path, "%.200s.%s", ppath, d->name);
+        if (read_value(ld, d, node(ld, pairs[i].value), path,
+                       &p->v[d->key]) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* A profile name is used on command lines and in shell completion. */
+static int check_profile_name(struct loader *ld, const yaml_node_t *key)
+{
+    const char *s = (const char *)key->data.scalar.value;
+    char b[80];
+
+    if (*s && s[0] != '-' && s[strspn(s, "abcdefghijklmnopqrstuvwxyz"
+                                      "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                      "-_.")] == '\0')
+        return 0;
+    return fail_at(ld, key, "profiles", "'%s' is not a profile name "
+                   "(letters, digits, -_. and not starting with -)",
+                   jobspec_visible(s, b));
+}
+
+static int read_profiles(struct loader *ld, const yaml_node_t *map)
+{
+    yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+    struct sites *s = ld->out;
+    char path[256];
+
+    if (map->type != YAML_MAPPING_NODE)
+        return fail_at(ld, map, "profiles", "expected one NAME: entry per "
+                       "profile, got %s", kind_words(map));
+    for (size_t i = 0; i < map_size(map); i++) {
+        yaml_node_t *key = node(ld, pairs[i].key);
+        struct site_profile *p;
+
+        if (check_key(ld, map, i, "profiles") < 0 ||
+            check_profile_name(ld, key) < 0)
+            return -1;
+        p = realloc(s->profiles, (s->n + 1) * sizeof *p);
+        if (!p)
+            return fail_at(ld, key, "", "out of memory");
+        s->profiles = p;
+        p = &s->profiles[s->n++];
+        memset(p, 0, sizeof *p);
+        if (!(p->name = strdup((const char *)key->data.scalar.value)))
+            return fail_at(ld, key, "", "out of memory");
+        snprintf(path, sizeof path, "profiles.%.200s", p->name);
+        if (read_profile(ld, node(ld, pairs[i].value), path, p) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int read_default(struct loader *ld, const yaml_node_t *n)
+{
+    const char *s = scalar(ld, n, "default");
+    struct err e = { "" };
+
+    if (!s)
+        return -1;
+    if (jobspec_check_token(s, &e) < 0)
+        return fail_at(ld, n, "default", "%s", e.msg);
+    free(ld->out->default_name);
+    ld->out->default_name = strdup(s);
+    return ld->out->default_name ? 0 : fail_at(ld, n, "", "out of memory");
+}
+
+static int read_top(struct loader *ld, const yaml_node_t *root)
+{
+    yaml_node_pair_t *pairs;
+
+    if (!root)
+        return 0;       /* an empty file */
+    if (root->type != YAML_MAPPING_NODE)
+        return fail_at(ld, root, "", "expected 'profiles:' (and maybe "
+                       "'default:') at the top, got %s", kind_words(root));
+    pairs = root->data.mapping.pairs.start;
+    for (size_t i = 0; i < map_size(root); i++) {
+        yaml_node_t *key = node(ld, pairs[i].key);
+        yaml_node_t *val = node(ld, pairs[i].value);
+        const char *k;
+
+        if (check_key(ld, root, i, "") < 0)
+            return -1;
+        k = (const char *)key->data.scalar.value;
+        if (strcmp(k, "default") == 0) {
+            if (read_default(ld, val) < 0)
+                return -1;
+        } else if (strcmp(k, "profiles") == 0) {
+            if (read_profiles(ld, val) < 0)
+                return -1;
+        } else {
+            return fail_unknown(ld, key, "", top_keys, 2);
+        }
+    }
+    return 0;
+}
+
+/* ---- loading and merging ---- */
+
+static void value_free(struct site_value *v)
+{
+    free(v->text);
+    for (size_t i = 0; i < v->nitems; i++)
+        free(v->items[i]);
+    free(v->items);
+    memset(v, 0, sizeof *v);
+}
+
+/* Take over src's env items into dst, a later value replacing an earlier
+ * one of the same name. */
+static int merge_env(struct site_value *dst, struct site_value *src)
+{
+    for (size_t i = 0; i < src->nitems; i++) {
+        char *item = src->items[i];
+        size_t name_len = strcspn(item, "=") + 1, j;
+        char **items;
+
+        for (j = 0; j < dst->nitems; j++)
+            if (strncmp(dst->items[j], item, name_len) == 0)
+                break;
+        if (j < dst->nitems) {
+            free(dst->items[j]);
+            dst->items[j] = item;
+        } else {
+            items = realloc(dst->items, (dst->nitems + 2) * sizeof *items);
+            if (!items)
+                return -1;
+            dst->items = items;
+            items[dst->nitems++] = item;
+            items[dst->nitems] = NULL;
+        }
+        src->items[i] = NULL;
+    }
+    value_free(src);
+    return 0;
+}
+
+static int merge_profile(struct site_profile *dst, struct site_profile *src)
+{
+    for (int k = 0; k < SITE_KEY_COUNT; k++) {
+        if (!src->v[k].set)
+            continue;
+        if (k == SITE_ENV && dst->v[k].set) {
+            if (merge_env(&dst->v[k], &src->v[k]) < 0)
+                return -1;
+            continue;
+        }
+        value_free(&dst->v[k]);
+        dst->v[k] = src->v[k];
+        memset(&src->v[k], 0, sizeof src->v[k]);
+    }
+    return 0;
+}
+
+static void profile_free(struct site_profile *p)
+{
+    for (int k = 0; k < SITE_KEY_COUNT; k++)
+        value_free(&p->v[k]);
+    free(p->name);
+}
+
+/* Move what add holds into s; add is left empty. */
+static int merge(struct sites *s, struct sites *add, struct err *err)
+{
+    for (size_t i = 0; i < add->n; i++) {
+        struct site_profile *p =
+            (struct site_profile *)sites_find(s, add->profiles[i].name);
+
+        if (!p) {
+            p = realloc(s->profiles, (s->n + 1) * sizeof *p);
+            if (!p)
+                return err_set(err, "out of memory");
+            s->profiles = p;
+            p = &s->profiles[s->n++];
+            memset(p, 0, sizeof *p);
+            p->name = add->profiles[i].name;
+            add->profiles[i].name = NULL;
+        }
+        if (merge_profile(p, &add->profiles[i]) < 0)
+            return err_set(err, "out of memory");
+    }
+    if (add->default_name) {
+        free(s->default_name);
+        s->default_name = add->default_name;
+        add->default_name = NULL;
+    }
+    return 0;
+}
+
+static int parse_error(struct loader *ld, yaml_parser_t *parser)
+{
+    const char *problem = parser->problem ? parser->problem : "cannot parse";
+
+    if (parser->context)
+        return err_set(ld->err, "%s:%zu:%zu: not valid YAML: %s (%s at line "
+                       "%zu)", ld->file, parser->problem_mark.line + 1,
+                       parser->problem_mark.column + 1, problem,
+                       parser->context, parser->context_mark.line + 1);
+    return err_set(ld->err, "%s:%zu:%zu: not valid YAML: %s", ld->file,
+                   parser->problem_mark.line + 1,
+                   parser->problem_mark.column + 1, problem);
+}
+
+/* Parse the one document of text into ld->out (a fresh struct sites). */
+static int load_document(struct loader *ld, const char *text, size_t len)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc, extra;
+    int rc = -1;
+
+    if (!yaml_parser_initialize(&parser))
+        return err_set(ld->err, "%s: out of memory", ld->file);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        parse_error(ld, &parser);
+        goto out;
+    }
+    ld->doc = &doc;
+    rc = read_top(ld, yaml_document_get_root_node(&doc));
+    if (rc == 0 && !yaml_parser_load(&parser, &extra))
+        rc = parse_error(ld, &parser);
+    else if (rc == 0) {
+        yaml_node_t *root = yaml_document_get_root_node(&extra);
+
+        if (root)
+            rc = fail_at(ld, root, "", "a second YAML document ('---'): "
+                         "put every profile in one");
+        yaml_document_delete(&extra);
+    }
+    yaml_document_delete(&doc);
+out:
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
+int sites_load_text(struct sites *s, const char *text, size_t len,
+                    const char *file, struct err *err)
+{
+    struct sites add = { 0 };
+    struct loader ld = { .file = file, .out = &add, .err = err };
+    const char *slash = strrchr(file, '/');
+    int rc = -1;
+
+    ld.dir = slash ? strndup(file, (size_t)(slash - file + (slash == file)))
+                   : strdup(".");
+    if (!ld.dir) {
+        err_set(err, "%s: out of memory", file);
+        goto out;
+    }
+    if (load_document(&ld, text, len) == 0)
+        rc = merge(s, &add, err);
+out:
+    sites_free(&add);
+    free(ld.dir);
+    return rc;
+}
+
+int sites_load_file(struct sites *s, const char *path, int must_exist,
+                    struct err *err)
+{
+    FILE *f = fopen(path, "r");
+    size_t len = 0;
+    char *text;
+    int rc;
+
+    if (!f && errno == ENOENT && !must_exist)
+        return 0;
+    if (!f)
+        return err_set(err, "%s: %s", path, strerror(errno));
+    text = read_all(f, SITES_MAX_BYTES, &len);
+    if (!text) {
+        rc = err_set(err, "%s: %s", path, errno == EFBIG ?
+                     "over 1 MiB, not a sites.yaml" : strerror(errno));
+        fclose(f);
+        return rc;
+    }
+    fclose(f);
+    rc = sites_load_text(s, text, len, path, err);
+    free(text);
+    return rc;
+}
+
+const struct site_profile *sites_find(const struct sites *s, const char *name)
+{
+    for (size_t i = 0; s && i < s->n; i++)
+        if (s->profiles[i].name && strcmp(s->profiles[i].name, name) == 0)
+            return &s->profiles[i];
+    return NULL;
+}
+
+void sites_free(struct sites *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        profile_free(&s->profiles[i]);
+    free(s->profiles);
+    free(s->default_name);
+    memset(s, 0, sizeof *s);
+}

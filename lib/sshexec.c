@@ -1,0 +1,274 @@
+/* sshexec.c - one remote command over libssh (see sshexec.h). */
+#include "sshexec.h"
+
+#include <libssh/callbacks.h>
+#include <libssh/libssh.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sshexec {
+    ssh_session s;
+    ssh_channel ch;
+    struct ssh_channel_callbacks_struct cb;
+    int exit_signal;            /* from the exit-signal message, 0 none */
+    char host[256];
+};
+
+/* The server says the command died of a signal: keep its number. */
+static void on_exit_signal(ssh_session s, ssh_channel ch, const char *name,
+                           int core, const char *msg, const char *lang,
+                           void *user)
+{
+    struct sshexec *x = user;
+
+    (void)s, (void)ch, (void)core, (void)msg, (void)lang;
+    for (int sig = 1; sig < NSIG && name; sig++) {
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev && strcmp(abbrev, name) == 0) {
+            x->exit_signal = sig;
+            return;
+        }
+    }
+    x->exit_signal = SIGKILL;   /* a name we do not know: still a death */
+}
+
+/* ~/.ssh/config first, so that what the user gave on the command line
+ * wins over it (libssh applies the config file over earlier options). */
+static int set_options(struct sshexec *x, const struct sshexec_opts *o)
+{
+    long timeout = o->timeout_s > 0 ? o->timeout_s : 10;
+    int rc = 0;
+
+    rc |= ssh_options_set(x->s, SSH_OPTIONS_HOST, o->host);
+    rc |= ssh_options_parse_config(x->s, o->config);
+    if (o->user)
+        rc |= ssh_options_set(x->s, SSH_OPTIONS_USER, o->user);
+    if (o->port > 0)
+        rc |= ssh_options_set(x->s, SSH_OPTIONS_PORT, &o->port);
+    if (o->identity)
+        rc |= ssh_options_set(x->s, SSH_OPTIONS_ADD_IDENTITY, o->identity);
+    if (o->known_hosts)
+        rc |= ssh_options_set(x->s, SSH_OPTIONS_KNOWNHOSTS, o->known_hosts);
+    rc |= ssh_options_set(x->s, SSH_OPTIONS_TIMEOUT, &timeout);
+    return rc == 0 ? 0 : -1;
+}
+
+/* "SHA256:..." of the server's key into buf ("?" when unavailable). */
+static void server_fingerprint(ssh_session s, char *buf, size_t len)
+{
+    ssh_key key = NULL;
+    unsigned char *hash = NULL;
+    size_t hlen = 0;
+    char *fp = NULL;
+
+    snprintf(buf, len, "?");
+    if (ssh_get_server_publickey(s, &key) == SSH_OK &&
+        ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash,
+                               &hlen) == 0 &&
+        (fp = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hlen)))
+        snprintf(buf, len, "%s", fp);
+    ssh_string_free_char(fp);
+    ssh_clean_pubkey_hash(&hash);
+    ssh_key_free(key);
+}
+
+static int check_host_key(struct sshexec *x, const struct sshexec_opts *o,
+                          struct err *err)
+{
+    const char *file = o->known_hosts ? o->known_hosts : "~/.ssh/known_hosts";
+    char fp[128];
+
+    switch (ssh_session_is_known_server(x->s)) {
+    case SSH_KNOWN_HOSTS_OK:
+        return 0;
+    case SSH_KNOWN_HOSTS_CHANGED:
+    case SSH_KNOWN_HOSTS_OTHER:
+        server_fingerprint(x->s, fp, sizeof fp);
+        return err_set(err, "ssh %s: the host key CHANGED (now %s) against "
+                       "%s: refusing to connect; if the change is expected, "
+                       "remove the old key (ssh-keygen -R %s) and add the "
+                       "new one", o->host, fp, file, o->host);
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+    case SSH_KNOWN_HOSTS_NOT_FOUND:
+        server_fingerprint(x->s, fp, sizeof fp);
+        return err_set(err, "ssh %s: host key %s is not in %s: refusing to "
+                       "connect; check the fingerprint, then add it (ssh %s "
+                       "once, or ssh-keyscan %s >> %s)", o->host, fp, file,
+                       o->host, o->host, file);
+    default:
+        return err_set(err, "ssh %s: cannot check the host key against %s: "
+                       "%s", o->host, file, ssh_get_error(x->s));
+    }
+}
+
+static int authenticate(struct sshexec *x, const struct sshexec_opts *o,
+                        struct err *err)
+{
+    char *user = NULL;
+
+    ssh_userauth_none(x->s, NULL);
+    if (ssh_userauth_publickey_auto(x->s, NULL, NULL) == SSH_AUTH_SUCCESS)
+        return 0;
+    ssh_options_get(x->s, SSH_OPTIONS_USER, &user);
+    err_set(err, "ssh %s: no key was accepted for user %s (tried ssh-agent, "
+            "%s~/.ssh/id_*; dlrun never asks for a password): add your public "
+            "key to the host's authorized_keys or pass --ssh-identity",
+            o->host, user ? user : "?", o->identity ? "--ssh-identity, " : "");
+    ssh_string_free_char(user);
+    return -1;
+}
+
+static int open_exec(struct sshexec *x, const char *command, struct err *err)
+{
+    x->ch = ssh_channel_new(x->s);
+    if (!x->ch || ssh_channel_open_session(x->ch) != SSH_OK)
+        return err_set(err, "ssh %s: cannot open a session: %s", x->host,
+                       ssh_get_error(x->s));
+    x->cb.userdata = x;
+    x->cb.channel_exit_signal_function = on_exit_signal;
+    ssh_callbacks_init(&x->cb);
+    ssh_set_channel_callbacks(x->ch, &x->cb);
+    if (ssh_channel_request_exec(x->ch, command) != SSH_OK)
+        return err_set(err, "ssh %s: cannot start the command: %s", x->host,
+                       ssh_get_error(x->s));
+    return 0;
+}
+
+struct sshexec *sshexec_start(const struct sshexec_opts *o,
+                              const char *command, struct err *err)
+{
+    struct sshexec *x = calloc(1, sizeof *x);
+
+    if (!x || !(x->s = ssh_new())) {
+        err_set(err, "ssh %s: out of memory", o->host);
+        goto fail;
+    }
+    snprintf(x->host, sizeof x->host, "%s", o->host);
+    if (set_options(x, o) < 0) {
+        err_set(err, "ssh %s: bad option: %s", o->host, ssh_get_error(x->s));
+        goto fail;
+    }
+    if (ssh_connect(x->s) != SSH_OK) {
+        err_set(err, "ssh %s: cannot connect: %s", o->host,
+                ssh_get_error(x->s));
+        goto fail;
+    }
+    if (check_host_key(x, o, err) < 0 || authenticate(x, o, err) < 0 ||
+        open_exec(x, command, err) < 0)
+        goto fail;
+    return x;
+fail:
+    sshexec_close(x);
+    return NULL;
+}
+
+int sshexec_fd(const struct sshexec *x)
+{
+    return ssh_get_fd(x->s);
+}
+
+int sshexec_write(struct sshexec *x, const void *buf, size_t len,
+                  struct err *err)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        int n = ssh_channel_write(x->ch, p, (uint32_t)len);
+        if (n <= 0)
+            return err_set(err, "ssh %s: cannot write: %s", x->host,
+                           ssh_get_error(x->s));
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int sshexec_send_eof(struct sshexec *x, struct err *err)
+{
+    if (ssh_channel_is_open(x->ch) && ssh_channel_send_eof(x->ch) != SSH_OK)
+        return err_set(err, "ssh %s: cannot close stdin: %s", x->host,
+                       ssh_get_error(x->s));
+    return 0;
+}
+
+int sshexec_read(struct sshexec *x, int stream, void *buf, size_t len,
+                 struct err *err)
+{
+    int n = ssh_channel_read_nonblocking(x->ch, buf, (uint32_t)len,
+                                         stream == 2);
+
+    if (n == SSH_ERROR)
+        return err_set(err, "ssh %s: the connection failed: %s", x->host,
+                       ssh_get_error(x->s));
+    return n == SSH_EOF ? 0 : n;
+}
+
+int sshexec_done(struct sshexec *x)
+{
+    return !ssh_channel_is_open(x->ch) || ssh_channel_is_closed(x->ch) ||
+           (ssh_channel_is_eof(x->ch) &&
+            ssh_channel_poll(x->ch, 0) <= 0 && ssh_channel_poll(x->ch, 1) <= 0 &&
+            ssh_channel_get_exit_status(x->ch) != -1);
+}
+
+int sshexec_exit_code(const struct sshexec *x)
+{
+    if (x->exit_signal)
+        return 128 + x->exit_signal;
+    return ssh_channel_get_exit_status(x->ch);
+}
+
+void sshexec_close(struct sshexec *x)
+{
+    if (!x)
+        return;
+    if (x->ch) {
+        ssh_channel_close(x->ch);
+        ssh_channel_free(x->ch);
+    }
+    if (x->s) {
+        ssh_disconnect(x->s);
+        ssh_free(x->s);
+    }
+    free(x);
+}
+
+/* Words made only of these need no quotes. */
+static int plain_word(const char *w)
+{
+    if (!*w)
+        return 0;
+    for (; *w; w++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                    "0123456789-_./=:,+@%", *w))
+            return 0;
+    return 1;
+}
+
+char *sshexec_shell_join(char *const *argv)
+{
+    size_t len = 1;
+    char *out, *p;
+
+    for (char *const *a = argv; *a; a++)
+        len += 4 * strlen(*a) + 3;
+    out = p = malloc(len);
+    if (!out)
+        return NULL;
+    for (char *const *a = argv; *a; a++) {
+        if (a != argv)
+            *p++ = ' ';
+        if (plain_word(*a)) {
+            p = stpcpy(p, *a);
+            continue;
+        }
+        *p++ = '\'';
+        for (const char *c = *a; *c; c++)
+            p = *c == '\'' ? stpcpy(p, "'\\''") : (*p = *c, p + 1);
+        *p++ = '\'';
+    }
+    *p = '\0';
+    return out;
+}

@@ -1,0 +1,65 @@
+/* sshexec.h - one remote command over SSH (libssh): connect, check the
+ * host key against known_hosts, authenticate with a key (ssh-agent or
+ * identity files, never a password), exec without a pty, then exchange
+ * bytes with the command and learn how it ended.
+ *
+ * Host keys are never accepted silently: an unknown or changed key is
+ * refused with the fingerprint and the way to add it. */
+#ifndef DLRUN_SSHEXEC_H
+#define DLRUN_SSHEXEC_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+struct sshexec_opts {
+    const char *host;           /* borrowed; required */
+    const char *user;           /* NULL: ~/.ssh/config, else the local user */
+    int port;                   /* 0: ~/.ssh/config, else 22 */
+    const char *identity;       /* a private key file to try, or NULL */
+    const char *known_hosts;    /* NULL: ~/.ssh/known_hosts (and the
+                                   system's /etc/ssh/ssh_known_hosts) */
+    int timeout_s;              /* connect timeout; 0: 10 s */
+    const char *config;         /* an ssh_config file instead of
+                                   ~/.ssh/config, or NULL */
+};
+
+struct sshexec;
+
+/* Connect, verify, authenticate and start command (borrowed; run by the
+ * remote user's shell).  Caller must sshexec_close().  NULL with err, whose
+ * message starts "ssh HOST: ". */
+struct sshexec *sshexec_start(const struct sshexec_opts *o,
+                              const char *command, struct err *err);
+
+/* The socket to poll for readability (owned by x). */
+int sshexec_fd(const struct sshexec *x);
+
+/* Write len bytes to the command's stdin.  0 / -1 with err. */
+int sshexec_write(struct sshexec *x, const void *buf, size_t len,
+                  struct err *err);
+
+/* End the command's stdin (EOF).  0 / -1 with err. */
+int sshexec_send_eof(struct sshexec *x, struct err *err);
+
+/* Read what has arrived, without waiting: stream 1 = stdout, 2 = stderr.
+ * Returns the bytes read (0: none now), -1 with err when the connection
+ * failed. */
+int sshexec_read(struct sshexec *x, int stream, void *buf, size_t len,
+                 struct err *err);
+
+/* Has the command ended and both streams been read to their end? */
+int sshexec_done(struct sshexec *x);
+
+/* How the command ended, as an exit code: its code, 128+N when killed by
+ * signal N, -1 when the server did not say (the connection broke). */
+int sshexec_exit_code(const struct sshexec *x);
+
+/* Disconnect and free.  NULL is a no-op. */
+void sshexec_close(struct sshexec *x);
+
+/* argv as one command line for a POSIX shell, each word single-quoted
+ * where needed.  Caller frees.  NULL when out of memory. */
+char *sshexec_shell_join(char *const *argv);
+
+#endif

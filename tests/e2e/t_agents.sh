@@ -1,0 +1,79 @@
+#!/bin/sh
+# t_agents.sh - the head, its agents and the relays on this machine alone:
+# DLRUN_RELAY_SIM_MS makes `dlrun relay` run the agent here instead of over
+# ssh, so the whole multi-node machinery (tree, rendezvous through the
+# broker, heartbeats, forwarded signals, lifelines, restarts, summary) runs
+# without the cluster, and under ASan.  t_ssh.sh does the same over real
+# ssh between the cluster's nodes.
+. "$(dirname "$0")/lib.sh"
+CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
+       -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
+# fake host names: nothing resolves them, so the rendezvous address is given
+SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
+MARK=dlrun-agents-$$
+ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
+leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk '
+    index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $0 !~ /awk/ { print $1 }'; }
+wait_gone() { for _ in $(seq 100); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
+run() { env $CLEAN "$DLRUN" $SIM "$@"; }     # not for `&`: use env directly
+
+# --- 8 nodes, a tree of fan-out 2: every rank once, with one rendezvous ---
+run -H 'sim[1-8]:2' --fanout 2 -- sh -c \
+    'echo "$RANK $LOCAL_RANK $NODE_RANK $MASTER_ADDR:$MASTER_PORT" "$(echo "$TF_CONFIG" | sed "s/,.task.*//")"' \
+    >"$TMP/tree.out" 2>"$TMP/tree.err"
+expect_eq "16 ranks through a tree of agents, each once" \
+    "$(cut -d' ' -f1 "$TMP/tree.out" | sort -n | tr '\n' ' ')" "$(seq 0 15 | tr '\n' ' ')" ||
+    sed 's/^/  | /' "$TMP/tree.err"
+expect_eq "  rank 13: local rank 1 of node 6" "$(awk '$1 == 13 { print $2, $3 }' "$TMP/tree.out")" "1 6"
+expect_eq "  one MASTER_PORT and one TF_CONFIG for all" "$(cut -d' ' -f4- "$TMP/tree.out" | sort -u | wc -l | tr -d ' ')" 1
+expect_eq "  16 different TF_CONFIG worker ports" \
+    "$(head -n 1 "$TMP/tree.out" | grep -o 'sim[0-9]*:[0-9]*' | sort -u | wc -l | tr -d ' ')" 16
+
+# --- a failing rank deep in the tree ends everything, naming it ---
+run -H 'sim[1-8]:1' --fanout 2 -- sh -c \
+    '[ $RANK = 6 ] && exit 3; exec "$0" 60' "$TMP/$MARK-sleep" >"$TMP/fail.out" 2>&1
+expect_eq "rank 6 exits 3: dlrun's code" "$?" 3
+expect_grep "  names rank and host" "rank 6 (host sim7, pid [0-9]*) exited with code 3; stopped the job on 8 nodes" "$TMP/fail.out"
+wait_gone
+expect_eq "  nothing left" "$(leftovers)" ""
+
+# --- USR1 then TERM reach every rank through the broker ---
+cat >"$TMP/rec.sh" <<'EOS'
+trap 'echo USR1 >"$0.usr1.$RANK"' USR1
+trap 'echo TERM >"$0.term.$RANK"; exit 0' TERM
+touch "$0.up.$RANK"
+while :; do sleep 0.1; done
+EOS
+env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]:2' --fanout 2 -- sh "$TMP/rec.sh" >"$TMP/sig.out" 2>&1 & p=$!
+for _ in $(seq 200); do [ "$(ls "$TMP"/rec.sh.up.* 2>/dev/null | wc -l)" -eq 8 ] && break; sleep 0.1; done
+kill -USR1 $p; sleep 1.5; kill -TERM $p; wait $p
+expect_eq "USR1 reached all 8 ranks" "$(ls "$TMP"/rec.sh.usr1.* 2>/dev/null | wc -l | tr -d ' ')" 8
+expect_eq "  TERM too" "$(ls "$TMP"/rec.sh.term.* 2>/dev/null | wc -l | tr -d ' ')" 8
+
+# --- a stopped agent (no heartbeat) ends the job ---
+env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]:1' --heartbeat-timeout 2 --kill-timeout 2 -- \
+    "$TMP/$MARK-sleep" 60 >"$TMP/lost.out" 2>&1 & p=$!
+for _ in $(seq 100); do a=$(pgrep -f "agent .*--node=2 .*$MARK" | head -n 1); [ -n "$a" ] && break; sleep 0.1; done
+sleep 1; kill -STOP "${a:-0}"
+wait $p; rc=$?
+kill -CONT "${a:-0}" 2>/dev/null
+expect_eq "agent of sim3 stopped: dlrun fails" "$rc" 1
+expect_grep "  names the lost agent" "lost the agent on sim3: no heartbeat for 2 s" "$TMP/lost.out"
+wait_gone
+expect_eq "  nothing left" "$(leftovers)" ""
+
+# --- the head killed: every agent sees its lifeline close ---
+env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]:1' --fanout 2 -- "$TMP/$MARK-sleep" 60 >/dev/null 2>&1 & p=$!
+for _ in $(seq 100); do [ "$(leftovers | wc -l)" -ge 13 ] && break; sleep 0.1; done
+kill -9 $p
+wait_gone
+expect_eq "head SIGKILLed: nothing left" "$(leftovers)" ""
+
+# --- restarts and the summary across nodes ---
+run -H 'sim[1-3]:2' --max-restarts 1 --summary "$TMP/sum.json" -- sh -c \
+    '[ $RANK = 4 ] && [ $DLRUN_RESTART_COUNT = 0 ] && exit 5; echo "ok $RANK $TORCHELASTIC_RESTART_COUNT"' >"$TMP/re.out" 2>&1
+expect_eq "rank 4 fails once, --max-restarts 1: success" "$?" 0
+expect_eq "  all 6 ranks ran again with restart count 1" "$(grep -c '^ok [0-5] 1$' "$TMP/re.out")" 6
+expect_grep "  --summary: 1 restart, 6 ranks" '"restarts":1,"world_size":6,"failed_rank":-1' "$TMP/sum.json"
+expect_eq "  hosts of the summary" "$(grep -o '"host":"sim[0-9]"' "$TMP/sum.json" | sort | uniq -c | awk '{ printf "%s ", $1 }')" "2 2 2 "
+done_testing

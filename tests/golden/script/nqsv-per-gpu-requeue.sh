@@ -1,0 +1,37 @@
+#!/bin/bash
+# Made by `dlrun script`; submit with qsub (or make it with dlrun submit).
+#PBS -q gpu
+#PBS --group=proj
+#PBS -b 2
+#PBS -l elapstim_req=01:30:00
+#PBS -l cpunum_job=40
+#PBS -l gpunum_job=4
+#PBS -N train
+#PBS -r y
+
+cd "$PBS_O_WORKDIR" || exit 1
+# dlrun reads the hosts from the host file in $NQSV_MPIOPTS and starts an
+# agent on each other host over ssh (their host keys known, your key in
+# ~/.ssh or ssh-agent); dlrun script --launcher mpirun makes mpirun start
+# them.  NQSV sets NQSV_MPIOPTS for an MPI job type (-T openmpi).
+if [ -z "${NQSV_MPIOPTS:-}" ]; then
+    echo "dlrun job script: no NQSV_MPIOPTS: add #PBS -T openmpi so that NQSV names the hosts" >&2
+    exit 2
+fi
+# --requeue: on SIGTERM pass the signal to the ranks (they
+# checkpoint), give them 5 s to exit, then rerun this job.
+dlrun_requeue() {
+    trap '' TERM
+    echo "dlrun job script: SIGTERM: passing it to the ranks, then rerunning job $PBS_JOBID" >&2
+    kill -TERM "$dlrun_pid" 2>/dev/null
+    ( sleep 5; qrerun "$PBS_JOBID" ) &
+    dlrun_timer=$!
+    wait "$dlrun_pid"
+    kill "$dlrun_timer" 2>/dev/null
+    qrerun "$PBS_JOBID"
+    exit 0
+}
+trap dlrun_requeue TERM
+dlrun --alloc nqsv --nproc-per-node 4 -x "PATH=$PATH" ${LD_LIBRARY_PATH+-x "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"} ${PYTHONPATH+-x "PYTHONPATH=$PYTHONPATH"} -- python train.py --resume &
+dlrun_pid=$!
+wait "$dlrun_pid"

@@ -1,0 +1,17 @@
+#!/bin/bash
+# Made by `dlrun script`; submit with qsub (or make it with dlrun submit).
+#PBS -q SQUID
+#PBS --group=G00000
+#PBS -b 2
+#PBS -l elapstim_req=01:00:00
+#PBS -l cpunum_job=76
+#PBS -l gpunum_job=8
+#PBS -T openmpi
+#PBS -v NQSV_MPI_VER=4.1.6
+
+cd "$PBS_O_WORKDIR" || exit 1
+module load BaseGPU/2023
+export NCCL_IB_HCA=mlx5
+export OMP_NUM_THREADS=9
+source "$HOME/venv/bin/activate"
+exec mpirun ${NQSV_MPIOPTS} -np 2 -npernode 1 dlrun --nproc-per-node 8 --map-by ppr:4:socket --bind-to core -- python train.py --epochs 3

@@ -1,0 +1,157 @@
+/* t_mpidetect.c - --mpi=auto's test: ELF executables built here in
+ * memory (DT_NEEDED libmpi.so.40, libmpich.so.12, only libc), every
+ * truncation of one, scripts and python command lines on disk, and the
+ * real /bin/true. */
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "mpidetect.h"
+#include "tap.h"
+
+#define VADDR 0x400000
+
+/* A minimal ELF64: header, PT_LOAD (the whole file at VADDR), PT_DYNAMIC
+ * with DT_NEEDED for each name, DT_STRTAB, DT_NULL; then the strings.
+ * Returns its size in buf. */
+static size_t make_elf(unsigned char *buf, size_t cap,
+                       const char *const *needed)
+{
+    Elf64_Ehdr eh = { 0 };
+    Elf64_Phdr ph[2] = { { 0 } };
+    Elf64_Dyn dyn[8];
+    size_t nd = 0, dyn_off = sizeof eh + sizeof ph, str_off, at = 1;
+    char strtab[256] = "";
+
+    for (const char *const *n = needed; *n; n++) {
+        dyn[nd].d_tag = DT_NEEDED;
+        dyn[nd++].d_un.d_val = at;
+        memcpy(strtab + at, *n, strlen(*n) + 1);
+        at += strlen(*n) + 1;
+    }
+    str_off = dyn_off + (nd + 2) * sizeof *dyn;
+    dyn[nd].d_tag = DT_STRTAB;
+    dyn[nd++].d_un.d_ptr = VADDR + str_off;
+    dyn[nd].d_tag = DT_NULL;
+    dyn[nd++].d_un.d_val = 0;
+    memcpy(eh.e_ident, ELFMAG, SELFMAG);
+    eh.e_ident[EI_CLASS] = ELFCLASS64;
+    eh.e_ident[EI_DATA] = ELFDATA2LSB;
+    eh.e_phoff = sizeof eh;
+    eh.e_phentsize = sizeof *ph;
+    eh.e_phnum = 2;
+    ph[0].p_type = PT_LOAD;
+    ph[0].p_vaddr = VADDR;
+    ph[0].p_filesz = str_off + at;
+    ph[1].p_type = PT_DYNAMIC;
+    ph[1].p_offset = dyn_off;
+    ph[1].p_filesz = nd * sizeof *dyn;
+    if (str_off + at > cap)
+        return 0;
+    memcpy(buf, &eh, sizeof eh);
+    memcpy(buf + sizeof eh, ph, sizeof ph);
+    memcpy(buf + dyn_off, dyn, nd * sizeof *dyn);
+    memcpy(buf + str_off, strtab, at);
+    return str_off + at;
+}
+
+static void test_elf(void)
+{
+    static const char *const ompi[] = { "libc.so.6", "libmpi.so.40", NULL };
+    static const char *const mpich[] = { "libmpich.so.12", NULL };
+    static const char *const plain[] = { "libc.so.6", "libm.so.6", NULL };
+    unsigned char buf[4096];
+    size_t n = make_elf(buf, sizeof buf, ompi);
+    int wrong = 0;
+
+    is_int(mpidetect_file(buf, n), 1, "ELF needing libmpi.so.40: MPI");
+    /* the name is last: a cut keeps "libmpi" whole in the last 7 sizes */
+    for (size_t cut = 0; cut < n; cut++)
+        wrong += mpidetect_file(buf, cut) != (cut >= n - 7 ? 1 : 0);
+    is_int(wrong, 0, "  every truncation: MPI only while \"libmpi\" is whole");
+    n = make_elf(buf, sizeof buf, mpich);
+    is_int(mpidetect_file(buf, n), 1, "ELF needing libmpich.so.12: MPI");
+    n = make_elf(buf, sizeof buf, plain);
+    is_int(mpidetect_file(buf, n), 0, "ELF needing libc and libm: not MPI");
+    buf[EI_CLASS] = ELFCLASS32;
+    is_int(mpidetect_file(buf, n), 0, "32-bit ELF: not looked into");
+}
+
+static void test_text(void)
+{
+    static const char py[] = "#!/usr/bin/env python3\nfrom mpi4py import MPI\n";
+    static const char hvd[] = "#!/usr/bin/python3 -u\nimport horovod.torch\n";
+    static const char sh[] = "#!/bin/sh\n# mpi4py\n";
+    static const char torch[] = "#!/usr/bin/python3\nimport torch\n";
+
+    is_int(mpidetect_file((const void *)py, strlen(py)), 2,
+           "#! python script importing mpi4py: MPI");
+    is_int(mpidetect_file((const void *)hvd, strlen(hvd)), 2,
+           "#! python script importing horovod: MPI");
+    is_int(mpidetect_file((const void *)sh, strlen(sh)), 0,
+           "a shell script mentioning mpi4py: not MPI");
+    is_int(mpidetect_file((const void *)torch, strlen(torch)), 0,
+           "a torch script: not MPI");
+    is_int(mpidetect_file((const void *)"#!", 2), 0, "just '#!': not MPI");
+}
+
+static void write_file(const char *path, const char *text, int mode)
+{
+    FILE *f = fopen(path, "w");
+
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+    chmod(path, (mode_t)mode);
+}
+
+static void test_argv(void)
+{
+    char dir[] = "/tmp/t_mpidetect.XXXXXX", mpi[128], plain[128], path[300];
+
+    if (!mkdtemp(dir))
+        return;
+    snprintf(mpi, sizeof mpi, "%s/train_mpi.py", dir);
+    snprintf(plain, sizeof plain, "%s/train.py", dir);
+    write_file(mpi, "import os\nfrom mpi4py import MPI\n", 0644);
+    write_file(plain, "import torch\n", 0755);
+    is_int(mpidetect_argv((char *[]){ "python3", mpi, NULL }, NULL), 1,
+           "python3 SCRIPT (mpi4py, no #!): MPI");
+    is_int(mpidetect_argv((char *[]){ "/usr/bin/python3", "-u", "-W",
+                                      "ignore", mpi, "--lr", "1", NULL },
+                          NULL), 1, "python3 -u -W ignore SCRIPT: MPI");
+    is_int(mpidetect_argv((char *[]){ "python3", plain, NULL }, NULL), 0,
+           "python3 torch SCRIPT: not MPI");
+    is_int(mpidetect_argv((char *[]){ "python3", "-m", "mpi4py", plain, NULL },
+                          NULL), 1, "python3 -m mpi4py SCRIPT: MPI");
+    is_int(mpidetect_argv((char *[]){ "python3", "-c",
+                                      "import horovod.torch as hvd", NULL },
+                          NULL), 1, "python3 -c 'import horovod...': MPI");
+    is_int(mpidetect_argv((char *[]){ "python3", NULL }, NULL), 0,
+           "python3 alone: not MPI");
+    is_int(mpidetect_argv((char *[]){ "true", NULL }, "/usr/bin:/bin"), 0,
+           "true (found in PATH, an ELF without libmpi): not MPI");
+    is_int(mpidetect_argv((char *[]){ "no-such-program-here", NULL },
+                          "/usr/bin:/bin"), 0, "a program not found: not MPI");
+    is_int(mpidetect_argv((char *[]){ dir, NULL }, NULL), 0,
+           "a directory: not MPI");
+    write_file(mpi, "#!/usr/bin/python3\nfrom mpi4py import MPI\n", 0755);
+    snprintf(path, sizeof path, "/nonexistent:%s", dir);
+    is_int(mpidetect_argv((char *[]){ "train_mpi.py", NULL }, path), 1,
+           "an executable #! python script found in PATH: MPI");
+    unlink(mpi);
+    unlink(plain);
+    rmdir(dir);
+}
+
+int main(void)
+{
+    test_elf();
+    test_text();
+    test_argv();
+    return tap_done();
+}
