@@ -8,11 +8,9 @@
 
 #include "alloc.h"
 #include "cmd.h"
+#include "pmixc.h"
 #include "pmix_host.h"
 #include "topo.h"
-#ifdef HAVE_PMIX
-#include <pmix.h>
-#endif
 
 extern char **environ;
 
@@ -56,7 +54,8 @@ static void print_build(void)
     printf("  libssh:              yes (built with %d.%d.%d)\n",
            LIBSSH_VERSION_MAJOR, LIBSSH_VERSION_MINOR, LIBSSH_VERSION_MICRO);
 #ifdef HAVE_PMIX
-    printf("  PMIx:                yes (%s)\n", PMIx_Get_version());
+    printf("  PMIx:                yes (%s)\n", pmixc_version() ?
+           pmixc_version() : "libpmix.so.2 cannot be loaded");
 #else
     printf("  PMIx:                no (install libpmix-dev and rebuild)\n");
 #endif

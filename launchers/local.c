@@ -34,6 +34,9 @@ static void kill_started(struct sv_rank *ranks, int n)
 static int local_start(const struct launch_job *job, struct sv_rank *ranks,
                        int *exec_errno, struct err *err)
 {
+    sigset_t reset;
+
+    proc_nondefault_signals(&reset);    /* once, not in every child */
     for (int i = 0; i < job->nranks; i++) {
         int r = job->ranks[i];
         struct proc_spec spec = {
@@ -43,6 +46,7 @@ static int local_start(const struct launch_job *job, struct sv_rank *ranks,
             .err_fd = job->out ? output_child_fd(job->out, i, 2) : -1,
             .cpus = job->bind && CPU_COUNT(&job->bind[r].mask) ?
                     &job->bind[r].mask : NULL,
+            .reset = &reset,
         };
         int rc;
 

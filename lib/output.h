@@ -47,7 +47,8 @@ int output_ready(struct output *o, int id, struct err *err);
 
 /* Read every stream until it has nothing more now (non-blocking), write
  * partial last lines, and close them: for the end of the job, when
- * descendants may still hold pipes open. */
+ * descendants may still hold pipes open.  Returns once everything is
+ * written (the console is written by a thread of the engine's). */
 void output_drain(struct output *o);
 
 void output_destroy(struct output *o);   /* NULL is a no-op */

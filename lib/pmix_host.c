@@ -226,6 +226,8 @@ static int server_init(struct pmix_host *s, struct err *err)
     pmix_info_t info[3];
     pmix_status_t rc;
 
+    if (pmixdl_server(err) < 0)
+        return -1;
     PMIX_INFO_LOAD(&info[0], PMIX_SERVER_TMPDIR, s->dir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[1], PMIX_SYSTEM_TMPDIR, s->dir, PMIX_STRING);
     PMIX_INFO_LOAD(&info[2], PMIX_TOPOLOGY2, &topo, PMIX_TOPO);

@@ -12,6 +12,23 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
+#include "pmixdl.h"
+
+/* libpmix is opened with dlopen (pmixdl.h): its functions, those the
+ * PMIx macros call included, are reached through the table. */
+#define PMIx_Error_string pmixdl.Error_string
+#define PMIx_Info_load pmixdl.Info_load
+#define PMIx_Value_destruct pmixdl.Value_destruct
+#define PMIx_generate_regex pmixdl.generate_regex
+#define PMIx_generate_ppn pmixdl.generate_ppn
+#define PMIx_server_init pmixdl.server_init
+#define PMIx_server_finalize pmixdl.server_finalize
+#define PMIx_server_register_nspace pmixdl.server_register_nspace
+#define PMIx_server_deregister_nspace pmixdl.server_deregister_nspace
+#define PMIx_server_register_client pmixdl.server_register_client
+#define PMIx_server_setup_fork pmixdl.server_setup_fork
+#define PMIx_server_dmodex_request pmixdl.server_dmodex_request
+
 #include "pmix_host.h"
 
 struct pmix_host {

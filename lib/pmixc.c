@@ -1,6 +1,14 @@
-/* pmixc.c - PMIx client calls (see pmixc.h). */
+/* pmixc.c - PMIx client calls (see pmixc.h).
+ *
+ * libpmix is opened with dlopen on first use instead of being linked:
+ * linked, it and what it pulls in (libevent, munge, udev) cost about a
+ * millisecond of dynamic loading at every start of dlrun, and only a task
+ * started by a PMIx server (srun --mpi=pmix) ever calls it.  The header
+ * still gives every type and constant; the functions come from the table
+ * below, typed after the header's prototypes. */
 #include "pmixc.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +18,74 @@
 #ifdef HAVE_PMIX
 #include <pmix.h>
 
+#include "pmixdl.h"
+
+#ifndef PMIX_LIBDIR
+#define PMIX_LIBDIR ""
+#endif
+
+/* The soname of the ABI the header describes (PMIx 4, libpmix.so.2). */
+#define PMIX_SONAME "libpmix.so.2"
+
+static struct {
+    void *dl;                                   /* never closed */
+    __typeof__(&PMIx_Init) init;
+    __typeof__(&PMIx_Finalize) finalize;
+    __typeof__(&PMIx_Error_string) error_string;
+    __typeof__(&PMIx_Get) get;
+    __typeof__(&PMIx_Put) put;
+    __typeof__(&PMIx_Commit) commit;
+    __typeof__(&PMIx_Fence) fence;
+    __typeof__(&PMIx_Value_load) value_load;
+    __typeof__(&PMIx_Value_destruct) value_destruct;
+    __typeof__(&PMIx_Info_load) info_load;
+    __typeof__(&PMIx_Get_version) get_version;
+} pmix;
+
 static pmix_proc_t me;
 static int initialized;
+
+/* dlsym into *slot (a function pointer of the right type). */
+static int sym(void *slot, const char *name)
+{
+    void *f = dlsym(pmix.dl, name);
+
+    memcpy(slot, &f, sizeof f);
+    return f ? 0 : -1;
+}
+
+/* Open libpmix once (pmixdl_handle) and find the client's functions.
+ * 0 / -1 with err. */
+static int pmix_open(struct err *err)
+{
+    if (pmix.dl)
+        return 0;
+    pmix.dl = pmixdl_handle(err);
+    if (!pmix.dl)
+        return -1;
+    if (sym(&pmix.init, "PMIx_Init") < 0 ||
+        sym(&pmix.finalize, "PMIx_Finalize") < 0 ||
+        sym(&pmix.error_string, "PMIx_Error_string") < 0 ||
+        sym(&pmix.get, "PMIx_Get") < 0 || sym(&pmix.put, "PMIx_Put") < 0 ||
+        sym(&pmix.commit, "PMIx_Commit") < 0 ||
+        sym(&pmix.fence, "PMIx_Fence") < 0 ||
+        sym(&pmix.value_load, "PMIx_Value_load") < 0 ||
+        sym(&pmix.value_destruct, "PMIx_Value_destruct") < 0 ||
+        sym(&pmix.info_load, "PMIx_Info_load") < 0 ||
+        sym(&pmix.get_version, "PMIx_Get_version") < 0) {
+        pmix.dl = NULL;     /* the handle stays open: pmixdl keeps it */
+        return err_set(err, "%s lacks a PMIx function dlrun needs: %s",
+                       PMIX_SONAME, dlerror());
+    }
+    return 0;
+}
+
+const char *pmixc_version(void)
+{
+    struct err err = { "" };
+
+    return pmix_open(&err) == 0 ? pmix.get_version() : NULL;
+}
 
 /* Not under Open MPI's mpirun: its PMIx server (Open MPI 4.1) serves a
  * rank only once, so a connection from dlrun would make MPI_Init of the
@@ -30,10 +104,12 @@ static int pmixc_init(struct err *err)
 
     if (initialized)
         return 0;
-    rc = PMIx_Init(&me, NULL, 0);
+    if (pmix_open(err) < 0)
+        return -1;
+    rc = pmix.init(&me, NULL, 0);
     if (rc != PMIX_SUCCESS)
         return err_set(err, "PMIx_Init failed: %s (PMIX_NAMESPACE is set but "
-                       "the PMIx server cannot be reached)", PMIx_Error_string(rc));
+                       "the PMIx server cannot be reached)", pmix.error_string(rc));
     initialized = 1;
     return 0;
 }
@@ -41,8 +117,15 @@ static int pmixc_init(struct err *err)
 void pmixc_finalize(void)
 {
     if (initialized)
-        PMIx_Finalize(NULL, 0);
+        pmix.finalize(NULL, 0);
     initialized = 0;
+}
+
+/* PMIX_VALUE_RELEASE through the table: free a value PMIx_Get returned. */
+static void value_release(pmix_value_t *v)
+{
+    pmix.value_destruct(v);
+    free(v);
 }
 
 /* An unsigned value of KEY for proc (rank r, or PMIX_RANK_WILDCARD). */
@@ -55,9 +138,9 @@ static int get_uint(pmix_rank_t r, const char *key, unsigned *out,
     int ret = 0;
 
     PMIX_LOAD_PROCID(&p, me.nspace, r);
-    rc = PMIx_Get(&p, key, NULL, 0, &v);
+    rc = pmix.get(&p, key, NULL, 0, &v);
     if (rc != PMIX_SUCCESS)
-        return err_set(err, "PMIx_Get(%s): %s", key, PMIx_Error_string(rc));
+        return err_set(err, "PMIx_Get(%s): %s", key, pmix.error_string(rc));
     switch (v->type) {
     case PMIX_UINT32: *out = v->data.uint32; break;
     case PMIX_UINT16: *out = v->data.uint16; break;
@@ -66,7 +149,7 @@ static int get_uint(pmix_rank_t r, const char *key, unsigned *out,
     case PMIX_UINT: *out = v->data.uint; break;
     default: ret = err_set(err, "PMIx_Get(%s): unexpected type %d", key, v->type);
     }
-    PMIX_VALUE_RELEASE(v);
+    value_release(v);
     return ret;
 }
 
@@ -78,17 +161,17 @@ static char *get_string(pmix_rank_t r, const char *key, struct err *err)
     char *s = NULL;
 
     PMIX_LOAD_PROCID(&p, me.nspace, r);
-    rc = PMIx_Get(&p, key, NULL, 0, &v);
+    rc = pmix.get(&p, key, NULL, 0, &v);
     if (rc != PMIX_SUCCESS) {
         err_set(err, "PMIx_Get(%s) for rank %u: %s", key, r,
-                PMIx_Error_string(rc));
+                pmix.error_string(rc));
         return NULL;
     }
     if (v->type == PMIX_STRING && v->data.string)
         s = strdup(v->data.string);
     else
         err_set(err, "PMIx_Get(%s): not a string", key);
-    PMIX_VALUE_RELEASE(v);
+    value_release(v);
     return s;
 }
 
@@ -151,11 +234,12 @@ static int fence_all(struct err *err)
     pmix_status_t rc;
 
     PMIX_LOAD_PROCID(&all, me.nspace, PMIX_RANK_WILDCARD);
-    PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
-    rc = PMIx_Fence(&all, 1, &info, 1);
-    PMIX_INFO_DESTRUCT(&info);
+    memset(&info, 0, sizeof info);
+    pmix.info_load(&info, PMIX_COLLECT_DATA, &collect, PMIX_BOOL);
+    rc = pmix.fence(&all, 1, &info, 1);
+    pmix.value_destruct(&info.value);
     if (rc != PMIX_SUCCESS)
-        return err_set(err, "PMIx_Fence: %s", PMIx_Error_string(rc));
+        return err_set(err, "PMIx_Fence: %s", pmix.error_string(rc));
     return 0;
 }
 
@@ -171,13 +255,13 @@ int pmixc_agree_master(int rank, char *addr, size_t len, int *port,
         return -1;
     if (rank == 0) {
         snprintf(buf, sizeof buf, "%s %d", addr, *port);
-        PMIX_VALUE_LOAD(&v, buf, PMIX_STRING);
-        if (PMIx_Put(PMIX_GLOBAL, "dlrun.master", &v) != PMIX_SUCCESS ||
-            PMIx_Commit() != PMIX_SUCCESS) {
-            PMIX_VALUE_DESTRUCT(&v);
+        pmix.value_load(&v, buf, PMIX_STRING);
+        if (pmix.put(PMIX_GLOBAL, "dlrun.master", &v) != PMIX_SUCCESS ||
+            pmix.commit() != PMIX_SUCCESS) {
+            pmix.value_destruct(&v);
             return err_set(err, "PMIx_Put of the master address failed");
         }
-        PMIX_VALUE_DESTRUCT(&v);
+        pmix.value_destruct(&v);
     }
     if (fence_all(err) < 0 || !(got = get_string(0, "dlrun.master", err)))
         goto out;
@@ -216,6 +300,11 @@ int pmixc_agree_master(int rank, char *addr, size_t len, int *port,
 
 void pmixc_finalize(void)
 {
+}
+
+const char *pmixc_version(void)
+{
+    return NULL;
 }
 
 #endif

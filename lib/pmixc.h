@@ -2,6 +2,7 @@
  * task is, and let rank 0 publish the rendezvous address to all tasks.
  *
  * Compiled to stubs that fail when PMIx is not compiled in (HAVE_PMIX).
+ * libpmix itself is loaded (dlopen) on first use, not at every start.
  * The connection is opened on first use and must be closed with
  * pmixc_finalize() before exec, so that the program can open its own.
  */
@@ -29,5 +30,10 @@ int pmixc_agree_master(int rank, char *addr, size_t len, int *port,
 
 /* Close the connection if open (idempotent). */
 void pmixc_finalize(void);
+
+/* The PMIx library's version string (borrowed, static), loading the
+ * library if needed; NULL when PMIx is not compiled in or cannot be
+ * loaded. */
+const char *pmixc_version(void);
 
 #endif

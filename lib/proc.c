@@ -1,13 +1,24 @@
-/* proc.c - fork/exec with the child set-up of a careful launcher: own
+/* proc.c - spawning with the child set-up of a careful launcher: own
  * process group, parent-death signal, default signal handlers, the
  * original mask, stray fds closed on exec, and exec failure reported to
- * the parent through a close-on-exec pipe.  Only async-signal-safe calls
- * after fork. */
+ * the parent through a close-on-exec pipe.
+ *
+ * The child is started like posix_spawn does: clone(CLONE_VM|CLONE_VFORK)
+ * on a stack of its own.  It shares dlrun's memory until it execs (no page
+ * tables copied: a fork of dlrun cost several times a fork of a small
+ * program) and dlrun waits meanwhile, so the child's set-up must touch
+ * nothing of the parent's but its own stack and errno.  Only
+ * async-signal-safe calls in the child; every signal is blocked in the
+ * parent around the clone so that no handler of dlrun's runs in the child
+ * on dlrun's memory. */
 #include "proc.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +31,28 @@
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
 
+/* The child's stack: its set-up, and execvpe's copies of the PATH entry
+ * and, for a script without #!, of argv (one pointer per argument). */
+#define CHILD_STACK (64 * 1024)
+
+/* What the child reads, in the parent's memory. */
+struct child_args {
+    const struct proc_spec *spec;
+    pid_t parent;
+    int errfd;          /* the exec-error pipe's write end (close-on-exec) */
+};
+
+void proc_nondefault_signals(sigset_t *out)
+{
+    struct sigaction sa;
+
+    sigemptyset(out);
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sigaction(sig, NULL, &sa) == 0 &&
+            ((sa.sa_flags & SA_SIGINFO) || sa.sa_handler != SIG_DFL))
+            sigaddset(out, sig);
+}
+
 static void child_setup(const struct proc_spec *spec, pid_t parent)
 {
     struct sigaction dfl;
@@ -31,7 +64,8 @@ static void child_setup(const struct proc_spec *spec, pid_t parent)
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     for (int sig = 1; sig < NSIG; sig++)
-        sigaction(sig, &dfl, NULL);
+        if (!spec->reset || sigismember(spec->reset, sig) == 1)
+            sigaction(sig, &dfl, NULL);
     sigprocmask(SIG_SETMASK, spec->mask, NULL);
     if (spec->cpus)
         sched_setaffinity(0, sizeof *spec->cpus, spec->cpus);
@@ -44,44 +78,81 @@ static void child_setup(const struct proc_spec *spec, pid_t parent)
     syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 }
 
+static int child_main(void *arg)
+{
+    const struct child_args *a = arg;
+    int e;
+    ssize_t n;
+
+    child_setup(a->spec, a->parent);
+    execvpe(a->spec->argv[0], a->spec->argv, a->spec->envp);
+    e = errno;
+    n = write(a->errfd, &e, sizeof e);
+    (void)n;
+    _exit(proc_exec_code(e));
+}
+
 int proc_exec_code(int exec_errno)
 {
     return exec_errno == ENOENT ? 127 : 126;
 }
 
+/* clone the child onto stack (size bytes) and wait until it has exec'd or
+ * exited (CLONE_VFORK).  The child pid, or -1 with errno. */
+static pid_t clone_child(struct child_args *a, char *stack, size_t size)
+{
+    uintptr_t top = ((uintptr_t)(stack + size)) & ~(uintptr_t)15;
+    sigset_t all, old;
+    pid_t child;
+    int e;
+
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    child = clone(child_main, (void *)top, CLONE_VM | CLONE_VFORK | SIGCHLD, a);
+    e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return child;
+}
+
 int proc_spawn(const struct proc_spec *spec, pid_t *pid, int *exec_errno,
                struct err *err)
 {
-    pid_t parent = getpid(), child;
+    struct child_args a = { .spec = spec, .parent = getpid() };
+    size_t argc = 0, size;
+    char *stack = NULL;
+    pid_t child;
     int fds[2], e = 0;
     ssize_t n;
 
     *exec_errno = 0;
-    if (pipe2(fds, O_CLOEXEC) < 0)
+    while (spec->argv[argc])
+        argc++;
+    size = CHILD_STACK + (argc + 3) * sizeof(char *);
+    if (!(stack = malloc(size)))
+        return err_set(err, "out of memory");
+    if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) {
+        free(stack);
         return err_set(err, "pipe: %s", strerror(errno));
-    child = fork();
-    if (child == 0) {
-        close(fds[0]);
-        child_setup(spec, parent);
-        execvpe(spec->argv[0], spec->argv, spec->envp);
-        e = errno;
-        n = write(fds[1], &e, sizeof e);
-        (void)n;
-        _exit(proc_exec_code(e));
     }
+    a.errfd = fds[1];
+    child = clone_child(&a, stack, size);
+    e = errno;
     close(fds[1]);
+    free(stack);
     if (child < 0) {
         close(fds[0]);
-        return err_set(err, "fork: %s", strerror(errno));
+        return err_set(err, "cannot start a process: %s", strerror(e));
     }
-    setpgid(child, child);      /* also here: no race with killpg */
-    do
-        n = read(fds[0], &e, sizeof e);
-    while (n < 0 && errno == EINTR);
+    /* We run again once the child has passed exec's point of no return or
+     * has written why exec failed and exited: what the pipe holds now is
+     * the answer, no need to wait for the end of the exec (EOF).  Either
+     * way it set its process group first: killpg reaches it from now on. */
+    n = read(fds[0], &e, sizeof e);
     close(fds[0]);
     *pid = child;
     if (n != (ssize_t)sizeof e)
-        return 0;               /* EOF: exec succeeded */
+        return 0;
     waitpid(child, NULL, 0);
     *exec_errno = e;
     return err_set(err, "cannot run '%s': %s", spec->argv[0], strerror(e));

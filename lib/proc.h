@@ -19,12 +19,21 @@ struct proc_spec {
     int out_fd, err_fd;         /* become the child's stdout/stderr; -1 keeps */
     const cpu_set_t *cpus;      /* CPUs the child may run on, or NULL */
     int death_sig;              /* sent when dlrun dies; 0 = SIGKILL */
+    const sigset_t *reset;      /* signals whose handler the child resets to
+                                   the default (proc_nondefault_signals);
+                                   NULL = every signal */
 };
 
-/* Fork and exec in a new process group that dies with dlrun (parent-death
- * signal SIGKILL), with default signal handlers.  On success *pid is set
- * and 0 returned.  When exec fails the child is reaped, *exec_errno is set
- * and -1 returned with err saying "cannot run 'PROG': REASON". */
+/* The signals whose disposition here is not the default (handled or
+ * ignored), for proc_spec.reset: computed once for many spawns, so that
+ * each child resets only those. */
+void proc_nondefault_signals(sigset_t *out);
+
+/* Start argv in a new process group that dies with dlrun (parent-death
+ * signal SIGKILL), with default signal handlers; returns once the child
+ * has exec'd.  On success *pid is set and 0 returned.  When exec fails the
+ * child is reaped, *exec_errno is set and -1 returned with err saying
+ * "cannot run 'PROG': REASON". */
 int proc_spawn(const struct proc_spec *spec, pid_t *pid, int *exec_errno,
                struct err *err);
 

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "topocache.h"
 #ifdef __SANITIZE_ADDRESS__
 #include <dlfcn.h>
 #endif
@@ -146,11 +148,67 @@ static int nvidia_driver_present(void)
            access("/dev/nvidiactl", F_OK) == 0;
 }
 
-static int load(struct topo *t, const char *spec, struct err *err)
+/* HWLOC_PLUGINS_BLACKLIST for this load: the plugins it does not need.
+ * Only the PCI one is ever used, and only on this machine with an NVIDIA
+ * driver (GPUs); an XML file keeps the libxml2 reader (the built-in one
+ * is stricter).  The user's own list is kept after ours. */
+static void plugins_to_skip(int this_machine, int want_pci, char *buf,
+                            size_t len)
 {
-    int this_machine = !spec || !*spec;
+    const char *user = getenv("HWLOC_PLUGINS_BLACKLIST");
 
-    if (hwloc_topology_init(&t->h) < 0) {
+    snprintf(buf, len, "HWLOC_PLUGINS_BLACKLIST=hwloc_gl.so,hwloc_opencl.so%s%s"
+             "%s%s", want_pci ? "" : ",hwloc_pci.so",
+             this_machine ? ",hwloc_xml_libxml.so" : "", user ? "," : "",
+             user ? user : "");
+}
+
+/* hwloc_topology_init with plugins skipped.  hwloc dlopens every plugin
+ * of its folder at the first init of a process, whatever the components
+ * chosen later: libxml2, ICU and libstdc++ for the XML one, the X and
+ * OpenCL libraries for gl and opencl, about 4 ms, and 0.6 ms more to
+ * unload them at hwloc_topology_destroy.  The only way to skip one is the
+ * environment variable, read at that moment: the environment is swapped
+ * for a copy with it (no setenv: a PMIx thread may be running) and given
+ * back at once.  When no plugin is needed at all the plugin folder is not
+ * even listed (HWLOC_PLUGINS_PATH to a folder that does not exist, unless
+ * the user set one).  The copy is kept until the next call, as another
+ * thread's getenv may still be walking it. */
+static int init_skipping_plugins(hwloc_topology_t *h, int this_machine,
+                                 int want_pci)
+{
+    static char var[512], none[] = "HWLOC_PLUGINS_PATH=/nonexistent/dlrun";
+    static char **env;
+    extern char **environ;
+    char **saved = environ;
+    size_t n = 0, k = 0;
+    int rc;
+
+    while (saved && saved[n])
+        n++;
+    free(env);
+    env = calloc(n + 3, sizeof *env);
+    if (env) {
+        plugins_to_skip(this_machine, want_pci, var, sizeof var);
+        env[k++] = var;
+        if (this_machine && !want_pci && !getenv("HWLOC_PLUGINS_PATH"))
+            env[k++] = none;
+        for (size_t i = 0; i < n; i++)
+            if (strncmp(saved[i], "HWLOC_PLUGINS_BLACKLIST=", 24) != 0)
+                env[k++] = saved[i];
+        environ = env;
+    }
+    rc = hwloc_topology_init(h);
+    environ = saved;
+    return rc;
+}
+
+/* An empty topology with the settings of every load: plugins and
+ * components skipped, caches and (unless GPUs matter) PCI filtered out. */
+static int init_topology(struct topo *t, int this_machine, int want_pci,
+                         struct err *err)
+{
+    if (init_skipping_plugins(&t->h, this_machine, want_pci) < 0) {
         t->h = NULL;
         return err_set(err, "hwloc_topology_init failed");
     }
@@ -159,19 +217,46 @@ static int load(struct topo *t, const char *spec, struct err *err)
      * reading them spares a sysfs walk per CPU at every launch */
     hwloc_topology_set_cache_types_filter(t->h, HWLOC_TYPE_FILTER_KEEP_NONE);
     hwloc_topology_set_icache_types_filter(t->h, HWLOC_TYPE_FILTER_KEEP_NONE);
-    hwloc_topology_set_io_types_filter(t->h, this_machine &&
-        !nvidia_driver_present() ?
+    hwloc_topology_set_io_types_filter(t->h, this_machine && !want_pci ?
         HWLOC_TYPE_FILTER_KEEP_NONE : HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    if (!this_machine && set_source(t->h, spec, err) < 0)
+    return 0;
+}
+
+/* This machine: from the cache when it has this process's topology, else
+ * read from the system (restricted to our CPUs) and saved there. */
+static int load_this_machine(struct topo *t, struct err *err)
+{
+    int want_pci = nvidia_driver_present();
+    char cache[4400];
+    int cached = topocache_path(want_pci, cache, sizeof cache) == 0;
+
+    if (init_topology(t, 1, want_pci, err) < 0)
         return -1;
-    if (this_machine)
-        keep_pciaccess();
+    if (cached && topocache_load(cache, t->h) == 0)
+        return find_gpus(t, err);
+    if (cached) {   /* the failed load may have left h half set up */
+        hwloc_topology_destroy(t->h);
+        if (init_topology(t, 1, want_pci, err) < 0)
+            return -1;
+    }
+    keep_pciaccess();
     if (hwloc_topology_load(t->h) < 0)
-        return this_machine
-            ? err_set(err, "hwloc cannot read this machine's topology")
-            : err_set(err, "hwloc cannot load the topology %s", spec);
-    if (this_machine && restrict_to_affinity(t->h, err) < 0)
+        return err_set(err, "hwloc cannot read this machine's topology");
+    if (restrict_to_affinity(t->h, err) < 0)
         return -1;
+    if (cached)
+        topocache_save(cache, t->h);
+    return find_gpus(t, err);
+}
+
+static int load(struct topo *t, const char *spec, struct err *err)
+{
+    if (!spec || !*spec)
+        return load_this_machine(t, err);
+    if (init_topology(t, 0, 0, err) < 0 || set_source(t->h, spec, err) < 0)
+        return -1;
+    if (hwloc_topology_load(t->h) < 0)
+        return err_set(err, "hwloc cannot load the topology %s", spec);
     return find_gpus(t, err);
 }
 

@@ -49,7 +49,10 @@ static int run_client(void)
     unsigned size = 0, lrank = 0, got = 0;
     char peers[64] = "", host[64] = "";
 
-    if (PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS)
+    struct err err = { "" };
+
+    /* pmix_host_int.h routes the macros' PMIx calls through pmixdl */
+    if (pmixdl_server(&err) < 0 || PMIx_Init(&me, NULL, 0) != PMIX_SUCCESS)
         return 10;
     PMIX_LOAD_PROCID(&any, me.nspace, PMIX_RANK_WILDCARD);
     if (PMIx_Get(&any, PMIX_JOB_SIZE, NULL, 0, &v) == PMIX_SUCCESS)

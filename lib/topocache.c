@@ -1,0 +1,252 @@
+/* topocache.c - see topocache.h. */
+#include "topocache.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define CACHE_FORMAT 1              /* bump when what is saved changes */
+#define CACHE_MAX_BYTES (16 << 20)  /* a larger file is not ours */
+#define CACHE_MAX_FILES 64          /* of one boot; more: start afresh */
+#define MEMS_WORDS 64               /* 4096 memory nodes */
+#define MPOL_F_MEMS_ALLOWED_ (1UL << 2)
+
+extern char **environ;
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+
+    for (size_t i = 0; i < n; i++) {
+        h ^= c[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* Off on request, and when an HWLOC_* variable may change what hwloc
+ * reads (HWLOC_FSROOT, HWLOC_XMLFILE, HWLOC_COMPONENTS, ...). */
+static int cache_off(void)
+{
+    const char *v = getenv("DLRUN_TOPOLOGY_CACHE");
+
+    if (v && strcmp(v, "0") == 0)
+        return 1;
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, "HWLOC_", 6) == 0)
+            return 1;
+    return 0;
+}
+
+/* The kernel's id of this boot, 36 characters; -1 when unknown. */
+static int boot_id(char *buf, size_t len)
+{
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, len - 1);
+    close(fd);
+    if (n < 32)
+        return -1;
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    return strchr(buf, '/') ? -1 : 0;
+}
+
+/* A folder only this user can write, made if needed, into buf. */
+static int cache_dir(char *buf, size_t len)
+{
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    struct stat st;
+    int n;
+
+    if (xdg && xdg[0] == '/')
+        n = snprintf(buf, len, "%s/dlrun", xdg);
+    else
+        n = snprintf(buf, len, "/tmp/dlrun-%u", (unsigned)geteuid());
+    if (n < 0 || (size_t)n >= len)
+        return -1;
+    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+        return -1;
+    if (lstat(buf, &st) < 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != geteuid() || (st.st_mode & 077) != 0)
+        return -1;
+    return 0;
+}
+
+/* Everything the topology depends on, hashed. */
+static int state_hash(const char *boot, int want_pci, uint64_t *out)
+{
+    unsigned long mems[MEMS_WORDS] = { 0 };
+    unsigned versions[3] = { CACHE_FORMAT, HWLOC_API_VERSION,
+                             hwloc_get_api_version() };
+    uid_t uid = geteuid();
+    cpu_set_t cpus;
+    uint64_t h = 0xcbf29ce484222325ULL;
+
+    if (sched_getaffinity(0, sizeof cpus, &cpus) < 0)
+        return -1;
+    /* the memory nodes this process's cpuset allows (no policy is read) */
+    syscall(SYS_get_mempolicy, NULL, mems, (unsigned long)MEMS_WORDS * 64,
+            NULL, MPOL_F_MEMS_ALLOWED_);
+    h = fnv1a(h, versions, sizeof versions);
+    h = fnv1a(h, DLRUN_VERSION, sizeof DLRUN_VERSION);
+    h = fnv1a(h, boot, strlen(boot));
+    h = fnv1a(h, &cpus, sizeof cpus);
+    h = fnv1a(h, mems, sizeof mems);
+    h = fnv1a(h, &want_pci, sizeof want_pci);
+    *out = fnv1a(h, &uid, sizeof uid);
+    return 0;
+}
+
+int topocache_path(int want_pci, char *path, size_t len)
+{
+    char dir[4096], boot[64];
+    uint64_t h;
+    int n;
+
+    if (cache_off() || boot_id(boot, sizeof boot) < 0 ||
+        state_hash(boot, want_pci, &h) < 0 || cache_dir(dir, sizeof dir) < 0)
+        return -1;
+    n = snprintf(path, len, "%s/topo-%.8s-%016llx.xml", dir, boot,
+                 (unsigned long long)h);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* The whole of fd (a regular file of ours), NUL-terminated; NULL if not. */
+static char *read_ours(int fd, size_t *len)
+{
+    struct stat st;
+    char *buf;
+    size_t got = 0;
+
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+        st.st_uid != geteuid() || st.st_size <= 0 ||
+        st.st_size > CACHE_MAX_BYTES)
+        return NULL;
+    buf = malloc((size_t)st.st_size + 1);
+    while (buf && got < (size_t)st.st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    if (buf && got != (size_t)st.st_size) {
+        free(buf);
+        return NULL;
+    }
+    if (buf)
+        buf[got] = '\0';
+    *len = got + 1;
+    return buf;
+}
+
+/* A loaded topology fits this process: some CPUs, all of them usable. */
+static int fits(hwloc_topology_t h)
+{
+    hwloc_const_cpuset_t set = hwloc_topology_get_topology_cpuset(h);
+    cpu_set_t mine;
+    int cpu, ok = !hwloc_bitmap_iszero(set);
+
+    if (sched_getaffinity(0, sizeof mine, &mine) < 0)
+        return 0;
+    hwloc_bitmap_foreach_begin(cpu, set) {
+        if (cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &mine))
+            ok = 0;
+    } hwloc_bitmap_foreach_end();
+    return ok;
+}
+
+int topocache_load(const char *path, hwloc_topology_t h)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc = -1;
+    size_t len = 0;
+    char *xml = fd >= 0 ? read_ours(fd, &len) : NULL;
+
+    if (fd >= 0)
+        close(fd);
+    if (!xml)
+        return -1;
+    if (len <= (size_t)INT32_MAX &&
+        hwloc_topology_set_flags(h, hwloc_topology_get_flags(h) |
+                                    HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM) == 0 &&
+        hwloc_topology_set_xmlbuffer(h, xml, (int)len) == 0 &&
+        hwloc_topology_load(h) == 0 && fits(h))
+        rc = 0;
+    else
+        unlink(path);
+    free(xml);
+    return rc;
+}
+
+/* Files of earlier boots go; so do all when there are too many. */
+static void prune(const char *dir, const char *boot8)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[4096 + 300];
+    int mine = 0;
+
+    while (d && (e = readdir(d)))
+        mine += strncmp(e->d_name, "topo-", 5) == 0 &&
+                strncmp(e->d_name + 5, boot8, 8) == 0;
+    if (d)
+        rewinddir(d);
+    while (d && (e = readdir(d))) {
+        if (strncmp(e->d_name, "topo-", 5) != 0 ||
+            (mine < CACHE_MAX_FILES && strncmp(e->d_name + 5, boot8, 8) == 0))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d)
+        closedir(d);
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+void topocache_save(const char *path, hwloc_topology_t h)
+{
+    const char *name = strrchr(path, '/');
+    char dir[4096], tmp[4096 + 16], *xml = NULL;
+    int len = 0, fd;
+
+    if (!name || (size_t)(name - path) >= sizeof dir || strlen(name) < 14)
+        return;
+    snprintf(dir, sizeof dir, "%.*s", (int)(name - path), path);
+    prune(dir, name + 6);
+    if (hwloc_topology_export_xmlbuffer(h, &xml, &len, 0) < 0)
+        return;
+    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
+    fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd >= 0) {
+        int ok = write_all(fd, xml, (size_t)len) == 0;
+        if (close(fd) < 0 || !ok || rename(tmp, path) < 0)
+            unlink(tmp);
+    }
+    hwloc_free_xmlbuffer(h, xml);
+}

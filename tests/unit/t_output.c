@@ -1,0 +1,252 @@
+/* t_output.c - the output engine on real pipes: whole lines only, tags,
+ * overlong lines in pieces, a last line without newline, bytes kept, files
+ * and the console filter; data cut at every place a pipe may cut it. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output.h"
+#include "tap.h"
+
+static char dir[64];
+
+/* A console file, empty. */
+static int console(const char *name)
+{
+    char path[128];
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+}
+
+/* Everything fd holds (NUL-terminated; *len without it); caller frees. */
+static char *contents(int fd, size_t *len)
+{
+    off_t n = lseek(fd, 0, SEEK_END);
+    char *buf = malloc((size_t)n + 1);
+
+    *len = 0;
+    if (!buf || pread(fd, buf, (size_t)n, 0) != n) {
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    *len = (size_t)n;
+    return buf;
+}
+
+/* Feed len bytes to stream (rank index i, 1 or 2) in pieces of `step`
+ * bytes, letting the engine read after each. */
+static void feed(struct output *o, int i, int stream, const char *p,
+                 size_t len, size_t step)
+{
+    struct err err = { "" };
+    int fd = output_child_fd(o, i, stream);
+
+    for (size_t off = 0; off < len; off += step) {
+        size_t n = len - off < step ? len - off : step;
+        if (write(fd, p + off, n) != (ssize_t)n)
+            printf("# short write\n");
+        output_ready(o, 2 * i + (stream == 2), &err);
+    }
+}
+
+static struct output *engine(int n, const struct output_opts *oo)
+{
+    static const int ranks[] = { 0, 1, 2, 3 };
+    struct err err = { "" };
+    struct output *o = output_create(ranks, n, oo, &err);
+
+    if (!o)
+        printf("# output_create: %s\n", err.msg);
+    return o;
+}
+
+static void test_tags(void)
+{
+    struct output_opts oo = { .tag = 1, .console_out = console("o1"),
+                              .console_err = console("e1") };
+    struct output *o = engine(2, &oo);
+    size_t len;
+    char *out, *errs;
+
+    if (!o)
+        return;
+    feed(o, 0, 1, "a\nb", 3, 3);
+    feed(o, 1, 1, "c\n", 2, 2);
+    feed(o, 0, 1, "b\n", 2, 2);     /* ends rank 0's "bb" */
+    feed(o, 1, 2, "oops", 4, 4);    /* no newline at the end */
+    feed(o, 1, 1, "d", 1, 1);
+    for (int i = 0; i < 2; i++)
+        output_close_child_ends(o, i);
+    output_drain(o);
+    out = contents(oo.console_out, &len);
+    errs = contents(oo.console_err, &len);
+    is_str(out, "[0] a\n[1] c\n[0] bb\n[1] d\n", "tagged stdout, lines whole");
+    is_str(errs, "[1] oops\n", "a last line without newline ends one on the console");
+    free(out);
+    free(errs);
+    output_destroy(o);
+    close(oo.console_out);
+    close(oo.console_err);
+}
+
+/* "[0] " + 65536 x + "\n" twice, then the rest: as the 64 KiB buffer of
+ * a stream cut it before. */
+static void test_long_line(void)
+{
+    struct output_opts oo = { .tag = 1, .console_out = console("o2"),
+                              .console_err = console("e2") };
+    struct output *o = engine(1, &oo);
+    size_t n = 150000, len, at = 0;
+    char *line = malloc(n + 1), *out;
+    int pieces = 0, good = 1;
+
+    if (!o || !line)
+        return;
+    memset(line, 'x', n);
+    line[n] = '\n';
+    feed(o, 0, 1, line, n + 1, 40000);
+    output_close_child_ends(o, 0);
+    output_drain(o);
+    out = contents(oo.console_out, &len);
+    while (out && at < len) {
+        char *nl = memchr(out + at, '\n', len - at);
+        size_t piece = nl ? (size_t)(nl - out) - at : 0;
+        good &= nl && strncmp(out + at, "[0] ", 4) == 0 &&
+                (piece - 4 == 65536 || at + piece + 1 == len);
+        pieces++;
+        at += piece + 1;
+    }
+    is_int(pieces, 3, "a 150000-byte line: 3 tagged pieces");
+    ok(good && len == n + 1 + 2 + 3 * 4, "  of 64 KiB, 64 KiB and the rest");
+    free(out);
+    free(line);
+    output_destroy(o);
+    close(oo.console_out);
+    close(oo.console_err);
+}
+
+static void test_raw_and_files(void)
+{
+    int show[] = { 1 };
+    struct output_opts oo = { .dir = dir, .show = show, .nshow = 1,
+                              .console_out = console("o3"),
+                              .console_err = console("e3") };
+    struct output *o = engine(2, &oo);
+    static const char bin[] = "raw\001\000x\n\377end";
+    char path[128];
+    size_t len;
+    char *out, *file;
+    int fd;
+
+    if (!o)
+        return;
+    feed(o, 0, 1, "zero\n", 5, 5);
+    feed(o, 1, 1, bin, sizeof bin - 1, 3);
+    for (int i = 0; i < 2; i++)
+        output_close_child_ends(o, i);
+    output_drain(o);
+    out = contents(oo.console_out, &len);
+    ok(out && len == sizeof bin - 1 && memcmp(out, bin, len) == 0,
+       "untagged, rank 1 only: bytes unchanged");
+    free(out);
+    snprintf(path, sizeof path, "%s/rank.0/stdout", dir);
+    fd = open(path, O_RDONLY);
+    file = fd >= 0 ? contents(fd, &len) : NULL;
+    is_str(file, "zero\n", "--output-dir: a hidden rank's file");
+    free(file);
+    if (fd >= 0)
+        close(fd);
+    output_destroy(o);
+    close(oo.console_out);
+    close(oo.console_err);
+}
+
+/* 2 ranks, 5000 numbered lines of varied length each, fed in pieces that
+ * end anywhere: every line arrives once, whole, tagged, in order. */
+static char *numbered(int rank, size_t *len)
+{
+    char *buf = malloc(5000 * 200), *p = buf;
+
+    for (int i = 0; buf && i < 5000; i++) {
+        p += sprintf(p, "r%d %d ", rank, i);
+        memset(p, 'a' + i % 26, (size_t)(i * 7 % 150));
+        p += i * 7 % 150;
+        *p++ = '\n';
+    }
+    *len = buf ? (size_t)(p - buf) : 0;
+    return buf;
+}
+
+static int check_numbered(const char *out, size_t len)
+{
+    int next[2] = { 0, 0 }, bad = 0, r, i;
+    size_t at = 0;
+
+    while (at < len) {
+        const char *nl = memchr(out + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - out) - at : len - at;
+        int pad = 0;
+        if (!nl || sscanf(out + at, "[%d] r%*d %d%n", &r, &i, &pad) != 2 ||
+            r < 0 || r > 1 || i != next[r]++ || out[at + (size_t)pad] != ' ' ||
+            n - (size_t)pad - 1 != (size_t)(i * 7 % 150))
+            bad++;
+        at += n + 1;
+    }
+    return bad == 0 && next[0] == 5000 && next[1] == 5000;
+}
+
+static void test_cut_anywhere(void)
+{
+    static const size_t steps[] = { 1, 7, 4096, 65537, 300000 };
+    size_t l0, l1, len;
+    char *a = numbered(0, &l0), *b = numbered(1, &l1), *out, what[80];
+
+    for (size_t k = 0; a && b && k < sizeof steps / sizeof steps[0]; k++) {
+        struct output_opts oo = { .tag = 1, .console_out = console("o4"),
+                                  .console_err = console("e4") };
+        struct output *o = engine(2, &oo);
+        size_t step = steps[k];
+        if (!o)
+            break;
+        for (size_t off = 0; off < l0 || off < l1; off += step) {
+            if (off < l0)
+                feed(o, 0, 1, a + off, l0 - off < step ? l0 - off : step, step);
+            if (off < l1)
+                feed(o, 1, 1, b + off, l1 - off < step ? l1 - off : step, step);
+        }
+        for (int i = 0; i < 2; i++)
+            output_close_child_ends(o, i);
+        output_drain(o);
+        out = contents(oo.console_out, &len);
+        snprintf(what, sizeof what, "pieces of %zu bytes: every line once, whole, "
+                 "in order", step);
+        ok(out && check_numbered(out, len), what);
+        free(out);
+        output_destroy(o);
+        close(oo.console_out);
+        close(oo.console_err);
+    }
+    free(a);
+    free(b);
+}
+
+int main(void)
+{
+    char cmd[128];
+
+    snprintf(dir, sizeof dir, "/tmp/t_output.XXXXXX");
+    if (!mkdtemp(dir))
+        return 1;
+    test_tags();
+    test_long_line();
+    test_raw_and_files();
+    test_cut_anywhere();
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        printf("# could not remove %s\n", dir);
+    return tap_done();
+}
