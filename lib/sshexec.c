@@ -8,6 +8,42 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sshdl.h"
+
+/* libssh is opened with dlopen (sshdl.h): its functions through the table */
+#define ssh_channel_close sshdl.channel_close
+#define ssh_channel_free sshdl.channel_free
+#define ssh_channel_get_exit_status sshdl.channel_get_exit_status
+#define ssh_channel_is_closed sshdl.channel_is_closed
+#define ssh_channel_is_eof sshdl.channel_is_eof
+#define ssh_channel_is_open sshdl.channel_is_open
+#define ssh_channel_new sshdl.channel_new
+#define ssh_channel_open_session sshdl.channel_open_session
+#define ssh_channel_poll sshdl.channel_poll
+#define ssh_channel_read_nonblocking sshdl.channel_read_nonblocking
+#define ssh_channel_request_exec sshdl.channel_request_exec
+#define ssh_channel_send_eof sshdl.channel_send_eof
+#define ssh_channel_write sshdl.channel_write
+#define ssh_clean_pubkey_hash sshdl.clean_pubkey_hash
+#define ssh_connect sshdl.connect
+#define ssh_disconnect sshdl.disconnect
+#define ssh_free sshdl.free
+#define ssh_get_error sshdl.get_error
+#define ssh_get_fd sshdl.get_fd
+#define ssh_get_fingerprint_hash sshdl.get_fingerprint_hash
+#define ssh_get_publickey_hash sshdl.get_publickey_hash
+#define ssh_get_server_publickey sshdl.get_server_publickey
+#define ssh_key_free sshdl.key_free
+#define ssh_new sshdl.new
+#define ssh_options_get sshdl.options_get
+#define ssh_options_parse_config sshdl.options_parse_config
+#define ssh_options_set sshdl.options_set
+#define ssh_session_is_known_server sshdl.session_is_known_server
+#define ssh_set_channel_callbacks sshdl.set_channel_callbacks
+#define ssh_string_free_char sshdl.string_free_char
+#define ssh_userauth_none sshdl.userauth_none
+#define ssh_userauth_publickey_auto sshdl.userauth_publickey_auto
+
 struct sshexec {
     ssh_session s;
     ssh_channel ch;
@@ -141,6 +177,11 @@ struct sshexec *sshexec_start(const struct sshexec_opts *o,
 {
     struct sshexec *x = calloc(1, sizeof *x);
 
+    if (sshdl_open(err) < 0) {
+        err_prefix(err, "ssh %s", o->host);
+        free(x);
+        return NULL;
+    }
     if (!x || !(x->s = ssh_new())) {
         err_set(err, "ssh %s: out of memory", o->host);
         goto fail;
