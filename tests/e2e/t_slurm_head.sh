@@ -115,14 +115,16 @@ for _ in $(seq 150); do [ -z "$(leftovers)" ] && break; sleep 0.1; done
 expect_eq "  nothing left on any node" "$(leftovers)" ""
 ip netns exec dlrun-node2 ip link set eth0 up
 
-# --- node2's agent is killed: srun ends the step, dlrun fails and says so ---
+# --- the second node's agent is killed (Slurm may have left out node2 after
+# its network was cut): srun ends the step, dlrun fails and says so ---
 within 120 salloc -N2 --ntasks-per-node=1 sh -c "
-    \"$DLRUN\" -np 4 sh -c 'touch \"$TMP/kill.up.\$RANK\"; exec \"\$0\" 60' \"$TMP/$MARK-sleep\" & p=\$!
+    \"$DLRUN\" -np 4 sh -c 'hostname >\"$TMP/kill.up.\$RANK\"; exec \"\$0\" 60' \"$TMP/$MARK-sleep\" & p=\$!
     for i in \$(seq 600); do [ \$(ls \"$TMP\"/kill.up.* 2>/dev/null | wc -l) -eq 4 ] && break; sleep 0.1; done
-    for q in \$(ip netns pids dlrun-node2); do
+    sleep 0.5; h=\$(cat \"$TMP/kill.up.3\")
+    for q in \$(ip netns pids dlrun-\$h); do
         tr '\\0' ' ' </proc/\$q/cmdline | grep -q '^[^ ]*dlrun agent ' && kill -9 \$q; done
     wait \$p; echo rc=\$?" >"$TMP/agentkill.out" 2>&1
-expect_grep "node2's agent SIGKILLed: dlrun fails" "^rc=[1-9][0-9]*$" "$TMP/agentkill.out" ||
+expect_grep "the second node's agent SIGKILLed: dlrun fails" "^rc=[1-9][0-9]*$" "$TMP/agentkill.out" ||
     sed 's/^/  | /' "$TMP/agentkill.out"
 expect_grep "  and says the agents' srun ended" "srun (the agents) ended with code" "$TMP/agentkill.out"
 for _ in $(seq 150); do [ -z "$(leftovers)" ] && break; sleep 0.1; done
