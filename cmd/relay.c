@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "shquote.h"
 #include "sshexec.h"
 
 #define RELAY_LINE_MAX 65536
@@ -227,7 +228,7 @@ int cmd_relay(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
     sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
-    command = sshexec_shell_join(argv + optind + 2);
+    command = shquote_join(argv + optind + 2);
     if (sfd < 0 || !command) {
         rc = cmd_fail(RELAY_FAIL, "relay: out of resources");
         goto out;

@@ -1,6 +1,7 @@
 /* shquote.c - quoting values for a POSIX shell. */
 #include "shquote.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,5 +49,26 @@ char *shquote(const char *s)
     }
     *o++ = '\'';
     *o = '\0';
+    return out;
+}
+
+char *shquote_join(char *const *argv)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&out, &len);
+    int ok = m != NULL;
+
+    for (char *const *a = argv; ok && *a; a++) {
+        char *w = shquote(*a);
+        ok = w && fprintf(m, a == argv ? "%s" : " %s", w) >= 0;
+        free(w);
+    }
+    if (m && fclose(m) != 0)
+        ok = 0;
+    if (!ok) {
+        free(out);
+        return NULL;
+    }
     return out;
 }

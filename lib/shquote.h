@@ -15,6 +15,11 @@
  * line-oriented file refuse them first (shquote_has_newline). */
 char *shquote(const char *s);
 
+/* argv as one command line for a POSIX shell (sshd runs the remote
+ * agent's this way): each word as shquote() makes it, separated by
+ * spaces.  Caller frees; NULL when out of memory. */
+char *shquote_join(char *const *argv);
+
 /* 1 when s needs no quoting in a shell (non-empty, only letters, digits
  * and -_./:@%+=,). */
 int shquote_is_bare(const char *s);

@@ -58,8 +58,4 @@ int sshexec_exit_code(const struct sshexec *x);
 /* Disconnect and free.  NULL is a no-op. */
 void sshexec_close(struct sshexec *x);
 
-/* argv as one command line for a POSIX shell, each word single-quoted
- * where needed.  Caller frees.  NULL when out of memory. */
-char *sshexec_shell_join(char *const *argv);
-
 #endif

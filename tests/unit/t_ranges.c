@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ranges.h"
+#include "shquote.h"
 #include "sshexec.h"
 #include "tap.h"
 
@@ -32,7 +33,7 @@ static void parse_bad(const char *s, int max)
 /* What sh makes of the joined words: each on a line. */
 static void join_roundtrip(char *const *argv, const char *what)
 {
-    char *cmd = sshexec_shell_join(argv), *sh = NULL, buf[4096] = "";
+    char *cmd = shquote_join(argv), *sh = NULL, buf[4096] = "";
     char want[4096] = "";
     FILE *p;
     size_t n;
@@ -68,7 +69,7 @@ int main(void)
     parse_bad("0-5,0-5", 8);     /* more values than max */
     {
         char *plain[] = { "x", "/usr/bin/python3", "--np=4", "a,b:c", NULL };
-        char *q = sshexec_shell_join(plain);
+        char *q = shquote_join(plain);
         is_str(q, "x /usr/bin/python3 --np=4 a,b:c", "plain words stay bare");
         free(q);
     }
