@@ -75,14 +75,10 @@ static void shared_output_options(const struct options *o, struct strv *a)
     strv_addf(a, "--mpi=%s", o->mpi == MPI_PMIX ? "pmix" : "none");
 }
 
-/* What agents that start further agents (a tree) need, and the rest. */
-static void shared_remote_options(const struct options *o, struct strv *a)
+/* The options of `dlrun relay` (and of agents, which pass them on to the
+ * relays of their part of the tree). */
+static void ssh_options(const struct remote_opts *r, struct strv *a)
 {
-    const struct remote_opts *r = &o->remote;
-    char cwd[PATH_MAX];
-
-    strv_addf(a, "--heartbeat-timeout=%d", r->heartbeat_s);
-    strv_addf(a, "--fanout=%d", r->fanout);
     strv_addf(a, "--connect-timeout=%d", r->connect_timeout_s);
     if (r->ssh_port)
         strv_addf(a, "--ssh-port=%d", r->ssh_port);
@@ -94,6 +90,17 @@ static void shared_remote_options(const struct options *o, struct strv *a)
         strv_addf(a, "--ssh-known-hosts=%s", r->ssh_known_hosts);
     if (r->ssh_config)
         strv_addf(a, "--ssh-config=%s", r->ssh_config);
+}
+
+/* What agents that start further agents (a tree) need, and the rest. */
+static void shared_remote_options(const struct options *o, struct strv *a)
+{
+    const struct remote_opts *r = &o->remote;
+    char cwd[PATH_MAX];
+
+    strv_addf(a, "--heartbeat-timeout=%d", r->heartbeat_s);
+    strv_addf(a, "--fanout=%d", r->fanout);
+    ssh_options(r, a);
     if (r->remote_dlrun)
         strv_addf(a, "--remote-dlrun=%s", r->remote_dlrun);
     if (o->wdir)
@@ -140,16 +147,6 @@ void head_fill_job(const struct job *j, struct agent_job *aj,
     aj->lifeline = lifeline;
     aj->fanout = r->fanout;
     aj->remote_dlrun = r->remote_dlrun;
-    strv_addf(relay, "--connect-timeout=%d", r->connect_timeout_s);
-    if (r->ssh_port)
-        strv_addf(relay, "--ssh-port=%d", r->ssh_port);
-    if (r->ssh_user)
-        strv_addf(relay, "--ssh-user=%s", r->ssh_user);
-    if (r->ssh_identity)
-        strv_addf(relay, "--ssh-identity=%s", r->ssh_identity);
-    if (r->ssh_known_hosts)
-        strv_addf(relay, "--ssh-known-hosts=%s", r->ssh_known_hosts);
-    if (r->ssh_config)
-        strv_addf(relay, "--ssh-config=%s", r->ssh_config);
+    ssh_options(r, relay);
     aj->relay_opts = relay->v;
 }

@@ -1,7 +1,9 @@
 /* launcher.c - choosing the launcher for a plan. */
 #include "launcher.h"
 
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
 
 static const struct launcher *const launchers[] = { &launcher_local };
 #define NLAUNCHERS (sizeof launchers / sizeof launchers[0])
@@ -58,4 +60,13 @@ const struct agent_launcher *agent_launcher_select(const char *name,
 int agent_proc_node(int rank)
 {
     return -1 - rank;
+}
+
+void launcher_kill_started(struct sv_rank *procs, int n)
+{
+    for (int i = 0; i < n; i++) {
+        killpg(procs[i].pid, SIGKILL);
+        waitpid(procs[i].pid, NULL, 0);
+        procs[i].running = 0;
+    }
 }

@@ -80,6 +80,10 @@ const struct agent_launcher *agent_launcher_select(const char *name,
                                                    const char *alloc_source,
                                                    struct err *err);
 
+/* A start that failed half way: SIGKILL the process groups of the n
+ * processes already started and reap them (launchers' shared clean-up). */
+void launcher_kill_started(struct sv_rank *procs, int n);
+
 /* The plan node of an agent's process (sv_rank.rank < 0), and back. */
 int agent_proc_node(int rank);
 

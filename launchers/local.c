@@ -1,9 +1,7 @@
 /* local.c - every rank on this host: fork/exec each one. */
 #include "launcher.h"
 
-#include <signal.h>
 #include <stdio.h>
-#include <sys/wait.h>
 
 #include "net.h"
 #include "proc.h"
@@ -20,15 +18,6 @@ static int local_usable(const struct launch_job *job)
         if (!net_is_this_host(p->nodes[p->rank_node[job->ranks[i]]].host))
             return 0;
     return 10;
-}
-
-static void kill_started(struct sv_rank *ranks, int n)
-{
-    for (int i = 0; i < n; i++) {
-        killpg(ranks[i].pid, SIGKILL);
-        waitpid(ranks[i].pid, NULL, 0);
-        ranks[i].running = 0;
-    }
 }
 
 static int local_start(const struct launch_job *job, struct sv_rank *ranks,
@@ -56,7 +45,7 @@ static int local_start(const struct launch_job *job, struct sv_rank *ranks,
         if (job->out)
             output_close_child_ends(job->out, i);
         if (rc < 0) {
-            kill_started(ranks, i);
+            launcher_kill_started(ranks, i);
             return err_prefix(err, "rank %d", r);
         }
         ranks[i].running = 1;

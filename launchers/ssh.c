@@ -8,11 +8,9 @@
  * about log_fanout(N) rounds of connections instead of N/fanout. */
 #include "launcher.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "net.h"
 #include "proc.h"
@@ -68,15 +66,6 @@ static void agent_argv(const struct agent_job *job, int lo, int hi,
         strv_addf(a, "%s", *p);
 }
 
-static void kill_started(struct sv_rank *procs, int n)
-{
-    for (int i = 0; i < n; i++) {
-        killpg(procs[i].pid, SIGKILL);
-        waitpid(procs[i].pid, NULL, 0);
-        procs[i].running = 0;
-    }
-}
-
 static int ssh_start(const struct agent_job *job, struct sv_rank *procs,
                      int *nprocs, int *exec_errno, struct err *err)
 {
@@ -97,7 +86,7 @@ static int ssh_start(const struct agent_job *job, struct sv_rank *procs,
                          : proc_spawn(&spec, &procs[c].pid, exec_errno, err);
         strv_free(&argv);
         if (rc < 0) {
-            kill_started(procs, c);
+            launcher_kill_started(procs, c);
             return err_prefix(err, "cannot start the agent of %s",
                               job->plan->nodes[job->nodes[lo]].host);
         }
