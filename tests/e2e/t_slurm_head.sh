@@ -101,19 +101,22 @@ scancel "$jid"
 for _ in $(seq 300); do [ -z "$(leftovers)" ] && break; sleep 0.1; done
 expect_eq "scancel JOB: nothing left on any node" "$(leftovers)" ""
 
-# --- node2's network is cut under srun: the head notices the silent agent,
-# and node2's agent, cut off from the head, ends its own ranks ---
+# --- the second node's network is cut under srun (whichever node Slurm
+# gave second): the head notices the silent agent, and that node's agent,
+# cut off from the head, ends its own ranks ---
 within 120 salloc -N2 --ntasks-per-node=1 sh -c "
-    \"$DLRUN\" -np 4 --heartbeat-timeout 3 --kill-timeout 2 sh -c 'touch \"$TMP/cut.up.\$RANK\"; exec \"\$0\" 60' \"$TMP/$MARK-sleep\" & p=\$!
+    \"$DLRUN\" -np 4 --heartbeat-timeout 3 --kill-timeout 2 sh -c 'hostname >\"$TMP/cut.up.\$RANK\"; exec \"\$0\" 60' \"$TMP/$MARK-sleep\" & p=\$!
     for i in \$(seq 600); do [ \$(ls \"$TMP\"/cut.up.* 2>/dev/null | wc -l) -eq 4 ] && break; sleep 0.1; done
-    sleep 1; ip netns exec dlrun-node2 ip link set eth0 down
+    sleep 1; h=\$(cat \"$TMP/cut.up.3\"); echo cut=\$h
+    ip netns exec dlrun-\$h ip link set eth0 down
     wait \$p; echo rc=\$?" >"$TMP/cut.out" 2>&1
-expect_grep "network of node2 cut: the head names the lost agent" "lost the agent on node2" "$TMP/cut.out" ||
-    sed 's/^/  | /' "$TMP/cut.out"
+cut=$(sed -n 's/^cut=//p' "$TMP/cut.out")
+expect_grep "network of the second node ($cut) cut: the head names the lost agent" \
+    "lost the agent on ${cut:-?}" "$TMP/cut.out" || sed 's/^/  | /' "$TMP/cut.out"
 expect_grep "  and fails" "^rc=1$" "$TMP/cut.out"
 for _ in $(seq 150); do [ -z "$(leftovers)" ] && break; sleep 0.1; done
 expect_eq "  nothing left on any node" "$(leftovers)" ""
-ip netns exec dlrun-node2 ip link set eth0 up
+[ -n "$cut" ] && ip netns exec "dlrun-$cut" ip link set eth0 up
 
 # --- the second node's agent is killed (Slurm may have left out node2 after
 # its network was cut): srun ends the step, dlrun fails and says so ---
