@@ -37,9 +37,16 @@ ALL_CPPFLAGS = -D_GNU_SOURCE -DDLRUN_VERSION='"$(VERSION)"' $(FEATURES) \
 ifeq ($(SAN),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
-# --as-needed: a library dlrun does not call yet (libssh, libyaml) is not
-# loaded at every launch
+# --as-needed: a library dlrun does not call (libssh: lib/sshdl.c opens it
+# when a relay needs it) is not loaded at every launch
 LDLIBS    := -Wl,--as-needed $(PKG_LIBS) -ldl -lpthread
+# libyaml goes in statically when its archive is there (libyaml-dev has
+# it): only `dlrun script` parses YAML, and one more shared library to map
+# and search cost ~0.1 ms at every start
+YAML_A    := $(shell $(CC) -print-file-name=libyaml.a)
+ifneq ($(YAML_A),libyaml.a)
+LDLIBS    := $(filter-out -lyaml,$(LDLIBS)) -Wl,-Bstatic -lyaml -Wl,-Bdynamic
+endif
 
 LIB_SRCS  := $(sort $(wildcard lib/*.c launchers/*.c))
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))

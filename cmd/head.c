@@ -326,7 +326,7 @@ static int head_attempt(struct job *j, const struct agent_launcher *l,
     struct head h = { 0 };
     struct strv args = { 0 }, relay = { 0 };
     struct agent_job aj = { .plan = &j->plan, .prog = prog };
-    struct envset add = { 0 };
+    struct envset add = { .no_from = 1 };
     struct err err = { "" };
     int *nodes = NULL, life[2] = { -1, -1 }, rc = EXIT_FAIL;
 

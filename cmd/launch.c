@@ -79,7 +79,7 @@ static char ***rank_envps(const struct job *j, const int *ranks, int n,
     char ***envps = calloc((size_t)j->plan.nranks, sizeof *envps);
 
     for (int i = 0; envps && i < n; i++) {
-        struct envset s = { 0 };
+        struct envset s = { .no_from = 1 };
         int r = ranks[i];
         if (job_rank_env(j, r, &s) != 0 || add_broker_env(lb, &s) < 0) {
             free_envps(envps, j->plan.nranks);

@@ -21,7 +21,7 @@ static const char usage_head[] =
 
 static int run_per_task(struct job *j, char **prog)
 {
-    struct envset s = { 0 };
+    struct envset s = { .no_from = 1 };
     int self = j->plan.self;
     int rc = job_rank_env(j, self, &s);
 

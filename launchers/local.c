@@ -1,7 +1,9 @@
 /* local.c - every rank on this host: fork/exec each one. */
 #include "launcher.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "net.h"
 #include "proc.h"
@@ -20,16 +22,32 @@ static int local_usable(const struct launch_job *job)
     return 10;
 }
 
+/* The PATH of the ranks' environment (the same for all of them: -x and
+ * dlrun's variables are per job), NULL when they have none. */
+static const char *ranks_path(const struct launch_job *job)
+{
+    char *const *envp = job->nranks > 0 ? job->rank_envp[job->ranks[0]] : NULL;
+
+    for (; envp && *envp; envp++)
+        if (strncmp(*envp, "PATH=", 5) == 0)
+            return *envp + 5;
+    return NULL;
+}
+
 static int local_start(const struct launch_job *job, struct sv_rank *ranks,
                        int *exec_errno, struct err *err)
 {
+    char path[PATH_MAX];
+    int found = proc_find_program(job->argv[0], ranks_path(job), path,
+                                  sizeof path) == 0;
     sigset_t reset;
 
     proc_nondefault_signals(&reset);    /* once, not in every child */
     for (int i = 0; i < job->nranks; i++) {
         int r = job->ranks[i];
         struct proc_spec spec = {
-            .argv = job->argv, .envp = job->rank_envp[r],
+            .argv = job->argv, .path = found ? path : NULL,
+            .envp = job->rank_envp[r],
             .mask = &job->child_mask,
             .out_fd = job->out ? output_child_fd(job->out, i, 1) : -1,
             .err_fd = job->out ? output_child_fd(job->out, i, 2) : -1,

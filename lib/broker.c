@@ -69,7 +69,9 @@ struct broker {
     uint64_t now;
     void (*log)(void *ctx, const char *line);
     void *log_ctx;
-    uint8_t rbuf[READ_CHUNK];
+    uint8_t *rbuf;                  /* READ_CHUNK bytes, owned; at the first
+                                       read (a launch whose ranks never
+                                       connect does not touch 64 KiB) */
 };
 
 /* The listening socket's tag in the epoll set (connections use their
@@ -330,8 +332,13 @@ static void conn_read(struct conn *c)
 {
     struct broker *b = c->b;
     struct err err = { "" };
-    ssize_t n = recv(c->fd, b->rbuf, sizeof b->rbuf, 0);
+    ssize_t n;
 
+    if (!b->rbuf && !(b->rbuf = malloc(READ_CHUNK))) {
+        drop(c, NULL, "out of memory");
+        return;
+    }
+    n = recv(c->fd, b->rbuf, READ_CHUNK, 0);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
         return;
     if (n <= 0) {
@@ -614,6 +621,7 @@ void broker_destroy(struct broker *b)
         close(b->ep);
     if (b->spare_fd >= 0)
         close(b->spare_fd);
+    free(b->rbuf);
     free(b);
 }
 

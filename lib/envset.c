@@ -33,6 +33,7 @@ static struct envvar *slot(struct envset *s, const char *name)
     e->name = strdup(name);
     if (!e->name)
         return NULL;
+    e->namelen = strlen(name);
     s->n++;
     return e;
 }
@@ -43,7 +44,8 @@ static int set_va(struct envset *s, const char *name, const char *value,
     struct envvar *e = slot(s, name);
     char *v = NULL, *from = NULL;
 
-    if (!e || !(v = strdup(value)) || vasprintf(&from, fmt, ap) < 0) {
+    if (!e || !(v = strdup(value)) ||
+        (!s->no_from && vasprintf(&from, fmt, ap) < 0)) {
         free(v);
         return err_set(err, "out of memory");
     }
@@ -102,43 +104,59 @@ void envset_free(struct envset *s)
 
 static int in_set(const struct envset *s, const char *entry)
 {
-    const char *eq = strchr(entry, '=');
-    size_t len = eq ? (size_t)(eq - entry) : strlen(entry);
+    size_t len = strchrnul(entry, '=') - entry;
 
     for (size_t i = 0; i < s->n; i++)
-        if (strlen(s->v[i].name) == len &&
-            strncmp(s->v[i].name, entry, len) == 0)
+        if (s->v[i].namelen == len && memcmp(s->v[i].name, entry, len) == 0)
             return 1;
     return 0;
 }
 
+/* Bytes of the strings envset_envp copies: base entries the set does not
+ * replace, then NAME=VALUE of each variable; keep[i] says which base
+ * entries stay. */
+static size_t envp_bytes(const struct envset *s, char **base, size_t nbase,
+                         char *keep)
+{
+    size_t bytes = 0;
+
+    for (size_t i = 0; i < nbase; i++)
+        if ((keep[i] = !in_set(s, base[i])))
+            bytes += strlen(base[i]) + 1;
+    for (size_t i = 0; i < s->n; i++)
+        bytes += s->v[i].namelen + strlen(s->v[i].value) + 2;
+    return bytes;
+}
+
 char **envset_envp(const struct envset *s, char **base)
 {
-    size_t nbase = 0, k = 0;
-    char **out;
+    size_t nbase = 0, k = 0, bytes, ptrs;
+    char **out = NULL, *keep, *at;
 
     while (base && base[nbase])
         nbase++;
-    out = calloc(nbase + s->n + 1, sizeof *out);
-    if (!out)
+    keep = malloc(nbase + 1);
+    if (!keep)
         return NULL;
-    for (size_t i = 0; i < nbase; i++)
-        if (!in_set(s, base[i]) && !(out[k++] = strdup(base[i])))
-            goto fail;
-    for (size_t i = 0; i < s->n; i++)
-        if (asprintf(&out[k++], "%s=%s", s->v[i].name, s->v[i].value) < 0) {
-            out[k - 1] = NULL;
-            goto fail;
+    bytes = envp_bytes(s, base, nbase, keep);
+    ptrs = (nbase + s->n + 1) * sizeof *out;
+    out = malloc(ptrs + bytes);
+    if (out) {
+        at = (char *)out + ptrs;
+        for (size_t i = 0; i < nbase; i++)
+            if (keep[i])
+                at = stpcpy(out[k++] = at, base[i]) + 1;
+        for (size_t i = 0; i < s->n; i++) {
+            at = stpcpy(stpcpy(out[k++] = at, s->v[i].name), "=");
+            at = stpcpy(at, s->v[i].value) + 1;
         }
+        out[k] = NULL;
+    }
+    free(keep);
     return out;
-fail:
-    envset_free_envp(out);
-    return NULL;
 }
 
 void envset_free_envp(char **envp)
 {
-    for (char **e = envp; e && *e; e++)
-        free(*e);
     free(envp);
 }

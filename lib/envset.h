@@ -8,12 +8,16 @@
 #include "err.h"
 
 struct envvar {
-    char *name, *value, *from;      /* owned */
+    char *name, *value, *from;      /* owned; from NULL under no_from */
+    size_t namelen;
 };
 
 struct envset {
     struct envvar *v;               /* owned, n entries */
     size_t n, cap;
+    int no_from;                    /* set by the caller: keep no reasons
+                                       (a launch builds ~70 variables per
+                                       rank; only `dlrun env` shows why) */
 };
 
 /* Set NAME=VALUE (replacing an earlier value, keeping its position) with
@@ -33,7 +37,8 @@ const char *envset_get(const struct envset *s, const char *name);
 void envset_free(struct envset *s);     /* frees members; s may be NULL */
 
 /* A new environ-style array: base (borrowed, may be NULL) with the set's
- * variables replacing or appended.  Caller frees with envset_free_envp. */
+ * variables replacing or appended, in one allocation.  Caller frees with
+ * envset_free_envp. */
 char **envset_envp(const struct envset *s, char **base);
 void envset_free_envp(char **envp);
 

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc.h"
+
 #define SCRIPT_SCAN (64 * 1024)
 
 int mpidetect_python_text(const unsigned char *b, size_t n)
@@ -135,23 +137,6 @@ static int test_path(const char *path, int python)
     return rc != 0;
 }
 
-/* argv[0] as execvp finds it, into buf; 0 / -1. */
-static int find_program(const char *prog, const char *path, char *buf,
-                        size_t len)
-{
-    if (strchr(prog, '/'))
-        return snprintf(buf, len, "%s", prog) < (int)len ? 0 : -1;
-    for (const char *p = path ? path : "/usr/local/bin:/usr/bin:/bin"; *p;) {
-        const char *end = strchrnul(p, ':');
-        int w = (int)(end - p);
-        if (snprintf(buf, len, "%.*s%s%s", w, p, w ? "/" : "", prog) <
-                (int)len && access(buf, X_OK) == 0)
-            return 0;
-        p = *end ? end + 1 : end;
-    }
-    return -1;
-}
-
 /* python [OPTIONS] (SCRIPT | -m MODULE | -c CODE) */
 static int python_argv(char *const *argv)
 {
@@ -187,7 +172,7 @@ int mpidetect_argv(char *const *argv, const char *path)
     base = base ? base + 1 : argv[0];
     if (strncmp(base, "python", 6) == 0)
         return python_argv(argv);
-    if (find_program(argv[0], path, file, sizeof file) < 0)
+    if (proc_find_program(argv[0], path, file, sizeof file) < 0)
         return 0;
     return test_path(file, 0);
 }

@@ -21,6 +21,12 @@
  * CPUs (AMD Zen 3 here). */
 #define READ_BUF (256 * 1024)
 #define OUT_BUF (256 * 1024)
+/* A stream whose read brings this much (the pipe's default 64 KiB was at
+ * least half full) gets a 1 MiB pipe: fewer wake-ups for a heavy writer.
+ * Not at creation: F_SETPIPE_SZ allocates in the kernel for every pipe,
+ * and most streams of most jobs carry a few lines. */
+#define PIPE_GROW_AT (32 * 1024)
+#define PIPE_BIG (1 << 20)
 #define OUT_BUFS 4
 
 struct stream {
@@ -33,6 +39,7 @@ struct stream {
     char *part;             /* the start of a line not ended yet, LINE_BUF
                                bytes (allocated at the first one), or NULL */
     size_t len;             /* bytes in part, < LINE_BUF */
+    int grown;              /* its pipe was made PIPE_BIG */
 };
 
 struct output {
@@ -93,7 +100,6 @@ static int stream_init(struct output *o, struct stream *s, int rank,
     s->rfd = fds[0];
     s->wfd = fds[1];
     fcntl(s->rfd, F_SETFL, O_NONBLOCK);
-    fcntl(s->rfd, F_SETPIPE_SZ, 1 << 20);   /* fewer wake-ups; best effort */
     if (o->o.dir &&
         (s->file = open_file(o->o.dir, rank, which, o->o.append, err)) < 0)
         return -1;
@@ -264,6 +270,10 @@ int output_ready(struct output *o, int id, struct err *err)
         if (r <= 0) {
             stream_close(o, s, err);
             return 0;
+        }
+        if (!s->grown && (size_t)r >= PIPE_GROW_AT) {
+            fcntl(s->rfd, F_SETPIPE_SZ, PIPE_BIG);    /* best effort */
+            s->grown = 1;
         }
         if (consume(o, s, at - s->len, s->len + (size_t)r, err) < 0)
             return -1;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +41,7 @@ struct child_args {
     const struct proc_spec *spec;
     pid_t parent;
     int errfd;          /* the exec-error pipe's write end (close-on-exec) */
+    char **sh_argv;     /* argc + 2 pointers for exec_found */
 };
 
 void proc_nondefault_signals(sigset_t *out)
@@ -78,6 +80,25 @@ static void child_setup(const struct proc_spec *spec, pid_t parent)
     syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
 }
 
+/* execve of a path found beforehand; a file that is not a binary and has
+ * no #! line runs under /bin/sh, as execvp does.  sh_argv: room for
+ * argc + 2 pointers (on the child's stack). */
+static void exec_found(const struct proc_spec *spec, char **sh_argv)
+{
+    size_t i = 1;
+
+    execve(spec->path, spec->argv, spec->envp);
+    if (errno != ENOEXEC)
+        return;
+    sh_argv[0] = "/bin/sh";
+    sh_argv[1] = (char *)spec->path;
+    for (; spec->argv[i]; i++)
+        sh_argv[i + 1] = spec->argv[i];
+    sh_argv[i + 1] = NULL;
+    execve("/bin/sh", sh_argv, spec->envp);
+    errno = ENOEXEC;    /* report the program's error, not the shell's */
+}
+
 static int child_main(void *arg)
 {
     const struct child_args *a = arg;
@@ -85,11 +106,34 @@ static int child_main(void *arg)
     ssize_t n;
 
     child_setup(a->spec, a->parent);
-    execvpe(a->spec->argv[0], a->spec->argv, a->spec->envp);
+    if (a->spec->path)
+        exec_found(a->spec, a->sh_argv);
+    else
+        execvpe(a->spec->argv[0], a->spec->argv, a->spec->envp);
     e = errno;
     n = write(a->errfd, &e, sizeof e);
     (void)n;
     _exit(proc_exec_code(e));
+}
+
+int proc_find_program(const char *prog, const char *path, char *buf,
+                      size_t len)
+{
+    struct stat st;
+
+    if (strchr(prog, '/'))
+        return snprintf(buf, len, "%s", prog) < (int)len ? 0 : -1;
+    for (const char *p = path ? path : "/bin:/usr/bin"; *p;) {
+        const char *end = strchrnul(p, ':');
+        int w = (int)(end - p);
+        /* an empty entry is the current folder, as for execvp */
+        if (snprintf(buf, len, "%.*s%s%s", w, p, w ? "/" : "", prog) <
+                (int)len && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+            access(buf, X_OK) == 0)
+            return 0;
+        p = *end ? end + 1 : end;
+    }
+    return -1;
 }
 
 int proc_exec_code(int exec_errno)
@@ -128,14 +172,16 @@ int proc_spawn(const struct proc_spec *spec, pid_t *pid, int *exec_errno,
     *exec_errno = 0;
     while (spec->argv[argc])
         argc++;
+    /* the stack, then exec_found's argv for /bin/sh */
     size = CHILD_STACK + (argc + 3) * sizeof(char *);
-    if (!(stack = malloc(size)))
+    if (!(stack = malloc(size + (argc + 2) * sizeof(char *))))
         return err_set(err, "out of memory");
     if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) {
         free(stack);
         return err_set(err, "pipe: %s", strerror(errno));
     }
     a.errfd = fds[1];
+    a.sh_argv = (char **)(void *)(stack + size);
     child = clone_child(&a, stack, size);
     e = errno;
     close(fds[1]);

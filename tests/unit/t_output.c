@@ -1,6 +1,7 @@
 /* t_output.c - the output engine on real pipes: whole lines only, tags,
  * overlong lines in pieces, a last line without newline, bytes kept, files
  * and the console filter; data cut at every place a pipe may cut it. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,19 +38,42 @@ static char *contents(int fd, size_t *len)
     return buf;
 }
 
+/* Write n bytes to fd (non-blocking here); when the pipe is full, let
+ * the engine read (stream id) and go on: a piece may be larger than the
+ * pipe, which grows only once the engine has seen a large read. */
+static void write_piece(struct output *o, int id, int fd, const char *p,
+                        size_t n)
+{
+    struct err err = { "" };
+
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno != EAGAIN) {
+            printf("# write: %s\n", strerror(errno));
+            return;
+        }
+        if (w < 0) {
+            output_ready(o, id, &err);
+            continue;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
 /* Feed len bytes to stream (rank index i, 1 or 2) in pieces of `step`
  * bytes, letting the engine read after each. */
 static void feed(struct output *o, int i, int stream, const char *p,
                  size_t len, size_t step)
 {
     struct err err = { "" };
-    int fd = output_child_fd(o, i, stream);
+    int fd = output_child_fd(o, i, stream), id = 2 * i + (stream == 2);
 
+    fcntl(fd, F_SETFL, O_NONBLOCK);
     for (size_t off = 0; off < len; off += step) {
         size_t n = len - off < step ? len - off : step;
-        if (write(fd, p + off, n) != (ssize_t)n)
-            printf("# short write\n");
-        output_ready(o, 2 * i + (stream == 2), &err);
+        write_piece(o, id, fd, p + off, n);
+        output_ready(o, id, &err);
     }
 }
 
@@ -234,6 +258,38 @@ static void test_cut_anywhere(void)
     free(b);
 }
 
+/* A stream that carries a few lines keeps the kernel's default pipe; one
+ * whose read brings 32 KiB or more gets 1 MiB (fewer wake-ups). */
+static void test_pipe_grows(void)
+{
+    struct output_opts oo = { .console_out = console("o5"),
+                              .console_err = console("e5") };
+    struct output *o = engine(2, &oo);
+    size_t n = 200000;
+    char *big = malloc(n);
+    int quiet, loud;
+
+    if (!o || !big)
+        return;
+    memset(big, 'y', n);
+    big[n - 1] = '\n';
+    quiet = fcntl(output_child_fd(o, 0, 1), F_GETPIPE_SZ);
+    feed(o, 0, 1, "one line\n", 9, 9);
+    feed(o, 1, 1, big, n, n);
+    is_int(fcntl(output_child_fd(o, 0, 1), F_GETPIPE_SZ), quiet,
+           "a quiet stream keeps its pipe size");
+    loud = fcntl(output_child_fd(o, 1, 1), F_GETPIPE_SZ);
+    ok(quiet < (1 << 20) && loud == (1 << 20),
+       "a stream with a large read gets a 1 MiB pipe");
+    for (int i = 0; i < 2; i++)
+        output_close_child_ends(o, i);
+    output_drain(o);
+    free(big);
+    output_destroy(o);
+    close(oo.console_out);
+    close(oo.console_err);
+}
+
 int main(void)
 {
     char cmd[128];
@@ -245,6 +301,7 @@ int main(void)
     test_long_line();
     test_raw_and_files();
     test_cut_anywhere();
+    test_pipe_grows();
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         printf("# could not remove %s\n", dir);
