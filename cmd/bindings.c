@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bindcache.h"
 #include "cmd.h"
 #include "job.h"
 #include "net.h"
@@ -40,8 +41,38 @@ static const char *granted_gpus(const struct job *j)
     return NULL;
 }
 
+/* The plan of node's ranks into out.  On this machine (no --topology)
+ * it is first looked up in the binding cache (lib/bindcache.h): a hit
+ * loads no topology at all, which is most of what binding costs a launch.
+ * Otherwise the topology is loaded at the first need (*t, kept for the
+ * next node) and the plan made, then kept; errors are never kept, so they
+ * are found again, with their message, at each run. */
+static int plan_node(struct job *j, struct topo **t, int node,
+                     struct bind_rank *out, struct err *err)
+{
+    const struct plan *p = &j->plan;
+    int n = p->nodes[node].nranks;
+    const char *granted = granted_gpus(j);
+    struct bindcache c;
+    int cached = !j->opt.topology &&
+                 bindcache_key(&c, n, &j->opt.bind, granted) == 0;
+
+    if (cached && bindcache_load(&c, out) == 0)
+        return 0;
+    if (!*t && !(*t = topo_load(j->opt.topology, err)))
+        return -1;
+    if (bind_node(*t, n, &j->opt.bind, granted, out, err) < 0)
+        return err_prefix(err, "binding the %d rank%s on %s", n,
+                          n == 1 ? "" : "s",
+                          p->nodes[node].host ? p->nodes[node].host
+                                              : "this node");
+    if (cached)
+        bindcache_save(&c, out);
+    return 0;
+}
+
 /* Bind the ranks of one node; GPUs the scheduler granted count there. */
-static int bind_one_node(struct job *j, const struct topo *t, int node,
+static int bind_one_node(struct job *j, struct topo **t, int node,
                          struct err *err)
 {
     const struct plan *p = &j->plan;
@@ -51,11 +82,8 @@ static int bind_one_node(struct job *j, const struct topo *t, int node,
 
     if (!tmp)
         return err_set(err, "out of memory");
-    if (bind_node(t, n, &j->opt.bind, granted_gpus(j), tmp, err) < 0) {
-        err_prefix(err, "binding the %d rank%s on %s", n, n == 1 ? "" : "s",
-                   p->nodes[node].host ? p->nodes[node].host : "this node");
+    if (plan_node(j, t, node, tmp, err) < 0)
         goto out;
-    }
     for (int r = 0; r < p->nranks; r++)
         if (p->rank_node[r] == node)
             j->bind[r] = tmp[p->rank_local[r]];
@@ -87,11 +115,10 @@ int job_bind(struct job *j)
         return cmd_fail(EXIT_FAIL, "out of memory");
     for (int r = 0; r < j->plan.nranks; r++)
         j->bind[r].gpu = j->bind[r].gpu_pci = -1;
-    t = topo_load(j->opt.topology, &err);
-    if (!t)
-        goto fail;
+    /* the topology is loaded by the first node that needs it: with every
+     * plan in the cache, or no rank started here, never */
     for (int node = 0; node < j->plan.nnodes; node++)
-        if (node_wanted(j, node) && bind_one_node(j, t, node, &err) < 0)
+        if (node_wanted(j, node) && bind_one_node(j, &t, node, &err) < 0)
             goto fail;
     topo_free(t);
     return 0;

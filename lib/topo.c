@@ -142,7 +142,7 @@ static void skip_components(hwloc_topology_t h)
 
 /* No NVIDIA driver here: no GPU can be used, so the PCI tree (the slow
  * part of reading this machine) is not needed. */
-static int nvidia_driver_present(void)
+int topo_want_pci(void)
 {
     return access("/proc/driver/nvidia/gpus", F_OK) == 0 ||
            access("/dev/nvidiactl", F_OK) == 0;
@@ -226,7 +226,7 @@ static int init_topology(struct topo *t, int this_machine, int want_pci,
  * read from the system (restricted to our CPUs) and saved there. */
 static int load_this_machine(struct topo *t, struct err *err)
 {
-    int want_pci = nvidia_driver_present();
+    int want_pci = topo_want_pci();
     char cache[4400];
     int cached = topocache_path(want_pci, cache, sizeof cache) == 0;
 

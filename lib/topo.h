@@ -29,6 +29,11 @@ struct topo *topo_load(const char *spec, struct err *err);
 
 void topo_free(struct topo *t);     /* t may be NULL */
 
+/* Whether topo_load(NULL) reads this machine's PCI tree (its GPUs): only
+ * with an NVIDIA driver present.  Two access(2) calls, no hwloc: the
+ * binding cache's key needs it without loading a topology. */
+int topo_want_pci(void);
+
 /* The hwloc topology, borrowed: valid until topo_free(t). */
 hwloc_topology_t topo_hwloc(const struct topo *t);
 

@@ -21,7 +21,7 @@
 
 extern char **environ;
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+uint64_t topocache_hash(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *c = p;
 
@@ -99,28 +99,44 @@ static int state_hash(const char *boot, int want_pci, uint64_t *out)
     /* the memory nodes this process's cpuset allows (no policy is read) */
     syscall(SYS_get_mempolicy, NULL, mems, (unsigned long)MEMS_WORDS * 64,
             NULL, MPOL_F_MEMS_ALLOWED_);
-    h = fnv1a(h, versions, sizeof versions);
-    h = fnv1a(h, DLRUN_VERSION, sizeof DLRUN_VERSION);
-    h = fnv1a(h, boot, strlen(boot));
-    h = fnv1a(h, &cpus, sizeof cpus);
-    h = fnv1a(h, mems, sizeof mems);
-    h = fnv1a(h, &want_pci, sizeof want_pci);
-    *out = fnv1a(h, &uid, sizeof uid);
+    h = topocache_hash(h, versions, sizeof versions);
+    h = topocache_hash(h, DLRUN_VERSION, sizeof DLRUN_VERSION);
+    h = topocache_hash(h, boot, strlen(boot));
+    h = topocache_hash(h, &cpus, sizeof cpus);
+    h = topocache_hash(h, mems, sizeof mems);
+    h = topocache_hash(h, &want_pci, sizeof want_pci);
+    *out = topocache_hash(h, &uid, sizeof uid);
     return 0;
+}
+
+int topocache_where(int want_pci, struct cache_where *w)
+{
+    char boot[64];
+
+    if (cache_off() || boot_id(boot, sizeof boot) < 0 ||
+        state_hash(boot, want_pci, &w->state) < 0 ||
+        cache_dir(w->dir, sizeof w->dir) < 0)
+        return -1;
+    snprintf(w->boot8, sizeof w->boot8, "%.8s", boot);
+    return 0;
+}
+
+int topocache_file(const struct cache_where *w, const char *kind,
+                   uint64_t hash, const char *ext, char *path, size_t len)
+{
+    int n = snprintf(path, len, "%s/%s-%s-%016llx.%s", w->dir, kind, w->boot8,
+                     (unsigned long long)hash, ext);
+
+    return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
 int topocache_path(int want_pci, char *path, size_t len)
 {
-    char dir[4096], boot[64];
-    uint64_t h;
-    int n;
+    struct cache_where w;
 
-    if (cache_off() || boot_id(boot, sizeof boot) < 0 ||
-        state_hash(boot, want_pci, &h) < 0 || cache_dir(dir, sizeof dir) < 0)
+    if (topocache_where(want_pci, &w) < 0)
         return -1;
-    n = snprintf(path, len, "%s/topo-%.8s-%016llx.xml", dir, boot,
-                 (unsigned long long)h);
-    return n < 0 || (size_t)n >= len ? -1 : 0;
+    return topocache_file(&w, "topo", w.state, "xml", path, len);
 }
 
 /* The whole of fd (a regular file of ours), NUL-terminated; NULL if not. */
@@ -149,7 +165,19 @@ static char *read_ours(int fd, size_t *len)
     }
     if (buf)
         buf[got] = '\0';
-    *len = got + 1;
+    *len = got;
+    return buf;
+}
+
+void *topocache_read(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    char *buf;
+
+    if (fd < 0)
+        return NULL;
+    buf = read_ours(fd, len);
+    close(fd);
     return buf;
 }
 
@@ -171,14 +199,13 @@ static int fits(hwloc_topology_t h)
 
 int topocache_load(const char *path, hwloc_topology_t h)
 {
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc = -1;
     size_t len = 0;
-    char *xml = fd >= 0 ? read_ours(fd, &len) : NULL;
+    char *xml = topocache_read(path, &len);
+    int rc = -1;
 
-    if (fd >= 0)
-        close(fd);
     if (!xml)
         return -1;
+    len++;      /* hwloc wants the length with the NUL */
     if (len <= (size_t)INT32_MAX &&
         hwloc_topology_set_flags(h, hwloc_topology_get_flags(h) |
                                     HWLOC_TOPOLOGY_FLAG_IS_THISSYSTEM) == 0 &&
@@ -191,7 +218,14 @@ int topocache_load(const char *path, hwloc_topology_t h)
     return rc;
 }
 
-/* Files of earlier boots go; so do all when there are too many. */
+/* One of the cache's files: "topo-BOOT8-..." or "bind-BOOT8-...". */
+static int cache_file_name(const char *name)
+{
+    return strncmp(name, "topo-", 5) == 0 || strncmp(name, "bind-", 5) == 0;
+}
+
+/* Files of earlier boots go; so do all when there are too many (of both
+ * kinds together: a bind file is one more per rank count and option set). */
 static void prune(const char *dir, const char *boot8)
 {
     DIR *d = opendir(dir);
@@ -200,12 +234,12 @@ static void prune(const char *dir, const char *boot8)
     int mine = 0;
 
     while (d && (e = readdir(d)))
-        mine += strncmp(e->d_name, "topo-", 5) == 0 &&
+        mine += cache_file_name(e->d_name) &&
                 strncmp(e->d_name + 5, boot8, 8) == 0;
     if (d)
         rewinddir(d);
     while (d && (e = readdir(d))) {
-        if (strncmp(e->d_name, "topo-", 5) != 0 ||
+        if (!cache_file_name(e->d_name) ||
             (mine < CACHE_MAX_FILES && strncmp(e->d_name + 5, boot8, 8) == 0))
             continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
@@ -215,8 +249,10 @@ static void prune(const char *dir, const char *boot8)
         closedir(d);
 }
 
-static int write_all(int fd, const char *p, size_t len)
+static int write_all(int fd, const void *buf, size_t len)
 {
+    const char *p = buf;
+
     while (len > 0) {
         ssize_t w = write(fd, p, len);
         if (w < 0 && errno == EINTR)
@@ -229,24 +265,34 @@ static int write_all(int fd, const char *p, size_t len)
     return 0;
 }
 
-void topocache_save(const char *path, hwloc_topology_t h)
+void topocache_write(const char *path, const void *buf, size_t len)
 {
     const char *name = strrchr(path, '/');
-    char dir[4096], tmp[4096 + 16], *xml = NULL;
-    int len = 0, fd;
+    char dir[4096], tmp[4096 + 16];
+    int fd;
 
-    if (!name || (size_t)(name - path) >= sizeof dir || strlen(name) < 14)
+    if (!name || (size_t)(name - path) >= sizeof dir || strlen(name) < 14 ||
+        !cache_file_name(name + 1) || len > CACHE_MAX_BYTES)
         return;
     snprintf(dir, sizeof dir, "%.*s", (int)(name - path), path);
     prune(dir, name + 6);
-    if (hwloc_topology_export_xmlbuffer(h, &xml, &len, 0) < 0)
+    if (snprintf(tmp, sizeof tmp, "%s.XXXXXX", path) >= (int)sizeof tmp)
         return;
-    snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
     fd = mkostemp(tmp, O_CLOEXEC);
     if (fd >= 0) {
-        int ok = write_all(fd, xml, (size_t)len) == 0;
+        int ok = write_all(fd, buf, len) == 0;
         if (close(fd) < 0 || !ok || rename(tmp, path) < 0)
             unlink(tmp);
     }
+}
+
+void topocache_save(const char *path, hwloc_topology_t h)
+{
+    char *xml = NULL;
+    int len = 0;
+
+    if (hwloc_topology_export_xmlbuffer(h, &xml, &len, 0) < 0)
+        return;
+    topocache_write(path, xml, (size_t)len);
     hwloc_free_xmlbuffer(h, xml);
 }

@@ -51,4 +51,55 @@ expect_eq "--report-bindings matches the kernel's view" "$(cat "$TMP/reported")"
 all=$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status)
 out=$(run -np 2 --bind-to none sh -c 'sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status' | sort -u)
 expect_eq "--bind-to none: the whole machine" "$out" "$all"
+
+# --- the binding cache: a repeated launch here takes its plan from
+# bind-*.bin and loads no topology; the plan is the same with the cache
+# off.  In an empty cache folder of its own, as on a plain machine (an
+# HWLOC_* variable would turn the cache off). ---
+for v in $(env | sed -n 's/^\(HWLOC_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+unset DLRUN_TOPOLOGY_CACHE
+XDG=$TMP/xdg
+mkdir -m 700 "$XDG"
+here() { env $CLEAN XDG_RUNTIME_DIR="$XDG" "$@"; }
+affinity='echo "$RANK $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
+# the --report-bindings lines as "RANK CPUS"
+reported() { sed -n 's/^dlrun: rank \([0-9]*\) host [^ ]* cpus \([^ ]*\) .*/\1 \2/p' "$1" | sort; }
+if [ "$n" -lt 2 ]; then
+    echo "# skip: the binding cache checks need 2 CPUs"
+else
+    here "$DLRUN" -np 2 --report-bindings sh -c "$affinity" >"$TMP/o1" 2>"$TMP/e1"
+    set -- "$XDG"/dlrun/bind-*.bin
+    expect_eq "first run: one bind-*.bin saved" "$#:$(test -f "$1" && echo file)" "1:file"
+    here "$DLRUN" -np 2 --report-bindings sh -c "$affinity" >"$TMP/o2" 2>"$TMP/e2"
+    here DLRUN_TOPOLOGY_CACHE=0 "$DLRUN" -np 2 --report-bindings sh -c "$affinity" \
+        >"$TMP/o3" 2>"$TMP/e3"
+    expect_eq "cache hit: the report of a miss" "$(grep '^dlrun: rank' "$TMP/e2")" \
+        "$(grep '^dlrun: rank' "$TMP/e1")"
+    expect_eq "  and of DLRUN_TOPOLOGY_CACHE=0" "$(grep '^dlrun: rank' "$TMP/e3")" \
+        "$(grep '^dlrun: rank' "$TMP/e1")"
+    expect_eq "  two ranks, two CPU sets" "$(awk '{ print $2 }' "$TMP/o2" | sort -u | wc -l | tr -d ' ')" 2
+    expect_eq "  applied as reported" "$(sort "$TMP/o2")" "$(reported "$TMP/e2")"
+    expect_eq "  as the miss applied it" "$(sort "$TMP/o2")" "$(sort "$TMP/o1")"
+    # a plan that fails is never kept: the same error each time
+    ls "$XDG/dlrun" >"$TMP/files"
+    expect_rc "ppr error here" 2 here "$DLRUN" -np 2 --map-by ppr:4:node true
+    cp "$TMP/err" "$TMP/err1"
+    expect_rc "  again" 2 here "$DLRUN" -np 2 --map-by ppr:4:node true
+    expect_eq "  the same message" "$(cat "$TMP/err")" "$(cat "$TMP/err1")"
+    expect_eq "  nothing more kept" "$(ls "$XDG/dlrun")" "$(cat "$TMP/files")"
+fi
+# what a hit opens: the bind file, never the topology (strace's control:
+# a miss opens the topology file)
+if [ "$n" -lt 2 ] || ! command -v strace >/dev/null 2>&1; then
+    echo "# skip: the strace checks need strace and 2 CPUs"
+else
+    # LeakSanitizer cannot run under ptrace (the sanitizer build)
+    traced() { here ASAN_OPTIONS=detect_leaks=0 strace -f -e trace=openat -o "$@"; }
+    rm -f "$XDG"/dlrun/bind-*.bin
+    expect_rc "strace of a miss" 0 traced "$TMP/miss" "$DLRUN" -np 2 true
+    expect_grep "  topo-*.xml opened" 'dlrun/topo-[^"]*\.xml"' "$TMP/miss"
+    expect_rc "strace of a hit" 0 traced "$TMP/hit" "$DLRUN" -np 2 true
+    expect_grep "  bind-*.bin opened" 'dlrun/bind-[^"]*\.bin", O_RDONLY' "$TMP/hit"
+    expect_eq "  no topology file opened" "$(grep -c 'dlrun/topo-' "$TMP/hit")" 0
+fi
 done_testing
