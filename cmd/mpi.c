@@ -43,10 +43,17 @@ int job_mpi_resolve(struct job *j, char **prog)
     return 0;
 }
 
+/* Failures in the PMIx server's threads (across nodes). */
+static void pmix_log(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "dlrun: %s\n", line);
+}
+
 int job_pmix_start(struct job *j, const int *ranks, int n)
 {
     struct pmix_host_opts po = { .plan = &j->plan, .ranks = ranks,
-                                 .nranks = n };
+                                 .nranks = n, .log = pmix_log };
     struct err err = { "" };
     char id[300];
 

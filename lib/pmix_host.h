@@ -27,6 +27,11 @@ struct pmix_host_opts {
                                    nodes host the other ranks, else NULL */
     const char *token;          /* the broker's token (hex), borrowed */
     const char *job_id;         /* names the namespace: unique per job run */
+    /* Told of a failure in a thread of the server (a fence or a direct
+     * modex across nodes), one line without "dlrun: "; NULL: not told.
+     * Called from that thread. */
+    void (*log)(void *ctx, const char *line);
+    void *log_ctx;
 };
 
 /* 1 when this build can host a PMIx server. */

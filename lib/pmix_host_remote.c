@@ -91,7 +91,22 @@ struct exchange {
     pmix_rank_t rank;           /* dmodex: the rank asked for */
     pmix_modex_cbfunc_t cbfunc;
     void *cbdata;
+    void (*log)(void *ctx, const char *line);   /* pmix_host_opts' */
+    void *log_ctx;
 };
+
+/* A failure in one of our threads: there is no caller to return it to,
+ * so the server's owner is told (pmix_host_opts.log). */
+static void tell(void (*log)(void *, const char *), void *ctx,
+                 const char *what, const char *why)
+{
+    char line[600];
+
+    if (!log)
+        return;
+    snprintf(line, sizeof line, "%s: %s", what, why);
+    log(ctx, line);
+}
 
 static void release_buf(void *cbdata)
 {
@@ -141,8 +156,7 @@ static void *fence_thread(void *arg)
                                 &err);
     }
     if (rc != CLIENT_OK)
-        fprintf(stderr, "dlrun: PMIx fence across nodes failed: %s\n",
-                err.msg);
+        tell(x->log, x->log_ctx, "PMIx fence across nodes failed", err.msg);
     client_close(c);
     exchange_done(x, rc == CLIENT_OK, buf, len);
     exchange_free(x);
@@ -175,6 +189,8 @@ static struct exchange *exchange_new(const struct pmix_host *s)
     snprintf(x->broker, sizeof x->broker, "%s", s->o.broker);
     snprintf(x->token, sizeof x->token, "%s", s->o.token);
     x->nnodes = s->o.plan->nnodes;
+    x->log = s->o.log;
+    x->log_ctx = s->o.log_ctx;
     return x;
 }
 
@@ -337,7 +353,7 @@ static void *dmodex_serve_thread(void *arg)
         free(v);
     }
     if (rc != CLIENT_OK && rc != CLIENT_TIMEOUT)
-        fprintf(stderr, "dlrun: PMIx direct modex: %s\n", err.msg);
+        tell(s->o.log, s->o.log_ctx, "PMIx direct modex", err.msg);
     client_close(c);
     return NULL;
 }
