@@ -47,8 +47,11 @@ static void print_build(void)
 {
     printf("dlrun %s\n", DLRUN_VERSION);
     printf("built with:\n");
-    printf("  hwloc:               %s (compiled against %d.%d)\n", "yes",
-           HWLOC_API_VERSION >> 16, (HWLOC_API_VERSION >> 8) & 0xff);
+    /* the headers' version: the library is opened (lib/hwlocdl.h) for the
+     * topology below, whose line says which one was loaded */
+    printf("  hwloc:               yes (compiled against %d.%d, libhwloc.so.15 "
+           "opened when needed)\n", HWLOC_API_VERSION >> 16,
+           (HWLOC_API_VERSION >> 8) & 0xff);
     /* the headers' version: calling into libssh would load it (and
      * OpenSSL, Kerberos) at every launch, which only ssh agents need */
     printf("  libssh:              yes (built with %d.%d.%d)\n",

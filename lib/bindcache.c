@@ -7,16 +7,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hwlocdl.h"
 #include "topo.h"
 #include "topocache.h"
 
-#define BINDCACHE_FORMAT 1          /* bump when what is saved changes */
+#define BINDCACHE_FORMAT 2          /* bump when what is saved changes */
 #define BINDCACHE_MAGIC "dlrunBND"  /* 8 bytes, no NUL in the file */
 
 /* The file: this header, then nlocal struct bind_rank as bind_node made
  * them (plain data: a cpu_set_t, char arrays, ints).  The entry size and
  * the key are in the header so that a file of another build or of a
- * colliding name is never taken for this one. */
+ * colliding name is never taken for this one.  lib is the libhwloc file
+ * that read the topology: the key cannot say which library a launch
+ * would load without loading it (what a hit spares), so a hit checks
+ * with one stat that the file is still there unchanged (not upgraded). */
 struct header {
     char magic[8];
     uint32_t format;        /* BINDCACHE_FORMAT */
@@ -24,9 +28,12 @@ struct header {
     uint32_t nlocal;
     uint32_t zero;          /* the padding made explicit */
     uint64_t key;
+    struct hwlocdl_file lib;
 };
 
-_Static_assert(sizeof(struct header) == 32, "struct header has no holes");
+_Static_assert(sizeof(struct header) == 32 + sizeof(struct hwlocdl_file) &&
+               sizeof(struct hwlocdl_file) == 5 * 8 + 256,
+               "struct header has no holes");
 /* bind_node reads every field of its options: the key hashes them one by
  * one (not the struct, whose padding is not an input), so a new field must
  * join bind_key before this assertion is changed */
@@ -45,11 +52,16 @@ static uint64_t bind_key(uint64_t state, int nlocal, const struct bind_opts *o,
     };
     /* NULL (every GPU) and "" (none) are different inputs */
     unsigned char given = granted != NULL;
+    /* where the loader looks for libhwloc first: another one there would
+     * read the topology, while the file in the header is still there */
+    const char *ld_path = getenv("LD_LIBRARY_PATH");
     uint64_t h = topocache_hash(state, fields, sizeof fields);
 
     h = topocache_hash(h, &given, 1);
     if (granted)
         h = topocache_hash(h, granted, strlen(granted) + 1);
+    if (ld_path)
+        h = topocache_hash(h, ld_path, strlen(ld_path) + 1);
     return h;
 }
 
@@ -78,7 +90,8 @@ static int header_ok(const void *buf, const struct bindcache *c)
     return memcmp(h.magic, BINDCACHE_MAGIC, sizeof h.magic) == 0 &&
            h.format == BINDCACHE_FORMAT &&
            h.entry_size == sizeof(struct bind_rank) &&
-           h.nlocal == (uint32_t)c->nlocal && h.zero == 0 && h.key == c->key;
+           h.nlocal == (uint32_t)c->nlocal && h.zero == 0 && h.key == c->key &&
+           hwlocdl_file_unchanged(&h.lib);
 }
 
 /* What bind_node always makes: strings ended within their arrays, GPU
@@ -132,8 +145,12 @@ void bindcache_save(const struct bindcache *c, const struct bind_rank *r)
                         .entry_size = sizeof(struct bind_rank),
                         .nlocal = (uint32_t)c->nlocal, .key = c->key };
     size_t len = file_size(c->nlocal);
-    char *buf = malloc(len);
+    char *buf;
 
+    /* hwloc made r, so it is loaded: this only asks which file it is */
+    if (hwlocdl_file(&h.lib) < 0)
+        return;
+    buf = malloc(len);
     if (!buf)
         return;
     memcpy(h.magic, BINDCACHE_MAGIC, sizeof h.magic);

@@ -6,11 +6,14 @@
  * topology and of bind_node's other inputs, so the plan itself is kept
  * too, beside the topology file: bind-BOOT8-HASH.bin.  HASH covers
  * everything the plan depends on: the topology cache's state hash (boot,
- * this process's CPUs and memory nodes, hwloc and dlrun versions, whether
- * the PCI tree is read, uid), this format, the number of local ranks,
- * every field of struct bind_opts and the granted GPUs (NULL and ""
- * differ).  A repeated launch then reads one small file and calls no
- * hwloc function that loads anything.
+ * this process's CPUs and memory nodes, hwloc headers' and dlrun versions,
+ * whether the PCI tree is read, uid), this format, the number of local
+ * ranks, every field of struct bind_opts, the granted GPUs (NULL and ""
+ * differ) and LD_LIBRARY_PATH.  The libhwloc file that read the topology
+ * (path, device, inode, size, time) is in the file's header and a hit
+ * needs it unchanged (one stat): an upgraded library is a miss.  A
+ * repeated launch then reads one small file and stats one, and does not
+ * even load hwloc (lib/hwlocdl.h).
  *
  * Same folder, same off switches (DLRUN_TOPOLOGY_CACHE=0, any HWLOC_*
  * variable) and same pruning as the topology cache.  Only plans that

@@ -43,6 +43,7 @@ void pmix_host_stop(struct pmix_host *s) { (void)s; }
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "hwlocdl.h"
 #include "pmix_host_int.h"
 
 /* libpmix calls the host functions with no pointer of ours: one server
@@ -199,6 +200,8 @@ static int load_topology(struct pmix_host *s, struct err *err)
 {
     int len = 0;
 
+    if (hwlocdl_open(err) < 0)      /* a missing library said plainly */
+        return -1;
     if (hwloc_topology_init(&s->topo) < 0)
         return err_set(err, "hwloc_topology_init failed");
     if (hwloc_topology_set_io_types_filter(s->topo,

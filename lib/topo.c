@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hwlocdl.h"
 #include "topocache.h"
 #ifdef __SANITIZE_ADDRESS__
 #include <dlfcn.h>
@@ -208,6 +209,10 @@ static int init_skipping_plugins(hwloc_topology_t *h, int this_machine,
 static int init_topology(struct topo *t, int this_machine, int want_pci,
                          struct err *err)
 {
+    /* the library is opened here (lib/hwlocdl.h), before the environment
+     * swap, and a missing one said plainly */
+    if (hwlocdl_open(err) < 0)
+        return -1;
     if (init_skipping_plugins(&t->h, this_machine, want_pci) < 0) {
         t->h = NULL;
         return err_set(err, "hwloc_topology_init failed");
@@ -228,10 +233,12 @@ static int load_this_machine(struct topo *t, struct err *err)
 {
     int want_pci = topo_want_pci();
     char cache[4400];
-    int cached = topocache_path(want_pci, cache, sizeof cache) == 0;
+    int cached;
 
     if (init_topology(t, 1, want_pci, err) < 0)
         return -1;
+    /* after the init: the file's name includes the library loaded */
+    cached = topocache_path(want_pci, cache, sizeof cache) == 0;
     if (cached && topocache_load(cache, t->h) == 0)
         return find_gpus(t, err);
     if (cached) {   /* the failed load may have left h half set up */

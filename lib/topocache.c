@@ -13,7 +13,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define CACHE_FORMAT 1              /* bump when what is saved changes */
+#include "hwlocdl.h"
+
+#define CACHE_FORMAT 2              /* bump when what is saved changes */
 #define CACHE_MAX_BYTES (16 << 20)  /* a larger file is not ours */
 #define CACHE_MAX_FILES 64          /* of one boot; more: start afresh */
 #define MEMS_WORDS 64               /* 4096 memory nodes */
@@ -84,12 +86,14 @@ static int cache_dir(char *buf, size_t len)
     return 0;
 }
 
-/* Everything the topology depends on, hashed. */
+/* Everything the topology depends on, hashed, but the hwloc library
+ * loaded: asking it (hwloc_get_api_version) would load it at every launch,
+ * which a hit in the binding cache does not need.  The library's file is
+ * checked apart by each cache (topocache_path, bindcache.c). */
 static int state_hash(const char *boot, int want_pci, uint64_t *out)
 {
     unsigned long mems[MEMS_WORDS] = { 0 };
-    unsigned versions[3] = { CACHE_FORMAT, HWLOC_API_VERSION,
-                             hwloc_get_api_version() };
+    unsigned versions[2] = { CACHE_FORMAT, HWLOC_API_VERSION };
     uid_t uid = geteuid();
     cpu_set_t cpus;
     uint64_t h = 0xcbf29ce484222325ULL;
@@ -133,10 +137,12 @@ int topocache_file(const struct cache_where *w, const char *kind,
 int topocache_path(int want_pci, char *path, size_t len)
 {
     struct cache_where w;
+    struct hwlocdl_file lib;
 
-    if (topocache_where(want_pci, &w) < 0)
+    if (topocache_where(want_pci, &w) < 0 || hwlocdl_file(&lib) < 0)
         return -1;
-    return topocache_file(&w, "topo", w.state, "xml", path, len);
+    return topocache_file(&w, "topo", topocache_hash(w.state, &lib, sizeof lib),
+                          "xml", path, len);
 }
 
 /* The whole of fd (a regular file of ours), NUL-terminated; NULL if not. */

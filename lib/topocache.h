@@ -3,12 +3,14 @@
  * Reading the topology from sysfs costs about a millisecond here (tens on
  * a node with hundreds of CPUs: hwloc opens a dozen files per CPU); the
  * same topology read back from XML costs 40 us.  What hwloc finds depends
- * only on the machine since boot, the CPUs this process may use and the
- * memory nodes it may use, so the saved file is named after exactly
- * those (boot id, sched_getaffinity, get_mempolicy's allowed nodes), the
- * hwloc and dlrun versions and whether PCI devices were read.  Anything
- * else that could change what hwloc sees (an HWLOC_* variable) turns the
- * cache off.
+ * only on the machine since boot, the CPUs this process may use, the
+ * memory nodes it may use and the hwloc library that reads it, so the
+ * saved file is named after exactly those (boot id, sched_getaffinity,
+ * get_mempolicy's allowed nodes, the path, device, inode, size and time
+ * of the libhwloc file loaded: a library upgraded without a reboot is
+ * noticed), the hwloc headers' and dlrun's versions and whether PCI
+ * devices were read.  Anything else that could change what hwloc sees (an
+ * HWLOC_* variable) turns the cache off.
  *
  * The files live in a folder only this user can write: $XDG_RUNTIME_DIR/
  * dlrun, else /tmp/dlrun-UID (made 0700; a folder that is not ours, not
@@ -20,7 +22,9 @@
  * the binding plan made on this topology (bind-BOOT8-HASH.bin): its key is
  * this state hash and the plan's own inputs.  The functions below that
  * take no hwloc object are what it shares; none of them reads the
- * topology.
+ * topology, and none but topocache_path loads the hwloc library (the
+ * state hash leaves the library out: the binding cache checks which one
+ * made a plan with a stat of its file).
  */
 #ifndef DLRUN_TOPOCACHE_H
 #define DLRUN_TOPOCACHE_H
@@ -52,8 +56,10 @@ int topocache_file(const struct cache_where *w, const char *kind,
                    uint64_t hash, const char *ext, char *path, size_t len);
 
 /* The topology cache file for this process now into path (len bytes):
- * topocache_where and topocache_file(w, "topo", w->state, "xml").
- * 0, or -1 when the cache is off or there is no safe folder. */
+ * topocache_where and topocache_file(w, "topo", ..., "xml") named after
+ * w->state and the libhwloc file (hwlocdl_file: this loads the library).
+ * 0, or -1 when the cache is off, there is no safe folder or hwloc cannot
+ * be loaded. */
 int topocache_path(int want_pci, char *path, size_t len);
 
 /* The whole of path when it is a regular file of this user of 1 byte to

@@ -98,8 +98,38 @@ else
     rm -f "$XDG"/dlrun/bind-*.bin
     expect_rc "strace of a miss" 0 traced "$TMP/miss" "$DLRUN" -np 2 true
     expect_grep "  topo-*.xml opened" 'dlrun/topo-[^"]*\.xml"' "$TMP/miss"
+    expect_grep "  libhwloc loaded" 'libhwloc\.so[^"]*", O_RDONLY' "$TMP/miss"
     expect_rc "strace of a hit" 0 traced "$TMP/hit" "$DLRUN" -np 2 true
     expect_grep "  bind-*.bin opened" 'dlrun/bind-[^"]*\.bin", O_RDONLY' "$TMP/hit"
     expect_eq "  no topology file opened" "$(grep -c 'dlrun/topo-' "$TMP/hit")" 0
+    # lib/hwlocdl.c opens libhwloc at the first hwloc call: none here
+    expect_eq "  libhwloc not even loaded" "$(grep -c 'libhwloc' "$TMP/hit")" 0
 fi
+
+# --- libhwloc that cannot be loaded (lib/hwlocdl.c opens it with dlopen):
+# a file that is no library first in LD_LIBRARY_PATH, as the loader would
+# find it.  Default binding: a warning and the ranks run unbound;
+# --bind-to: a clear error.  The trampolines are never exported (else
+# libhwloc's own calls would land in them). ---
+if command -v nm >/dev/null 2>&1; then
+    expect_eq "dlrun exports no hwloc function" "$(nm -D --defined-only "$DLRUN" | grep -c hwloc_)" 0
+fi
+mkdir "$TMP/nohwloc"
+echo "not a library" >"$TMP/nohwloc/libhwloc.so.15"
+nohwloc() { here LD_LIBRARY_PATH="$TMP/nohwloc" "$DLRUN" "$@"; }
+expect_rc "no libhwloc, default binding: runs" 0 nohwloc -np 2 --report-bindings \
+    sh -c 'sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status'
+expect_grep "  warns, saying what to install" \
+    "warning: not binding: cannot load hwloc (.*libhwloc.so.15.*): install libhwloc15" "$TMP/err"
+expect_grep "  ranks not bound" "rank 1 host .* not bound" "$TMP/err"
+expect_eq "  on the whole machine" "$(sort -u "$TMP/out")" "$all"
+expect_rc "no libhwloc, --bind-to core: refused" 2 nohwloc -np 2 --bind-to core true
+expect_grep "  saying what to install" "cannot load hwloc (.*): install libhwloc15" "$TMP/err"
+expect_eq "  one line" "$(wc -l <"$TMP/err" | tr -d ' ')" 1
+# (--bind-to none alone still places GPUs by locality: a topology)
+expect_rc "no libhwloc, --bind-to none --gpu-bind none: runs" 0 \
+    nohwloc -np 2 --bind-to none --gpu-bind none true
+expect_eq "  silently" "$(cat "$TMP/err")" ""
+expect_rc "no libhwloc, dlrun check" 0 nohwloc check
+expect_grep "  says so" "^topology: *error: cannot load hwloc" "$TMP/out"
 done_testing

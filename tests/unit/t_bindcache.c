@@ -3,6 +3,7 @@
  * file that is not exactly ours and right is refused (and removed), the
  * cache's off switches hold, and pruning covers the new files.  Works in
  * a temporary XDG_RUNTIME_DIR, never in the user's cache. */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stddef.h>
@@ -10,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bind.h"
 #include "bindcache.h"
+#include "hwlocdl.h"
 #include "tap.h"
 #include "topo.h"
 #include "topocache.h"
@@ -23,12 +26,13 @@ extern char **environ;
 static char dir[64];
 
 /* The file's layout (lib/bindcache.c): magic, format, entry size, nlocal,
- * zero, key; then the entries. */
+ * zero, key, the libhwloc file; then the entries. */
 #define OFF_FORMAT 8
 #define OFF_ENTRY 12
 #define OFF_NLOCAL 16
 #define OFF_KEY 24
-#define HEADER 32
+#define OFF_LIB 32
+#define HEADER (32 + (long)sizeof(struct hwlocdl_file))
 
 /* A plan of n ranks on this machine, bound to cores even when they share
  * (so that each has a mask), with GPU fields filled in as a GPU node's
@@ -198,6 +202,76 @@ static void test_bad_headers(void)
     ok(refused(), "another key in the header: refused, removed");
 }
 
+/* The libhwloc file that made the plan must still be there, unchanged:
+ * what an upgrade without a reboot changes. */
+static void test_bad_library(void)
+{
+    struct hwlocdl_file lib;
+
+    ok(hwlocdl_file(&lib) == 0 && lib.path[0] == '/' && lib.ino != 0,
+       "the loaded libhwloc's file is known");
+    lib.mtime_nsec ^= 1;
+    rewrite(&lib, OFF_LIB, sizeof lib, -1);
+    ok(refused(), "  another time in the header: refused, removed");
+    hwlocdl_file(&lib);
+    lib.ino ^= 1;
+    rewrite(&lib, OFF_LIB, sizeof lib, -1);
+    ok(refused(), "  another inode: refused, removed");
+    hwlocdl_file(&lib);
+    snprintf(lib.path, sizeof lib.path, "%s/libhwloc.so.15", dir);
+    rewrite(&lib, OFF_LIB, sizeof lib, -1);
+    ok(refused(), "  a library no longer there: refused, removed");
+    memset(lib.path, 'x', sizeof lib.path);
+    rewrite(&lib, OFF_LIB, sizeof lib, -1);
+    ok(refused(), "  a path without its NUL: refused, removed");
+}
+
+/* In a fresh process (this test run again): a hit of base's file without
+ * loading libhwloc, the point of the cache.  Exit status 0 when so. */
+static int hit_without_hwloc(void)
+{
+    struct bind_rank got[2];
+    struct bindcache c;
+    const struct bind_opts o = { 0 };
+
+    if (dlopen("libhwloc.so.15", RTLD_LAZY | RTLD_NOLOAD))
+        return 3;       /* loaded before we start: cannot tell */
+    if (bindcache_key(&c, 2, &o, NULL) < 0 || bindcache_load(&c, got) < 0)
+        return 1;
+    return dlopen("libhwloc.so.15", RTLD_LAZY | RTLD_NOLOAD) ? 2 : 0;
+}
+
+static void test_no_hwloc(void)
+{
+    int status = -1;
+    pid_t pid;
+
+    bindcache_save(&base, plan);
+    pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "t_bindcache", "--hit-without-hwloc",
+              (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+       "a hit in a fresh process does not load libhwloc");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        printf("# child status %d\n", status);
+}
+
+static void test_ld_library_path(void)
+{
+    const struct bind_opts o = { 0 };
+    struct bindcache c;
+
+    setenv("LD_LIBRARY_PATH", "/opt/hwloc/lib", 1);
+    ok(bindcache_key(&c, 2, &o, NULL) == 0 && c.key != base.key,
+       "another LD_LIBRARY_PATH (another libhwloc may load): another key");
+    unsetenv("LD_LIBRARY_PATH");
+}
+
 static void test_bad_entries(void)
 {
     size_t e1 = HEADER + sizeof(struct bind_rank);
@@ -307,10 +381,12 @@ static void test_prune(void)
     ok(all && exists(path) && exists(base.path), "a few of this boot: kept");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     char cmd[200];
 
+    if (argc > 1 && strcmp(argv[1], "--hit-without-hwloc") == 0)
+        return hit_without_hwloc();
     for (char **e = environ; *e; e++)     /* as on a plain machine */
         if (strncmp(*e, "HWLOC_", 6) == 0) {
             char name[128];
@@ -326,6 +402,9 @@ int main(void)
     test_round_trip();
     test_keys();
     test_bad_headers();
+    test_bad_library();
+    test_no_hwloc();
+    test_ld_library_path();
     test_bad_entries();
     test_not_ours();
     test_off();
