@@ -3,6 +3,7 @@
 #include "alloc.h"
 
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,11 +117,23 @@ static int local_detect(const struct alloc_request *req, char **envp)
     return 1;
 }
 
+/* The CPUs this process may run on (taskset, a cgroup's cpuset, srun's
+ * binding narrow them): the slots of this host.  One system call, where
+ * counting the online CPUs reads sysfs. */
+static long usable_cpus(void)
+{
+    cpu_set_t set;
+
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 static int local_read(const struct alloc_request *req, char **envp,
                       struct alloc *a, struct err *err)
 {
     char host[256] = "localhost";
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long cpus = usable_cpus();
     int gpus = local_gpu_count(envp);
 
     (void)req;
@@ -130,8 +143,9 @@ static int local_read(const struct alloc_request *req, char **envp,
     a->nodes[0].cpus = a->nodes[0].slots;
     a->default_ranks = gpus > 0 ? gpus : 1;
     snprintf(a->why, sizeof a->why, "no scheduler variables found: this host "
-             "alone, %d slots (CPUs); %d rank%s by default (%s)",
-             a->nodes[0].slots, a->default_ranks,
+             "alone, %d slot%s (the CPUs it may use); %d rank%s by default "
+             "(%s)", a->nodes[0].slots, a->nodes[0].slots == 1 ? "" : "s",
+             a->default_ranks,
              a->default_ranks == 1 ? "" : "s",
              gpus > 0 ? "one per GPU" : "no GPU seen");
     return 0;

@@ -31,6 +31,13 @@ expect_grep "  names the part" "3-1" "$TMP/err"
 printf 'a slots=2\nb cpus=3\n' >"$TMP/bad"
 expect_rc "host file with an unknown key" 2 clean_env "$DLRUN" plan --hostfile "$TMP/bad"
 expect_grep "  file:line:column" "$TMP/bad:2:3" "$TMP/err"
+# this host's slots are the CPUs dlrun may use (taskset narrows them)
+if command -v taskset >/dev/null && [ "$(nproc --all)" -ge 2 ]; then
+    out=$(clean_env taskset -c 0 "$DLRUN" plan --json | json '"1 slot (" in d["reason"]')
+    expect_eq "taskset -c 0: one slot" "$out" True
+    expect_rc "taskset -c 0: -np 2 refused" 2 clean_env taskset -c 0 "$DLRUN" -np 2 true
+    expect_rc "  runs with --oversubscribe" 0 clean_env taskset -c 0 "$DLRUN" -np 2 --oversubscribe true
+fi
 expect_rc "unknown option" 2 clean_env "$DLRUN" run --frobnicate true
 expect_grep "  says so" "unknown option" "$TMP/err"
 expect_rc "no program" 2 clean_env "$DLRUN" -np 1
