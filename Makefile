@@ -44,8 +44,10 @@ endif
 # when a relay needs it) is not loaded at every launch.  --exclude-libs:
 # nothing of libdlrun-core.a is exported, not even where a linked library
 # uses hwloc too (libpmix in t_pmix_host), so that its calls and libhwloc's
-# own go to libhwloc, never through lib/hwlocdl.c's trampolines
-LDLIBS    := -Wl,--exclude-libs,ALL -Wl,--as-needed $(PKG_LIBS) -ldl -lpthread
+# own go to libhwloc, never through lib/hwlocdl.c's trampolines.  Only that
+# archive: clang's sanitizer runtime is an archive too, and hidden, its
+# malloc would no longer replace libc's (a bad-free in every fuzzer)
+LDLIBS    := -Wl,--exclude-libs,libdlrun-core.a -Wl,--as-needed $(PKG_LIBS) -ldl -lpthread
 # libyaml goes in statically when its archive is there (libyaml-dev has
 # it): only `dlrun script` parses YAML, and one more shared library to map
 # and search cost ~0.1 ms at every start
