@@ -86,6 +86,25 @@ static int cache_dir(char *buf, size_t len)
     return 0;
 }
 
+/* The GPUs the NVIDIA driver lists (/proc/driver/nvidia/gpus/BUSID), as a
+ * hash that does not depend on the listing's order: a GPU that fell off
+ * the bus (the driver drops it) or came back changes the PCI tree hwloc
+ * finds and the GPUs a plan may use, without a reboot. */
+static uint64_t nvidia_gpus_hash(void)
+{
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    struct dirent *e;
+    uint64_t sum = 0;
+
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] != '.')
+            sum += topocache_hash(0xcbf29ce484222325ULL, e->d_name,
+                                  strlen(e->d_name));
+    if (d)
+        closedir(d);
+    return sum;
+}
+
 /* Everything the topology depends on, hashed, but the hwloc library
  * loaded: asking it (hwloc_get_api_version) would load it at every launch,
  * which a hit in the binding cache does not need.  The library's file is
@@ -109,6 +128,10 @@ static int state_hash(const char *boot, int want_pci, uint64_t *out)
     h = topocache_hash(h, &cpus, sizeof cpus);
     h = topocache_hash(h, mems, sizeof mems);
     h = topocache_hash(h, &want_pci, sizeof want_pci);
+    if (want_pci) {
+        uint64_t gpus = nvidia_gpus_hash();
+        h = topocache_hash(h, &gpus, sizeof gpus);
+    }
     *out = topocache_hash(h, &uid, sizeof uid);
     return 0;
 }

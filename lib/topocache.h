@@ -8,8 +8,9 @@
  * saved file is named after exactly those (boot id, sched_getaffinity,
  * get_mempolicy's allowed nodes, the path, device, inode, size and time
  * of the libhwloc file loaded: a library upgraded without a reboot is
- * noticed), the hwloc headers' and dlrun's versions and whether PCI
- * devices were read.  Anything else that could change what hwloc sees (an
+ * noticed), the hwloc headers' and dlrun's versions, whether PCI
+ * devices were read and, when they were, the GPUs the NVIDIA driver lists
+ * (a GPU that fell off the bus is noticed).  Anything else that could change what hwloc sees (an
  * HWLOC_* variable) turns the cache off.
  *
  * The files live in a folder only this user can write: $XDG_RUNTIME_DIR/

@@ -114,6 +114,33 @@ fi
 if command -v nm >/dev/null 2>&1; then
     expect_eq "dlrun exports no hwloc function" "$(nm -D --defined-only "$DLRUN" | grep -c hwloc_)" 0
 fi
+# The NVIDIA driver's GPU list is part of the caches' key: a GPU that
+# falls off the bus (the driver drops it) must not leave a plan that uses
+# it.  A driver is faked with a tmpfs over /proc/driver in a mount
+# namespace of its own (root only).
+fake_gpus() {   # fake_gpus BUSID... -- dlrun ARGS: dlrun with those GPUs listed
+    ids=; while [ "$1" != -- ]; do ids="$ids $1"; shift; done; shift
+    here unshare -m sh -c 'mount -t tmpfs none /proc/driver || exit 99
+        for g in $0; do mkdir -p "/proc/driver/nvidia/gpus/$g"; done
+        exec "$@"' "$ids" "$@"
+}
+if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null ||
+   ! unshare -m sh -c 'mount -t tmpfs none /proc/driver' 2>/dev/null; then
+    echo "# skip: the GPU-list key check needs root and mount namespaces"
+else
+    rm -f "$XDG"/dlrun/bind-*.bin
+    fake_gpus 0000:01:00.0 -- "$DLRUN" -np 1 true
+    fake_gpus 0000:01:00.0 -- "$DLRUN" -np 1 true
+    set -- "$XDG"/dlrun/bind-*.bin
+    expect_eq "one GPU listed, two runs: one plan kept" "$#" 1
+    fake_gpus 0000:01:00.0 0000:02:00.0 -- "$DLRUN" -np 1 true
+    set -- "$XDG"/dlrun/bind-*.bin
+    expect_eq "  a second GPU appears: a new plan" "$#" 2
+    fake_gpus 0000:02:00.0 0000:01:00.0 -- "$DLRUN" -np 1 true
+    set -- "$XDG"/dlrun/bind-*.bin
+    expect_eq "  the same two, listed in another order: no new plan" "$#" 2
+fi
+
 mkdir "$TMP/nohwloc"
 echo "not a library" >"$TMP/nohwloc/libhwloc.so.15"
 nohwloc() { here LD_LIBRARY_PATH="$TMP/nohwloc" "$DLRUN" "$@"; }
