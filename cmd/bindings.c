@@ -97,9 +97,15 @@ out:
  * dlrun starts the ranks (or plans with --topology) it binds by default. */
 static int binding_wanted(const struct job *j)
 {
-    if (j->plan.per_task)
-        return j->opt.bind_given;
-    return j->opt.bind.bind != BIND_NONE || j->opt.bind.gpu != GPU_BIND_NONE;
+    const struct bind_opts *b = &j->opt.bind;
+
+    if (j->plan.per_task && !j->opt.bind_given)
+        return 0;
+    if (b->bind != BIND_NONE)
+        return 1;
+    /* no CPU binding: only GPUs are left to place, and without an NVIDIA
+     * driver this machine has none (a --topology file may) */
+    return b->gpu != GPU_BIND_NONE && (j->opt.topology || topo_want_pci());
 }
 
 int job_bind(struct job *j)
