@@ -7,7 +7,8 @@
  * too, beside the topology file: bind-BOOT8-HASH.bin.  HASH covers
  * everything the plan depends on: the topology cache's state hash (boot,
  * this process's CPUs and memory nodes, hwloc headers' and dlrun versions,
- * whether the PCI tree is read, uid), this format, the number of local
+ * whether the PCI tree is read and the GPUs the NVIDIA driver lists, uid),
+ * this format, the number of local
  * ranks, every field of struct bind_opts, the granted GPUs (NULL and ""
  * differ) and LD_LIBRARY_PATH.  The libhwloc file that read the topology
  * (path, device, inode, size, time) is in the file's header and a hit
