@@ -154,18 +154,10 @@ static pmix_status_t host_abort(const pmix_proc_t *proc, void *server_object,
     return PMIX_OPERATION_SUCCEEDED;
 }
 
-static pmix_status_t host_connected(const pmix_proc_t *proc, void *obj,
-                                    pmix_op_cbfunc_t cbfunc, void *cbdata)
-{
-    (void)proc;
-    (void)obj;
-    (void)cbfunc;
-    (void)cbdata;
-    return PMIX_OPERATION_SUCCEEDED;
-}
-
-static pmix_status_t host_finalized(const pmix_proc_t *proc, void *obj,
-                                    pmix_op_cbfunc_t cbfunc, void *cbdata)
+/* A client connected or finalized: nothing to do (the supervisor sees
+ * the process itself); one function serves both callbacks. */
+static pmix_status_t host_client_event(const pmix_proc_t *proc, void *obj,
+                                       pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
     (void)proc;
     (void)obj;
@@ -175,8 +167,8 @@ static pmix_status_t host_finalized(const pmix_proc_t *proc, void *obj,
 }
 
 static pmix_server_module_t host_module = {
-    .client_connected = host_connected,
-    .client_finalized = host_finalized,
+    .client_connected = host_client_event,
+    .client_finalized = host_client_event,
     .abort = host_abort,
     .fence_nb = host_fence,
     .direct_modex = host_dmodex,
