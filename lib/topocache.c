@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hwlocdl.h"
+#include "writeq.h"
 
 #define CACHE_FORMAT 2              /* bump when what is saved changes */
 #define CACHE_MAX_BYTES (16 << 20)  /* a larger file is not ours */
@@ -278,22 +279,6 @@ static void prune(const char *dir, const char *boot8)
         closedir(d);
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 void topocache_write(const char *path, const void *buf, size_t len)
 {
     const char *name = strrchr(path, '/');
@@ -309,7 +294,7 @@ void topocache_write(const char *path, const void *buf, size_t len)
         return;
     fd = mkostemp(tmp, O_CLOEXEC);
     if (fd >= 0) {
-        int ok = write_all(fd, buf, len) == 0;
+        int ok = writeq_write_all(fd, buf, len) == 0;
         if (close(fd) < 0 || !ok || rename(tmp, path) < 0)
             unlink(tmp);
     }

@@ -15,13 +15,13 @@
 #include <unistd.h>
 
 #include "bind.h"
+#include "cachedir.h"
 #include "bindcache.h"
 #include "hwlocdl.h"
 #include "tap.h"
 #include "topo.h"
 #include "topocache.h"
 
-extern char **environ;
 
 static char dir[64];
 
@@ -387,18 +387,8 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "--hit-without-hwloc") == 0)
         return hit_without_hwloc();
-    for (char **e = environ; *e; e++)     /* as on a plain machine */
-        if (strncmp(*e, "HWLOC_", 6) == 0) {
-            char name[128];
-            snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
-            unsetenv(name);
-            e = environ - 1;
-        }
-    unsetenv("DLRUN_TOPOLOGY_CACHE");
-    snprintf(dir, sizeof dir, "/tmp/t_bindcache.XXXXXX");
-    if (!mkdtemp(dir))
+    if (cachedir_setup("t_bindcache", dir, sizeof dir) < 0)
         return 1;
-    setenv("XDG_RUNTIME_DIR", dir, 1);
     test_round_trip();
     test_keys();
     test_bad_headers();

@@ -10,11 +10,11 @@
 #include <unistd.h>
 
 #include "bind.h"
+#include "cachedir.h"
 #include "tap.h"
 #include "topo.h"
 #include "topocache.h"
 
-extern char **environ;
 
 static char dir[64];
 
@@ -181,18 +181,8 @@ int main(void)
 {
     char cmd[200];
 
-    for (char **e = environ; *e; e++)     /* as on a plain machine */
-        if (strncmp(*e, "HWLOC_", 6) == 0) {
-            char name[128];
-            snprintf(name, sizeof name, "%.*s", (int)strcspn(*e, "="), *e);
-            unsetenv(name);
-            e = environ - 1;
-        }
-    unsetenv("DLRUN_TOPOLOGY_CACHE");
-    snprintf(dir, sizeof dir, "/tmp/t_topocache.XXXXXX");
-    if (!mkdtemp(dir))
+    if (cachedir_setup("t_topocache", dir, sizeof dir) < 0)
         return 1;
-    setenv("XDG_RUNTIME_DIR", dir, 1);
     test_round_trip();
     test_bad_files();
     test_off();
