@@ -15,7 +15,7 @@ enum {
     V_CORES_PER_NODE, V_CPUS_PER_TASK, V_PER_GPU, V_PER_NODE, V_PARTITION,
     V_ACCOUNT, V_JOB_NAME, V_TIME, V_TIME_HM, V_SIGNAL, V_SIGNAL_NAME,
     V_SIGNAL_SECS, V_SIGNAL_MINUTES, V_REQUEUE, V_REQUEUE_GRACE, V_SETUP,
-    V_LAUNCHER, V_LAUNCHER_DLRUN, V_LAUNCHER_MPIRUN, V_DLRUN_LINE,
+    V_LAUNCHER, V_LAUNCHER_DLRUN, V_LAUNCHER_MPIRUN, V_MPIRUN_ARGS, V_DLRUN_LINE,
     V_DIRECTIVES, V_MODULES, V_ENV, V_COUNT
 };
 
@@ -24,7 +24,8 @@ static const char *const var_names[V_COUNT] = {
     "cores_per_node", "cpus_per_task", "per_gpu", "per_node", "partition",
     "account", "job_name", "time", "time_hm", "signal", "signal_name",
     "signal_secs", "signal_minutes", "requeue", "requeue_grace", "setup",
-    "launcher", "launcher_dlrun", "launcher_mpirun", "dlrun_line",
+    "launcher", "launcher_dlrun", "launcher_mpirun", "mpirun_args",
+    "dlrun_line",
     "directives", "modules", "env",
 };
 
@@ -169,6 +170,28 @@ static char *head_options(char *line, const struct jobspec *j)
     return line;
 }
 
+/* mpirun's options before the dlrun it starts on each node: no binding
+ * of its own (mpirun would bind each dlrun to one core, and every rank
+ * that dlrun starts would inherit that core: dlrun binds the ranks), and
+ * the script's PATH, LD_LIBRARY_PATH and profile env for the other nodes
+ * (what module load and the setup found), as SQUID's guide passes them. */
+static char *mpirun_args(const struct jobspec *j)
+{
+    char *line = strdup("--bind-to none -x PATH "
+                        "${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH}");
+
+    for (size_t i = 0; j->env && j->env[i]; i++) {
+        size_t n = strcspn(j->env[i], "=");
+        char *out = NULL;
+
+        if (line && asprintf(&out, "%s -x %.*s", line, (int)n, j->env[i]) < 0)
+            out = NULL;
+        free(line);
+        line = out;
+    }
+    return line;
+}
+
 /* dlrun [--nproc-per-node G] ARGS -- PROG ARGS, every word quoted; under
  * PBS, NQSV and LSF without mpirun, the head's options first. */
 static char *dlrun_line(const struct jobspec *j)
@@ -270,6 +293,8 @@ static void fill_texts(struct vars *vs, const struct jobspec *j)
     if (len)
         set_fmt(vs, V_SETUP, "%.*s", (int)len, j->setup);
     set_text(vs, V_DLRUN_LINE, dlrun_line(j));
+    if (j->mpirun)
+        set_text(vs, V_MPIRUN_ARGS, mpirun_args(j));
     vs->modules = quote_list(j->modules, 0, &vs->failed);
     vs->env = quote_list(j->env, 1, &vs->failed);
     vs->v[V_DIRECTIVES].items = j->directives ? j->directives : none;

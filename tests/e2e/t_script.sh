@@ -224,7 +224,7 @@ expect_grep "  -N 5 over nodes: 3" "^#SBATCH --nodes=5$" "$TMP/m.sh"
 printf 'profiles:\n  l:\n    scheduler: lsf\n    gpus-per-node: 2\n    launcher: mpirun\n' >"$TMP/l.yaml"
 "$DLRUN" script --config "$TMP/l.yaml" --profile l -N 3 -- prog >"$TMP/l.sh" 2>"$TMP/err"
 expect_grep "launcher: mpirun in a profile" \
-    "^exec mpirun -np 3 --map-by ppr:1:node dlrun --nproc-per-node 2 -- prog\$" "$TMP/l.sh"
+    "^exec mpirun --bind-to none -x PATH .{LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -np 3 --map-by ppr:1:node dlrun --nproc-per-node 2 -- prog\$" "$TMP/l.sh"
 "$DLRUN" script --config "$TMP/l.yaml" --profile l -N 3 --launcher dlrun -- prog >"$TMP/l.sh" 2>"$TMP/err"
 expect_grep "  --launcher dlrun over it: the head" \
     "^exec dlrun --alloc lsf --nproc-per-node 2 -x \"PATH=\$PATH\" .* -- prog\$" "$TMP/l.sh"

@@ -9,4 +9,4 @@
 #PBS -N train
 
 cd "$PBS_O_WORKDIR" || exit 1
-exec mpirun ${NQSV_MPIOPTS} -np 2 -npernode 1 dlrun --nproc-per-node 4 --map-by ppr:2:socket -- python train.py --lr 0.1
+exec mpirun ${NQSV_MPIOPTS} --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -np 2 -npernode 1 dlrun --nproc-per-node 4 --map-by ppr:2:socket -- python train.py --lr 0.1

@@ -8,4 +8,4 @@
 #PBS -N train
 
 cd "$PBS_O_WORKDIR" || exit 1
-exec mpirun -np 2 --map-by ppr:1:node dlrun --nproc-per-node 4 --map-by ppr:2:socket -- python train.py --lr 0.1
+exec mpirun --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -np 2 --map-by ppr:1:node dlrun --nproc-per-node 4 --map-by ppr:2:socket -- python train.py --lr 0.1

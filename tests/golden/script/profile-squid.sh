@@ -14,4 +14,4 @@ module load BaseGPU/2023
 export NCCL_IB_HCA=mlx5
 export OMP_NUM_THREADS=9
 source "$HOME/venv/bin/activate"
-exec mpirun ${NQSV_MPIOPTS} -np 2 -npernode 1 dlrun --nproc-per-node 8 --map-by ppr:4:socket --bind-to core -- python train.py --epochs 3
+exec mpirun ${NQSV_MPIOPTS} --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -x NCCL_IB_HCA -x OMP_NUM_THREADS -np 2 -npernode 1 dlrun --nproc-per-node 8 --map-by ppr:4:socket --bind-to core -- python train.py --epochs 3
