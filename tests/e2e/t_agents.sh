@@ -14,7 +14,7 @@ MARK=dlrun-agents-$$
 ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
 leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk '
     index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $0 !~ /awk/ { print $1 }'; }
-wait_gone() { for _ in $(seq 100); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
+wait_gone() { for _ in $(seq 1200); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
 run() { env $CLEAN "$DLRUN" $SIM "$@"; }     # not for `&`: use env directly
 
 # --- 8 nodes, a tree of fan-out 2: every rank once, with one rendezvous ---
@@ -45,15 +45,17 @@ touch "$0.up.$RANK"
 while :; do sleep 0.1; done
 EOS
 env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]:2' --fanout 2 -- sh "$TMP/rec.sh" >"$TMP/sig.out" 2>&1 & p=$!
-for _ in $(seq 200); do [ "$(ls "$TMP"/rec.sh.up.* 2>/dev/null | wc -l)" -eq 8 ] && break; sleep 0.1; done
-kill -USR1 $p; sleep 1.5; kill -TERM $p; wait $p
+for _ in $(seq 1200); do [ "$(ls "$TMP"/rec.sh.up.* 2>/dev/null | wc -l)" -eq 8 ] && break; sleep 0.1; done
+kill -USR1 $p
+for _ in $(seq 1200); do [ "$(ls "$TMP"/rec.sh.usr1.* 2>/dev/null | wc -l)" -eq 8 ] && break; sleep 0.1; done
+kill -TERM $p; wait $p
 expect_eq "USR1 reached all 8 ranks" "$(ls "$TMP"/rec.sh.usr1.* 2>/dev/null | wc -l | tr -d ' ')" 8
 expect_eq "  TERM too" "$(ls "$TMP"/rec.sh.term.* 2>/dev/null | wc -l | tr -d ' ')" 8
 
 # --- a stopped agent (no heartbeat) ends the job ---
 env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]:1' --heartbeat-timeout 2 --kill-timeout 2 -- \
     "$TMP/$MARK-sleep" 60 >"$TMP/lost.out" 2>&1 & p=$!
-for _ in $(seq 100); do a=$(pgrep -f "agent .*--node=2 .*$MARK" | head -n 1); [ -n "$a" ] && break; sleep 0.1; done
+for _ in $(seq 1200); do a=$(pgrep -f "agent .*--node=2 .*$MARK" | head -n 1); [ -n "$a" ] && break; sleep 0.1; done
 sleep 1; kill -STOP "${a:-0}"
 wait $p; rc=$?
 kill -CONT "${a:-0}" 2>/dev/null
@@ -64,7 +66,7 @@ expect_eq "  nothing left" "$(leftovers)" ""
 
 # --- the head killed: every agent sees its lifeline close ---
 env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]:1' --fanout 2 -- "$TMP/$MARK-sleep" 60 >/dev/null 2>&1 & p=$!
-for _ in $(seq 100); do [ "$(leftovers | wc -l)" -ge 13 ] && break; sleep 0.1; done
+for _ in $(seq 1200); do [ "$(leftovers | wc -l)" -ge 13 ] && break; sleep 0.1; done
 kill -9 $p
 wait_gone
 expect_eq "head SIGKILLed: nothing left" "$(leftovers)" ""

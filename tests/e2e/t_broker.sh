@@ -16,7 +16,7 @@ start_broker() {
     "$DLRUN" broker "$@" >"$TMP/env" 2>"$TMP/broker.err" &
     bpid=$!
     i=0
-    while [ "$(wc -l <"$TMP/env")" -lt 2 ] && [ $i -lt 100 ]; do
+    while [ "$(wc -l <"$TMP/env")" -lt 2 ] && [ $i -lt 1200 ]; do
         sleep 0.05; i=$((i + 1))
     done
 }
@@ -165,7 +165,7 @@ fi
 # --- a clean stop ---
 kill -TERM "$bpid"
 i=0
-while kill -0 "$bpid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+while kill -0 "$bpid" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 wait "$bpid"
 expect_eq "broker exits 0 on SIGTERM" "$?" 0
 expect_rc "kv after the broker stopped" 1 kv get count --connect-timeout 0.5

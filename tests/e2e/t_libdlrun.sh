@@ -55,7 +55,7 @@ expect_grep "  loads the installed libdlrun.so.0" "libdlrun.so.0 => $P/lib/" "$T
 "$DLRUN" broker --bind 127.0.0.1 >"$TMP/env" 2>"$TMP/broker.err" &
 bpid=$!
 i=0
-while [ "$(wc -l <"$TMP/env")" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+while [ "$(wc -l <"$TMP/env")" -lt 2 ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
 set -a; . "$TMP/env"; set +a
 pids=
 for r in 0 1 2; do

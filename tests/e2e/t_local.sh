@@ -101,14 +101,21 @@ while :; do sleep 0.05; done
 EOS
 env $CLEAN "$DLRUN" -np 2 --oversubscribe sh "$TMP/rec.sh" "$MARK" &
 pid=$!
-for i in $(seq 100); do [ -f "$TMP/ready.0" ] && [ -f "$TMP/ready.1" ] && break; sleep 0.05; done
-kill -USR1 $pid; sleep 0.3; kill -TERM $pid; wait $pid
+for i in $(seq 1200); do [ -f "$TMP/ready.0" ] && [ -f "$TMP/ready.1" ] && break; sleep 0.05; done
+# TERM only once USR1 has arrived: the test asserts order, not speed
+kill -USR1 $pid
+for i in $(seq 1200); do grep -q USR1 "$TMP/sig.0" "$TMP/sig.1" 2>/dev/null &&
+    [ "$(cat "$TMP/sig.0" "$TMP/sig.1" 2>/dev/null | grep -c USR1)" -eq 2 ] && break; sleep 0.05; done
+kill -TERM $pid; wait $pid
 expect_eq "TERM: dlrun's exit code" "$?" 0
 expect_eq "USR1 then TERM reached rank 0" "$(cat "$TMP/sig.0" 2>/dev/null | tr '\n' ' ')" "USR1 TERM "
 expect_eq "USR1 then TERM reached rank 1" "$(cat "$TMP/sig.1" 2>/dev/null | tr '\n' ' ')" "USR1 TERM "
 # dlrun killed with SIGKILL: the ranks die with it (parent-death signal)
 env $CLEAN "$DLRUN" -np 2 --oversubscribe "$SLEEP" 30 &
-pid=$!; sleep 0.3; kill -KILL $pid; wait $pid 2>/dev/null; sleep 0.3
+pid=$!
+for i in $(seq 1200); do [ "$(leftovers | wc -l)" -ge 2 ] && break; sleep 0.05; done
+kill -KILL $pid; wait $pid 2>/dev/null
+for i in $(seq 1200); do [ -z "$(leftovers)" ] && break; sleep 0.05; done
 expect_eq "dlrun SIGKILLed: no rank left" "$(leftovers)" ""
 
 # --- real frameworks ---
@@ -123,12 +130,12 @@ if command -v mpirun >/dev/null 2>&1; then
     mp="mpirun --allow-run-as-root --oversubscribe -np 3"
     # one output file per rank: mpirun mixes the lines of several ranks
     per_rank='exec "$0" "$@" >"$TMPF.$OMPI_COMM_WORLD_RANK" 2>&1'
-    TMPF=$TMP/t clean_env timeout 60 $mp -x TMPF sh -c "$per_rank" "$DLRUN" $PY "$E2E/allreduce.py"
+    TMPF=$TMP/t clean_env timeout 300 $mp -x TMPF sh -c "$per_rank" "$DLRUN" $PY "$E2E/allreduce.py"
     expect_eq "mpirun dlrun torch: 3 ranks ok" "$(cat "$TMP"/t.* | grep -c 'sum 6 ok')" 3 || cat "$TMP"/t.*
-    TMPF=$TMP/m clean_env timeout 60 $mp -x TMPF sh -c "$per_rank" "$DLRUN" $PY -c 'from mpi4py import MPI; c = MPI.COMM_WORLD; print("mpi", c.rank, c.allreduce(c.rank))'
+    TMPF=$TMP/m clean_env timeout 300 $mp -x TMPF sh -c "$per_rank" "$DLRUN" $PY -c 'from mpi4py import MPI; c = MPI.COMM_WORLD; print("mpi", c.rank, c.allreduce(c.rank))'
     expect_eq "mpirun dlrun mpi4py: MPI_Init works after dlrun" "$(cat "$TMP"/m.* | grep -c '^mpi [0-2] 3$')" 3 || cat "$TMP"/m.*
     # one file per rank: mpirun splits long lines of several ranks
-    TMPF=$TMP/j clean_env timeout 60 $mp -x TMPF sh -c "$per_rank" "$DLRUN" env --json
+    TMPF=$TMP/j clean_env timeout 300 $mp -x TMPF sh -c "$per_rank" "$DLRUN" env --json
     out=$(for r in 0 1 2; do json '"%s %s %s" % (d["source"], d["rank"], d["env"]["MASTER_ADDR"])' <"$TMP/j.$r"; done | tr '\n' ' ')
     expect_eq "mpirun dlrun env: ranks from OMPI_*" "$out" "ompi 0 127.0.0.1 ompi 1 127.0.0.1 ompi 2 127.0.0.1 "
 else

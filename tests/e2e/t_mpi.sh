@@ -20,24 +20,24 @@ export TMPDIR
 NP="-np 4 --oversubscribe"
 
 expect_rc "dlrun -np 4 -l mpi_hello (auto: an ELF that needs libmpi)" 0 \
-    within 120 "$DLRUN" $NP -l "$HELLO"
+    within 600 "$DLRUN" $NP -l "$HELLO"
 expect_eq "  4 ranks in one world of 4, tagged" \
     "$(grep -c '^\[\([0-3]\)\] hello \1 of 4 on ' "$TMP/out")" 4 || sed 's/^/  | /' "$TMP/out" "$TMP/err"
 expect_eq "  the all-reduce summed every rank" "$(grep -c '^\[[0-3]\] rank [0-3]: sum 6 (expected 6)$' "$TMP/out")" 4
 
 expect_rc "mpi4py all-reduce: dlrun -np 4 python3 mpi_allreduce.py" 0 \
-    within 120 "$DLRUN" $NP "$PY" "$E2E/mpi_allreduce.py"
+    within 600 "$DLRUN" $NP "$PY" "$E2E/mpi_allreduce.py"
 expect_eq "  4 ranks agree" "$(grep -c '^rank [0-3] of 4 on .*: sum 6 ok$' "$TMP/out")" 4 ||
     sed 's/^/  | /' "$TMP/out" "$TMP/err"
 
 expect_rc "rank 2 calls MPI_Abort(7): the job ends with 7" 7 \
-    within 120 "$DLRUN" $NP "$HELLO" abort 2 7
+    within 600 "$DLRUN" $NP "$HELLO" abort 2 7
 expect_grep "  dlrun names rank 2 and its code" "rank 2 (host [^,]*, pid [0-9]*) exited with code 7" "$TMP/err"
 expect_rc "rank 1 exits 3 after MPI_Init: the job ends with 3" 3 \
-    within 120 "$DLRUN" $NP "$HELLO" exit 1 3
+    within 600 "$DLRUN" $NP "$HELLO" exit 1 3
 expect_grep "  dlrun names rank 1 and its code" "rank 1 (host [^,]*, pid [0-9]*) exited with code 3; stopped 3 other ranks" "$TMP/err"
 
-expect_rc "--mpi=none: no server" 0 within 120 "$DLRUN" -np 2 --mpi=none "$HELLO"
+expect_rc "--mpi=none: no server" 0 within 600 "$DLRUN" -np 2 --mpi=none "$HELLO"
 expect_eq "  so each rank is a world of its own (Open MPI's singleton)" \
     "$(grep -c '^hello 0 of 1 on ' "$TMP/out")" 2
 
@@ -57,7 +57,7 @@ fi
 exec "$HELLO"
 EOS
 expect_rc "--max-restarts 1 --mpi=pmix: the second attempt succeeds" 0 \
-    within 120 "$DLRUN" -np 2 --max-restarts 1 --mpi=pmix sh "$TMP/once.sh"
+    within 600 "$DLRUN" -np 2 --max-restarts 1 --mpi=pmix sh "$TMP/once.sh"
 expect_eq "  both attempts a world of 2" "$(grep -c '^hello [01] of 2 on ' "$TMP/out")" 4 ||
     sed 's/^/  | /' "$TMP/out" "$TMP/err"
 
@@ -69,7 +69,7 @@ expect_grep "  says where it works" "inside a Slurm allocation" "$TMP/err"
 # per-task mode under mpirun: mpirun's PMIx serves the ranks, dlrun execs
 if command -v mpirun >/dev/null 2>&1; then
     expect_rc "mpirun -np 2 dlrun mpi_hello: dlrun hosts nothing" 0 \
-        within 120 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+        within 600 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
         mpirun --oversubscribe -np 2 "$DLRUN" "$HELLO"
     expect_eq "  one world of 2" "$(grep -c '^hello [01] of 2 on ' "$TMP/out")" 2 ||
         sed 's/^/  | /' "$TMP/out" "$TMP/err"

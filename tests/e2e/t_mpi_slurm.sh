@@ -20,7 +20,7 @@ cat >"$TMP/hello.sh" <<EOS
 echo "dlrun exit \$?"
 EOS
 expect_rc "sbatch -N2: dlrun -np 4 mpi_hello" 0 \
-    within 120 sbatch -N2 --ntasks-per-node=2 --wait -o "$TMP/hello.out" "$TMP/hello.sh"
+    within 600 sbatch -N2 --ntasks-per-node=2 --wait -o "$TMP/hello.out" "$TMP/hello.sh"
 expect_eq "  4 ranks in one world of 4" "$(grep -c '^\[[0-3]\] hello [0-3] of 4 on node[12]$' "$TMP/hello.out")" 4 ||
     sed 's/^/  | /' "$TMP/hello.out"
 expect_eq "  the all-reduce summed every rank" "$(grep -c 'sum 6 (expected 6)' "$TMP/hello.out")" 4
@@ -34,7 +34,7 @@ cat >"$TMP/ar.sh" <<EOS
 echo "dlrun exit \$?"
 EOS
 expect_rc "sbatch -N4: dlrun -np 8 python3 mpi_allreduce.py (mpi4py)" 0 \
-    within 180 sbatch -N4 --ntasks-per-node=2 --wait -o "$TMP/ar.out" "$TMP/ar.sh"
+    within 600 sbatch -N4 --ntasks-per-node=2 --wait -o "$TMP/ar.out" "$TMP/ar.sh"
 expect_eq "  8 ranks agree on the sum" "$(grep -c '^rank [0-7] of 8 on node[1-4]: sum 28 ok$' "$TMP/ar.out")" 8 ||
     sed 's/^/  | /' "$TMP/ar.out"
 expect_eq "  on 4 nodes" "$(sed -n 's/.* on \(node[0-9]\): .*/\1/p' "$TMP/ar.out" | sort -u | wc -l | tr -d ' ')" 4
@@ -42,33 +42,33 @@ expect_eq "  on 4 nodes" "$(sed -n 's/.* on \(node[0-9]\): .*/\1/p' "$TMP/ar.out
 # --- direct modex: with async modex and no data collection Open MPI's
 # MPI_Init has no data fence, so each peer's data is fetched from its
 # node's agent when needed ---
-within 120 salloc -N2 --ntasks-per-node=2 sh -c "
+within 600 salloc -N2 --ntasks-per-node=2 sh -c "
     \"$DLRUN\" -np 4 -x OMPI_MCA_pmix_base_async_modex=1 -x OMPI_MCA_pmix_base_collect_data=0 \"$TMP/mpi_hello\"; echo rc=\$?" >"$TMP/dmodex.out" 2>&1
 expect_grep "async modex (direct modex across nodes): exit 0" "^rc=0$" "$TMP/dmodex.out"
 expect_eq "  the all-reduce summed every rank" "$(grep -c 'sum 6 (expected 6)' "$TMP/dmodex.out")" 4 ||
     sed 's/^/  | /' "$TMP/dmodex.out"
 
 # --- a rank that exits 3 after MPI_Init on node2 ends the job with 3 ---
-within 120 salloc -N2 --ntasks-per-node=2 sh -c "
+within 600 salloc -N2 --ntasks-per-node=2 sh -c "
     \"$DLRUN\" -np 4 \"$TMP/mpi_hello\" exit 3 3; echo rc=\$?" >"$TMP/fail.out" 2>&1
 expect_grep "rank 3 exits 3 on node2: dlrun's code" "^rc=3$" "$TMP/fail.out"
 expect_grep "  names rank and host" "rank 3 (host node2, pid [0-9]*) exited with code 3" "$TMP/fail.out"
 
 # --- per-node mode: srun starts one dlrun that starts the node's ranks;
 # dlrun's server replaces the PMIx variables srun --mpi=pmix gave it ---
-within 120 salloc -N1 sh -c "
+within 600 salloc -N1 sh -c "
     srun -N1 -n1 --mpi=pmix \"$DLRUN\" --nproc-per-node 2 \"$TMP/mpi_hello\"; echo rc=\$?" >"$TMP/pernode.out" 2>&1
 expect_grep "srun -n1 --mpi=pmix dlrun --nproc-per-node 2 mpi_hello: exit 0" "^rc=0$" "$TMP/pernode.out"
 expect_eq "  one world of 2" "$(grep -c '^hello [01] of 2 on node1$' "$TMP/pernode.out")" 2 ||
     sed 's/^/  | /' "$TMP/pernode.out"
-within 120 salloc -N2 sh -c "
+within 600 salloc -N2 sh -c "
     srun -N2 --ntasks-per-node=1 \"$DLRUN\" --mpi=pmix --nproc-per-node 2 true; echo rc=\$?" >"$TMP/pernode2.out" 2>&1
 expect_grep "per-node dlruns on 2 nodes with --mpi=pmix: refused (2)" "^rc=2$" "$TMP/pernode2.out"
 expect_grep "  says what to do instead" "run one dlrun in the allocation" "$TMP/pernode2.out"
 
 # --- --mpi=srun: srun --mpi=pmix starts the ranks, dlrun sets their env ---
 if srun --mpi=list 2>&1 | grep -q pmix; then
-    within 120 salloc -N2 --ntasks-per-node=2 sh -c "
+    within 600 salloc -N2 --ntasks-per-node=2 sh -c "
         \"$DLRUN\" --mpi=srun -np 4 -l sh -c 'echo RANK=\$RANK LOCAL_RANK=\$LOCAL_RANK; exec \"$TMP/mpi_hello\"'
         echo rc=\$?" >"$TMP/srun.out" 2>&1
     expect_grep "--mpi=srun: exit 0" "^rc=0$" "$TMP/srun.out"
@@ -82,14 +82,14 @@ fi
 # --- over ssh (no Slurm): dlrun -H node1:2,node3:2 from this namespace ---
 if [ -n "${DLRUN_TEST_SSH_KEY:-}" ]; then
     expect_rc "ssh: dlrun -H node1:2,node3:2 -np 4 mpi_hello" 0 \
-        within 120 "$DLRUN" --launcher ssh --ssh-identity "$DLRUN_TEST_SSH_KEY" \
+        within 600 "$DLRUN" --launcher ssh --ssh-identity "$DLRUN_TEST_SSH_KEY" \
         --ssh-known-hosts "$DLRUN_TEST_KNOWN_HOSTS" -H node1:2,node3:2 -np 4 -l \
         "$TMP/mpi_hello"
     expect_eq "  4 ranks in one world of 4" "$(grep -c '^\[[0-3]\] hello [0-3] of 4 on node[13]$' "$TMP/out")" 4 ||
         sed 's/^/  | /' "$TMP/out" "$TMP/err"
     expect_eq "  ranks 2 and 3 on node3" "$(grep -c '^\[[23]\] hello [23] of 4 on node3$' "$TMP/out")" 2
     expect_rc "ssh: a rank that calls MPI_Abort(5) on node3 ends the job with 5" 5 \
-        within 120 "$DLRUN" --launcher ssh --ssh-identity "$DLRUN_TEST_SSH_KEY" \
+        within 600 "$DLRUN" --launcher ssh --ssh-identity "$DLRUN_TEST_SSH_KEY" \
         --ssh-known-hosts "$DLRUN_TEST_KNOWN_HOSTS" -H node1:2,node3:2 -np 4 \
         "$TMP/mpi_hello" abort 3 5
 else

@@ -48,23 +48,29 @@ expect_eq "restarts used up: the failing rank's code" "$?" 9
 expect_eq "  summary names the failure" "$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["exit_code"], d["restarts"], d["failed_rank"] in (0, 1))' "$TMP/s.json")" "9 1 True"
 
 # --- a rank that ignores SIGTERM is killed after --kill-timeout ---
-start=$(date +%s)
+# Asserted by outcome and order, not by speed: the stubborn rank is gone
+# when dlrun returns, and dlrun waited at least the kill timeout for it.
+start=$(date +%s%N)
 run -np 2 --oversubscribe --kill-timeout 1 sh -c \
-    'if [ $RANK = 0 ]; then sleep 0.3; exit 6; fi; trap "" TERM; while :; do sleep 0.1; done' 2>"$TMP/e"
-rc=$? secs=$(( $(date +%s) - start ))
+    'if [ $RANK = 0 ]; then sleep 0.3; exit 6; fi; trap "" TERM; echo $$ >"$0"; while :; do sleep 0.1; done' \
+    "$TMP/stubborn" 2>"$TMP/e"
+rc=$? ms=$(( ($(date +%s%N) - start) / 1000000 ))
 expect_eq "SIGTERM ignored: exit code of the failing rank" "$rc" 6
-if [ "$secs" -le 4 ]; then pass "  SIGKILL after the kill timeout (${secs}s)"; else fail "  took ${secs}s"; fi
+if [ -s "$TMP/stubborn" ] && ! kill -0 "$(cat "$TMP/stubborn")" 2>/dev/null; then
+    pass "  the rank that ignored SIGTERM was killed"; else fail "  the stubborn rank is still there"; fi
+if [ "$ms" -ge 1000 ]; then pass "  not before the kill timeout (${ms}ms)"; else fail "  killed after ${ms}ms"; fi
 
 # --- a second SIGINT within a second kills at once (srun's convention) ---
 env $CLEAN "$DLRUN" -np 2 --oversubscribe --kill-timeout 30 sh -c \
     'trap "" INT TERM; echo up >"$0.$RANK"; while :; do sleep 0.1; done' "$TMP/up" &
 pid=$!
-for i in $(seq 100); do [ -f "$TMP/up.0" ] && [ -f "$TMP/up.1" ] && break; sleep 0.05; done
+for i in $(seq 1200); do [ -f "$TMP/up.0" ] && [ -f "$TMP/up.1" ] && break; sleep 0.05; done
 start=$(date +%s)
 kill -INT $pid; sleep 0.3; kill -INT $pid; wait $pid
 rc=$? secs=$(( $(date +%s) - start ))
 expect_eq "double INT: ranks killed (137)" "$rc" 137
-if [ "$secs" -le 3 ]; then pass "  at once (${secs}s, kill timeout 30s)"; else fail "  took ${secs}s"; fi
+# "at once" means: without waiting out the 30 s kill timeout
+if [ "$secs" -lt 30 ]; then pass "  at once (${secs}s, kill timeout 30s)"; else fail "  took ${secs}s"; fi
 
 # --- real DDP training: every rank ends with the same weights ---
 run -np 4 --oversubscribe $PY "$E2E/ddp_train.py" >"$TMP/o" 2>&1

@@ -25,7 +25,7 @@ check_env_json() {
     # file per task (%t): srun forwards output in 1 KiB pieces, so long lines
     # from different tasks can interleave on a shared stdout.
     expect_rc "srun -N2 --ntasks-per-node=2 dlrun env --json" 0 \
-        within 60 srun -N2 --ntasks-per-node=2 --output="$TMP/env.%t" \
+        within 300 srun -N2 --ntasks-per-node=2 --output="$TMP/env.%t" \
         sh -c 'printf "%s %s " "$SLURM_LOCALID" "$SLURM_NODEID"; exec "$0" env --json' "$DLRUN"
     cat "$TMP"/env.[0-9]* >"$TMP/env.out"
     expect_rc "env --json of every task agrees with Slurm" 0 \
@@ -78,14 +78,14 @@ expect_ranks() {
 # allreduce WHAT SRUN_ARGS...: four ranks over two nodes, each must say ok.
 allreduce() {
     what=$1; shift
-    expect_rc "$what" 0 within 120 srun "$@" "$DLRUN" "$PY" "$E2E/allreduce.py"
+    expect_rc "$what" 0 within 600 srun "$@" "$DLRUN" "$PY" "$E2E/allreduce.py"
     expect_ranks "$what" "$TMP/out"
 }
 
 allreduce_batch() {
     printf '#!/bin/sh\nsrun "%s" "%s" "%s"\n' "$DLRUN" "$PY" "$E2E/allreduce.py" >"$TMP/job.sh"
     expect_rc "sbatch -N2 --ntasks-per-node=2 --wait (srun dlrun allreduce.py)" 0 \
-        within 120 sbatch -N2 --ntasks-per-node=2 --wait -o "$TMP/batch.out" "$TMP/job.sh"
+        within 600 sbatch -N2 --ntasks-per-node=2 --wait -o "$TMP/batch.out" "$TMP/job.sh"
     expect_ranks "sbatch" "$TMP/batch.out"
 }
 
@@ -93,7 +93,7 @@ allreduce_batch() {
 # must be refused with exit 2 and one line on stderr.  --error keeps the
 # task's stderr apart from srun's own "task 0: Exited with exit code 2".
 refuse_inconsistent() {
-    expect_rc "inconsistent step env: exit 2" 2 within 60 srun -N1 -n1 \
+    expect_rc "inconsistent step env: exit 2" 2 within 300 srun -N1 -n1 \
         --error="$TMP/task.err" env SLURM_STEP_NUM_TASKS=5 "$DLRUN" env
     expect_eq "inconsistent step env: one line on stderr" \
         "$(wc -l <"$TMP/task.err" | tr -d ' ')" 1
@@ -106,7 +106,7 @@ refuse_inconsistent() {
 check_ports() {
     what=$1 want_from=$2; shift 2
     rm -f "$TMP"/port.*
-    expect_rc "$what" 0 within 60 srun "$@" --output="$TMP/port.%t" "$DLRUN" env \
+    expect_rc "$what" 0 within 300 srun "$@" --output="$TMP/port.%t" "$DLRUN" env \
         ${DLRUN_PMIX_ARG:-} --json
     out=$(cat "$TMP"/port.* | "$PY" -c '
 import json, sys
@@ -129,7 +129,7 @@ launch_in_batch() {
 "$DLRUN" -np 2 "$PY" "$E2E/allreduce.py"
 EOS
     expect_rc "sbatch -N1 -n2: dlrun -np 2 launches" 0 \
-        within 120 sbatch -N1 -n2 --wait -o "$TMP/launch.out" "$TMP/launch.sh"
+        within 600 sbatch -N1 -n2 --wait -o "$TMP/launch.out" "$TMP/launch.sh"
     expect_eq "  SLURM_PROCID rewritten per rank" \
         "$(grep '^procid' "$TMP/launch.out" | sort | tr '\n' ' ')" \
         "procid 0 rank 0 ntasks 2 procid 1 rank 1 ntasks 2 "
@@ -140,7 +140,7 @@ EOS
 # An MPI program after dlrun used Slurm's PMIx server (rank 0 published the
 # port): the program's own PMIx_Init must still work.
 mpi_after_pmix() {
-    expect_rc "srun --mpi=pmix dlrun mpi4py" 0 within 120 srun --mpi=pmix -N2 \
+    expect_rc "srun --mpi=pmix dlrun mpi4py" 0 within 600 srun --mpi=pmix -N2 \
         --ntasks-per-node=2 --output="$TMP/mpi.%t" "$DLRUN" "$PY" -c \
         'from mpi4py import MPI; c = MPI.COMM_WORLD; print("mpi", c.rank, c.allreduce(c.rank))'
     expect_eq "  every rank all-reduced" "$(cat "$TMP"/mpi.* | grep -c '^mpi [0-3] 6$')" 4 ||
@@ -150,7 +150,7 @@ mpi_after_pmix() {
 # One dlrun per node, each starting its node's ranks (torchrun's model).
 per_node() {
     expect_rc "srun -N2 --ntasks-per-node=1 dlrun --nproc-per-node 2" 0 \
-        within 120 srun -N2 --ntasks-per-node=1 --output="$TMP/pn.%t" \
+        within 600 srun -N2 --ntasks-per-node=1 --output="$TMP/pn.%t" \
         "$DLRUN" --nproc-per-node 2 "$PY" "$E2E/allreduce.py"
     cat "$TMP"/pn.* >"$TMP/pn.out"
     expect_ranks "per-node mode" "$TMP/pn.out"

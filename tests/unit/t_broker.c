@@ -214,7 +214,7 @@ static void run_until_answers(struct tc *ts, size_t n, struct tc *t,
 {
     watched = t;
     watched_n = answers;
-    run_until(g_b, ts, n, answered, 10000);
+    run_until(g_b, ts, n, answered, 60000);
 }
 
 static int no_conns(struct tc *ts, size_t n)
@@ -255,7 +255,7 @@ static void test_many_clients(size_t n)
     is_str(ts[n].log, "auth#1 ok;put#2 ok;get#3 ok 'v';", "the putter");
     for (size_t i = 0; i <= n; i++)
         tc_close(&ts[i]);
-    run_until(g_b, ts, 0, no_conns, 10000);
+    run_until(g_b, ts, 0, no_conns, 60000);
     is_int(stats().conns, 0, "all their connections closed");
     free(ts);
 }
@@ -299,13 +299,13 @@ static void test_bad_peers(void)
 
     st0 = stats();
     bad_peers_open(ts);
-    done = run_until(g_b, ts, NBAD, all_closed, 5000);
+    done = run_until(g_b, ts, NBAD, all_closed, 60000);
     took = now_ms() - t0;
     s = stats();
     ok(done, "wrong token, garbage, PUT first, oversized value and key, "
        "silence, half an AUTH: all dropped");
-    ok(took >= AUTH_MS - 20 && took < AUTH_MS + 2000,
-       "the silent ones after the AUTH timeout");
+    /* a lower bound only: a loaded machine may be late, never early */
+    ok(took >= AUTH_MS - 20, "the silent ones after the AUTH timeout");
     is_int(s.auth_failed - st0.auth_failed, 5, "5 dropped for AUTH");
     is_int(s.proto_failed - st0.proto_failed, 2, "2 dropped for bad frames");
     is_str(ts[WRONG].log, "", "wrong token: no answer at all");
@@ -340,7 +340,7 @@ static void test_slow_reader(void)
         tc_send(&ts[1], BP_GET, 2 + i, "big", NULL, 0, 0, 0);
     tc_send(&ts[0], BP_GET, 3, "big", NULL, 0, 0, 0);
     tc_send(&ts[0], BP_ADD, 4, "n", NULL, 0, 1, 0);
-    done = run_until(g_b, ts, 2, slow_dropped_and_good_done, 20000);
+    done = run_until(g_b, ts, 2, slow_dropped_and_good_done, 60000);
     ok(done, "the reader that never reads is dropped");
     is_str(ts[0].log, "auth#1 ok;put#2 ok;get#3 ok 'BBBBBBBBBBBBBBBBBBBB';"
            "add#4 ok;", "the other peer is served meanwhile");
@@ -377,7 +377,7 @@ static void test_max_conns(void)
         tc_open(&ts[i], broker_port(b), 0);
         tc_auth(&ts[i], token);
     }
-    ok(run_until(b, ts, 5, three_in_two_out, 5000),
+    ok(run_until(b, ts, 5, three_in_two_out, 60000),
        "3 connections served, 2 refused");
     s = stats();
     is_int(s.refused, 2, "counted as refused");
@@ -406,7 +406,7 @@ static void test_fork_holds_fd(void)
         _exit(0);
     }
     tc_raw(&ts[0], "garbage garbage garbage garbage!", 32);
-    closed = run_until(g_b, ts, 1, all_closed, 10000);
+    closed = run_until(g_b, ts, 1, all_closed, 60000);
     tc_open(&ts[1], broker_port(g_b), 0);
     tc_auth(&ts[1], token);
     tc_send(&ts[1], BP_GET, 2, "k", NULL, 0, 0, 0);
@@ -440,7 +440,7 @@ static void test_survivor(void)
     tc_send(&t, BP_ADD, 4, "count", NULL, 0, 2, 0);
     tc_send(&t, BP_BARRIER, 5, "one", NULL, 0, 1, 0);
     tc_send(&t, BP_DEL, 6, "after", NULL, 0, 0, 0);
-    run_until(g_b, &t, 1, four_answers, 5000);
+    run_until(g_b, &t, 1, four_answers, 60000);
     is_str(t.log, "auth#1 ok;put#2 ok;get#3 ok 'all';add#4 ok;barrier#5 ok;"
            "del#6 ok;", "a good client is still served");
     tc_close(&t);

@@ -32,7 +32,7 @@ BR=dlrunbr0
 NODES="1 2 3 4"
 HOSTS_BEGIN="# BEGIN dlrun-slurm test cluster, made by cluster.sh up"
 HOSTS_END="# END dlrun-slurm test cluster"
-UP_TIMEOUT=${DLRUN_CLUSTER_TIMEOUT:-60}
+UP_TIMEOUT=${DLRUN_CLUSTER_TIMEOUT:-300}
 CONF=$DIR/etc/slurm.conf
 export SLURM_CONF="$CONF"
 # Run from inside one of our jobs, our own helpers must not look like the
@@ -206,7 +206,7 @@ start_munge() {
     spawn munged munged -F --force --socket="$DIR/munge/munge.socket" \
         --key-file="$DIR/munge/munge.key" --pid-file="$DIR/munge/munged.pid" \
         --log-file="$DIR/log/munged.log" --seed-file="$DIR/munge/munged.seed"
-    wait_for 10 "munged socket" test -S "$DIR/munge/munge.socket"
+    wait_for 120 "munged socket" test -S "$DIR/munge/munge.socket"
 }
 
 # slurmctld checks that the host name is the SlurmctldHost name, hence the
@@ -214,7 +214,7 @@ start_munge() {
 start_slurmctld() {
     spawn slurmctld unshare --uts sh -c \
         "hostname $CTL_NAME && exec tini -s -- slurmctld -D -f $CONF"
-    wait_for 20 "slurmctld to answer" sh -c 'scontrol ping | grep -q UP'
+    wait_for 180 "slurmctld to answer" sh -c 'scontrol ping | grep -q UP'
 }
 
 # nsenter, not "ip netns exec": the latter remounts /sys, which hides the
@@ -282,7 +282,7 @@ start_all_sshd() {
     make_ssh_keys
     for n in $NODES; do start_sshd "$n"; done
     for n in $NODES; do
-        wait_for 10 "sshd on node$n" grep -q "Server listening on $NET.$n port 22" \
+        wait_for 120 "sshd on node$n" grep -q "Server listening on $NET.$n port 22" \
             "$DIR/log/sshd-node$n.log"
     done
 }
