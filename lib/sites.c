@@ -609,6 +609,67 @@ static int parse_error(struct loader *ld, yaml_parser_t *parser)
                    parser->problem_mark.column + 1, problem);
 }
 
+/* What one event does to the pre-scan: -1 when it passes a limit (err
+ * set), else 0.  *depth counts the open lists and mappings. */
+static int scan_event(struct loader *ld, const yaml_event_t *ev, int *depth,
+                      int *anchors)
+{
+    const yaml_mark_t *m = &ev->start_mark;
+    const unsigned char *anchor = NULL;
+
+    if (ev->type == YAML_SEQUENCE_START_EVENT) {
+        ++*depth;
+        anchor = ev->data.sequence_start.anchor;
+    } else if (ev->type == YAML_MAPPING_START_EVENT) {
+        ++*depth;
+        anchor = ev->data.mapping_start.anchor;
+    } else if (ev->type == YAML_SEQUENCE_END_EVENT ||
+               ev->type == YAML_MAPPING_END_EVENT) {
+        --*depth;
+    } else if (ev->type == YAML_SCALAR_EVENT) {
+        anchor = ev->data.scalar.anchor;
+    }
+    if (*depth > SITES_MAX_DEPTH)
+        return err_set(ld->err, "%s:%zu:%zu: lists and mappings nested more "
+                       "than %d deep; a sites.yaml needs at most 4 levels",
+                       ld->file, m->line + 1, m->column + 1, SITES_MAX_DEPTH);
+    if (anchor && ++*anchors > SITES_MAX_ANCHORS)
+        return err_set(ld->err, "%s:%zu:%zu: more than %d anchors ('&name'); "
+                       "write the values out instead", ld->file, m->line + 1,
+                       m->column + 1, SITES_MAX_ANCHORS);
+    return 0;
+}
+
+/* Walk the events before building the document: libyaml's loader takes
+ * time quadratic in the nesting depth and in the number of anchors, so
+ * both are held to small limits first.  The scan stops at the first event
+ * past a limit, so it is linear in the text. */
+static int prescan(struct loader *ld, const char *text, size_t len)
+{
+    yaml_parser_t parser;
+    yaml_event_t ev;
+    int depth = 0, anchors = 0, rc = -1, end = 0;
+
+    if (!yaml_parser_initialize(&parser))
+        return err_set(ld->err, "%s: out of memory", ld->file);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    while (!end) {
+        if (!yaml_parser_parse(&parser, &ev)) {
+            parse_error(ld, &parser);
+            goto out;
+        }
+        end = ev.type == YAML_STREAM_END_EVENT;
+        rc = scan_event(ld, &ev, &depth, &anchors);
+        yaml_event_delete(&ev);
+        if (rc < 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 /* Parse the one document of text into ld->out (a fresh struct sites). */
 static int load_document(struct loader *ld, const char *text, size_t len)
 {
@@ -616,6 +677,8 @@ static int load_document(struct loader *ld, const char *text, size_t len)
     yaml_document_t doc, extra;
     int rc = -1;
 
+    if (prescan(ld, text, len) < 0)
+        return -1;
     if (!yaml_parser_initialize(&parser))
         return err_set(ld->err, "%s: out of memory", ld->file);
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);

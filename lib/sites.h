@@ -52,6 +52,11 @@ struct sites {
 };
 
 #define SITES_MAX_BYTES (1 << 20)
+/* Lists and mappings inside each other, and anchors ('&name'), in one
+ * file: libyaml's loader is quadratic in both, and a sites.yaml needs
+ * four levels and no anchors. */
+#define SITES_MAX_DEPTH 64
+#define SITES_MAX_ANCHORS 256
 
 /* Merge the YAML text (len bytes; file names it in errors, and relative
  * template: paths are taken from its folder) into s.  On error s is left

@@ -291,9 +291,61 @@ static void test_files(void)
     sites_free(&s);
 }
 
+/* "profiles:\n  a:\n    env: {X: " (4 levels) then n '[' (open, or closed again
+ * when closed is set) and "}\n": lists nested n deep inside a profile. */
+static char *nested(int n, int closed)
+{
+    static const char head[] = "profiles:\n  a:\n    env: {X: ";
+    size_t len = sizeof head - 1;
+    char *t = malloc(len + 2 * (size_t)n + 3);
+
+    if (!t)
+        abort();
+    memcpy(t, head, len);
+    memset(t + len, '[', (size_t)n);
+    len += (size_t)n;
+    if (closed) {
+        memset(t + len, ']', (size_t)n);
+        len += (size_t)n;
+    }
+    strcpy(t + len, "}\n");
+    return t;
+}
+
+/* libyaml's loader is quadratic in the depth and the anchors: both are
+ * refused before it runs, at the place they pass the limit. */
+static void test_limits(void)
+{
+    struct err err = { "" };
+    struct sites s = { 0 };
+    char *deep = nested(SITES_MAX_DEPTH - 4, 1), *deeper = nested(100000, 0);
+    char *anchors = malloc(16 * (SITES_MAX_ANCHORS + 2) + 64);
+    size_t len;
+
+    ok(sites_load_text(&s, deep, strlen(deep), "d.yaml", &err) < 0 &&
+       strstr(err.msg, "got a list"), "nesting at the limit: read, refused "
+       "by the schema");
+    ok(sites_load_text(&s, deeper, strlen(deeper), "d.yaml", &err) < 0,
+       "100000 open lists: refused");
+    is_str(err.msg, "d.yaml:3:74: lists and mappings nested more than 64 "
+           "deep; a sites.yaml needs at most 4 levels", "  at the 65th level");
+    len = (size_t)sprintf(anchors, "profiles:\n  a:\n    directives:\n");
+    for (int i = 0; i <= SITES_MAX_ANCHORS; i++)
+        len += (size_t)sprintf(anchors + len, "    - &a%d x\n", i);
+    ok(sites_load_text(&s, anchors, len, "a.yaml", &err) < 0, "257 anchors: "
+       "refused");
+    is_str(err.msg, "a.yaml:260:7: more than 256 anchors ('&name'); write "
+           "the values out instead", "  at the 257th");
+    ok(s.n == 0, "  nothing kept");
+    free(deep);
+    free(deeper);
+    free(anchors);
+}
+
 int main(void)
 {
     test_rows();
+    test_limits();
     test_values_and_merge();
     test_files();
     return tap_done();
