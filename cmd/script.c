@@ -64,7 +64,7 @@ static const char options_text[] =
     "  -x, --export VAR[=VAL], -l, --tag-output   as for dlrun run\n"
     "      --dlrun-arg ARG      any other dlrun option word (repeat it)\n"
     "Files:\n"
-    "  -o, --output FILE        write the script to FILE (mode 0755)\n"
+    "  -o, --output FILE        write the script to FILE (the umask's mode + u+x)\n"
     "      --template FILE      a template instead of SCHEDULER.sh.in\n"
     "      --config FILE        read this sites.yaml after the others\n"
     "      --dlrun PATH         the dlrun the script runs (default: dlrun)\n"
@@ -563,13 +563,20 @@ out:
     return rc;
 }
 
-int script_write(const char *path, const char *text)
+/* The script's mode: what the umask gives a new file, plus u+x (it is run
+ * as a program).  Never more: it can hold secrets (export WANDB_API_KEY). */
+static mode_t script_mode(void)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    mode_t mask = umask(0);
+
+    umask(mask);
+    return (0666 & ~mask) | S_IXUSR;
+}
+
+int script_write_fd(int fd, const char *path, const char *text)
+{
     size_t len = strlen(text), done = 0;
 
-    if (fd < 0)
-        return cmd_fail(EXIT_FAIL, "-o %s: %s", path, strerror(errno));
     while (done < len) {
         ssize_t n = write(fd, text + done, len - done);
 
@@ -579,8 +586,8 @@ int script_write(const char *path, const char *text)
             break;
         done += (size_t)n;
     }
-    /* the umask must not take the x bits: the file is run as a program */
-    if (done < len || fchmod(fd, 0755) < 0) {
+    /* fchmod also narrows a file that existed with a wider mode */
+    if (done < len || fchmod(fd, script_mode()) < 0) {
         int saved = errno;
 
         close(fd);
@@ -589,6 +596,20 @@ int script_write(const char *path, const char *text)
     if (close(fd) < 0)
         return cmd_fail(EXIT_FAIL, "-o %s: %s", path, strerror(errno));
     return EXIT_OK;
+}
+
+int script_write(const char *path, const char *text)
+{
+    /* O_NOFOLLOW: a link planted in a shared folder must not make us
+     * overwrite its target */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                  0600);
+
+    if (fd < 0)
+        return cmd_fail(EXIT_FAIL, "-o %s: %s%s", path, strerror(errno),
+                        errno == ELOOP ? " (a symbolic link: give the file "
+                        "it points to)" : "");
+    return script_write_fd(fd, path, text);
 }
 
 int cmd_script(int argc, char **argv)

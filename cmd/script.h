@@ -16,7 +16,12 @@ struct script_result {
  * exit code after printing the one-line error. */
 int script_build(int argc, char **argv, int submit, struct script_result *r);
 
-/* Write text to path with mode 0755.  EXIT_OK or EXIT_FAIL (printed). */
+/* Write text to path (not through a symbolic link) with the mode the
+ * umask gives plus u+x.  EXIT_OK or EXIT_FAIL (printed). */
 int script_write(const char *path, const char *text);
+
+/* The same into fd, open for writing (closed here; path names it in
+ * errors, borrowed). */
+int script_write_fd(int fd, const char *path, const char *text);
 
 #endif

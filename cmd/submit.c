@@ -129,10 +129,9 @@ static int script_file(const struct script_result *r, char path[64],
     if (fd < 0)
         return cmd_fail(EXIT_FAIL, "temporary script %s: %s", path,
                         strerror(errno));
-    close(fd);
     *tmp = 1;
     *file = path;
-    return script_write(path, r->text);
+    return script_write_fd(fd, path, r->text);   /* the file mkstemp made */
 }
 
 static int dry_run(const struct script_result *r)

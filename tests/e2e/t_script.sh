@@ -256,9 +256,18 @@ expect_rc "installed: PREFIX/bin/dlrun script" 0 "$TMP/inst/bin/dlrun" script \
     --scheduler pbs -N 1 -- prog
 expect_grep "  uses PREFIX/share/dlrun/templates" "Installed template" "$TMP/out"
 
-# --- -o FILE: mode 0755 whatever the umask ---
+# --- -o FILE: the umask's mode plus u+x, never through a link ---
 (umask 077 && "$DLRUN" script --scheduler slurm -N 1 -o "$TMP/o.sh" -- prog)
-expect_eq "-o FILE: mode 0755 under umask 077" "$(stat -c %a "$TMP/o.sh")" 755
+expect_eq "-o FILE: mode 0700 under umask 077" "$(stat -c %a "$TMP/o.sh")" 700
+chmod 0777 "$TMP/o.sh"
+(umask 022 && "$DLRUN" script --scheduler slurm -N 1 -o "$TMP/o.sh" -- prog)
+expect_eq "  an existing 0777 file: 0744 under umask 022" "$(stat -c %a "$TMP/o.sh")" 744
+echo keep >"$TMP/victim"
+ln -s "$TMP/victim" "$TMP/link.sh"
+expect_rc "-o a symbolic link: exit 1" 1 "$DLRUN" script --scheduler slurm -N 1 \
+    -o "$TMP/link.sh" -- prog
+expect_grep "  says why" "link.sh: Too many levels of symbolic links (a symbolic link" "$TMP/err"
+expect_eq "  the link's target untouched" "$(cat "$TMP/victim")" keep
 "$DLRUN" script --scheduler slurm -N 1 -- prog >"$TMP/o2.sh"
 cmp -s "$TMP/o.sh" "$TMP/o2.sh" && pass "  same text as on stdout" || fail "  -o text differs"
 expect_rc "-o into a missing folder: exit 1" 1 "$DLRUN" script --scheduler slurm \
@@ -277,7 +286,7 @@ for c in sbatch qsub bsub; do
     cat >"$TMP/bin/$c" <<EOS
 #!/bin/sh
 printf '%s\n' "\$@" >"$TMP/$c.args"
-if [ "$c" = bsub ]; then cat >"$TMP/$c.script"; else for a; do [ -f "\$a" ] && cat "\$a"; done >"$TMP/$c.script"; fi
+if [ "$c" = bsub ]; then cat >"$TMP/$c.script"; else for a; do [ -f "\$a" ] && cat "\$a" && stat -c %a "\$a" >"$TMP/$c.mode"; done >"$TMP/$c.script"; fi
 case "\${STUB_FAIL:-}" in 1) echo "$c: queue closed" >&2; exit 1 ;; esac
 case $c in
 sbatch) echo "4242;dlrun" ;;
@@ -299,10 +308,13 @@ expect_eq "  bsub: no arguments, the script on stdin" "$(cat "$TMP/bsub.args")" 
 f=$(sed -n 2p "$TMP/sbatch.args")
 [ -n "$f" ] && [ ! -e "$f" ] && pass "  the temporary script is removed" ||
     fail "  temporary script '$f' left"
+umask 022
 PATH=$TMP/bin:$PATH expect_rc "submit -o FILE keeps the file" 0 "$DLRUN" submit \
     --scheduler slurm -N 1 -o "$TMP/kept.sh" -- prog
 expect_eq "  sbatch got that file" "$(sed -n 2p "$TMP/sbatch.args")" "$TMP/kept.sh"
-expect_eq "  mode 0755" "$(stat -c %a "$TMP/kept.sh")" 755
+expect_eq "  mode 0744 (umask 022)" "$(stat -c %a "$TMP/kept.sh")" 744
+(umask 077 && PATH=$TMP/bin:$PATH "$DLRUN" submit --scheduler slurm -N 1 -- prog >/dev/null)
+expect_eq "submit's temporary script: mode 0700 under umask 077" "$(cat "$TMP/sbatch.mode")" 700
 STUB_FAIL=1 PATH=$TMP/bin:$PATH expect_rc "sbatch fails: exit 1" 1 "$DLRUN" submit \
     --scheduler slurm -N 1 -- prog
 expect_grep "  its message shown" "sbatch: queue closed" "$TMP/err"
