@@ -59,6 +59,13 @@ static const char options_text[] =
     "      --signal SIG[@SECS]  signal SECS before the time limit (USR1@90)\n"
     "      --requeue            on that signal: forward it to the ranks, wait\n"
     "                           for them, requeue the job (--no-requeue: not)\n"
+    "Script lines (added to the profile's):\n"
+    "      --directive TEXT     one more directive line (#SBATCH TEXT; repeat it)\n"
+    "      --drop-directive TEXT  leave out the profile's directive TEXT, or\n"
+    "                           those whose first word is TEXT (-C)\n"
+    "      --module NAME        module load NAME (repeat it)\n"
+    "      --env NAME=VALUE     export NAME (over the profile's NAME)\n"
+    "      --setup CODE         shell code run after the profile's set-up\n"
     "Options for the dlrun in the script (after the profile's):\n"
     "      --map-by, --bind-to, --gpu-bind, --iface VALUE,\n"
     "  -x, --export VAR[=VAL], -l, --tag-output   as for dlrun run\n"
@@ -79,6 +86,7 @@ enum {
     O_SCHEDULER = 256, O_GPUS, O_CORES, O_TASKS, O_LAUNCHER, O_GROUP, O_SIGNAL,
     O_REQUEUE, O_NO_REQUEUE, O_MAP_BY, O_BIND_TO, O_GPU_BIND, O_IFACE,
     O_DLRUN_ARG, O_TEMPLATE, O_CONFIG, O_DLRUN, O_LIST, O_DRY_RUN,
+    O_DIRECTIVE, O_DROP_DIRECTIVE, O_MODULE, O_ENV, O_SETUP,
 };
 
 static const struct option longopts[] = {
@@ -106,6 +114,11 @@ static const struct option longopts[] = {
     { "export", required_argument, NULL, 'x' },
     { "tag-output", no_argument, NULL, 'l' },
     { "dlrun-arg", required_argument, NULL, O_DLRUN_ARG },
+    { "directive", required_argument, NULL, O_DIRECTIVE },
+    { "drop-directive", required_argument, NULL, O_DROP_DIRECTIVE },
+    { "module", required_argument, NULL, O_MODULE },
+    { "env", required_argument, NULL, O_ENV },
+    { "setup", required_argument, NULL, O_SETUP },
     { "output", required_argument, NULL, 'o' },
     { "template", required_argument, NULL, O_TEMPLATE },
     { "config", required_argument, NULL, O_CONFIG },
@@ -122,6 +135,9 @@ struct cli {
     const char *v[SITE_KEY_COUNT];
     const char *profile, *config, *output;
     struct strv dlrun_args;
+    /* script lines given on the command line, added to the profile's */
+    struct strv directives, drops, modules, env;
+    const char *setup;
     int list_profiles, dry_run, submit;
     char **command;
 };
@@ -208,6 +224,56 @@ static int add_arg(struct cli *c, const char *opt, const char *s)
     return s ? add_word(c, opt, s) : 0;
 }
 
+/* A line for the script (a directive, a module name): one line of
+ * visible text. */
+static int add_line(struct strv *v, const char *opt, const char *s)
+{
+    struct err e = { "" };
+    char b[80];
+
+    if (!*s || jobspec_check_line(s, &e) < 0)
+        return cmd_fail(EXIT_USAGE, "%s '%s': %s", opt,
+                        jobspec_visible(s, b), *s ? e.msg : "empty"), -1;
+    strv_addf(v, "%s", s);
+    return 0;
+}
+
+/* --env NAME=VALUE, checked as sites.yaml's env. */
+static int add_env(struct cli *c, const char *s)
+{
+    struct err e = { "" };
+    const char *eq = strchr(s, '=');
+    char name[128], b[80];
+
+    if (!eq || eq == s || (size_t)(eq - s) >= sizeof name)
+        return cmd_fail(EXIT_USAGE, "--env '%s': expected NAME=VALUE",
+                        jobspec_visible(s, b)), -1;
+    snprintf(name, sizeof name, "%.*s", (int)(eq - s), s);
+    if (jobspec_check_env_name(name, &e) < 0 ||
+        (eq[1] && jobspec_check_line(eq + 1, &e) < 0))
+        return cmd_fail(EXIT_USAGE, "--env '%s': %s", jobspec_visible(s, b),
+                        e.msg), -1;
+    strv_addf(&c->env, "%s", s);
+    return 0;
+}
+
+/* -o names the script file.  sbatch's and PBS's -o name the job's output,
+ * where %x and %j (job name, id) are the scheduler's to fill: such a name
+ * here is that option given to the wrong program. */
+static int set_output(struct cli *c, const char *s)
+{
+    const char *pct = strchr(s, '%');
+
+    if (pct && pct[1] && strchr("xjJANnuts", pct[1]))
+        return cmd_fail(EXIT_USAGE, "-o %s: %%%c is the scheduler's output-"
+                        "file pattern, but -o names the script file here; "
+                        "for the job's output give --directive '-o %s' (or "
+                        "--directive '--output=%s' for Slurm)", s, pct[1], s,
+                        s), -1;
+    c->output = s;
+    return 0;
+}
+
 static int cli_one(struct cli *c, int opt, const char *arg)
 {
     switch (opt) {
@@ -233,7 +299,13 @@ static int cli_one(struct cli *c, int opt, const char *arg)
     case 'x': return add_arg(c, "-x", arg);
     case 'l': return add_arg(c, "--tag-output", NULL);
     case O_DLRUN_ARG: return add_word(c, "--dlrun-arg", arg);
-    case 'o': c->output = arg; return 0;
+    case O_DIRECTIVE: return add_line(&c->directives, "--directive", arg);
+    case O_DROP_DIRECTIVE:
+        return add_line(&c->drops, "--drop-directive", arg);
+    case O_MODULE: return add_line(&c->modules, "--module", arg);
+    case O_ENV: return add_env(c, arg);
+    case O_SETUP: c->setup = arg; return 0;
+    case 'o': return set_output(c, arg);
     case O_TEMPLATE: return set_value(c, SITE_TEMPLATE, "--template", arg);
     case O_CONFIG: c->config = arg; return 0;
     case O_DLRUN: return set_value(c, SITE_DLRUN, "--dlrun", arg);
@@ -271,7 +343,8 @@ static int parse_cli(int argc, char **argv, struct cli *c)
         if (cli_one(c, opt, optarg) < 0)
             return -1;
     }
-    if (c->dlrun_args.failed)
+    if (c->dlrun_args.failed || c->directives.failed || c->drops.failed ||
+        c->modules.failed || c->env.failed)
         return cmd_fail(EXIT_FAIL, "out of memory"), -1;
     c->command = argv + optind;
     return 0;
@@ -451,6 +524,119 @@ static const char **dlrun_args(const struct cli *c,
     return v;
 }
 
+/* The script's lines: the profile's lists with the command line's.  The
+ * arrays are owned, their strings borrowed; setup owned. */
+struct lines {
+    const char **directives, **modules, **env;
+    char *setup;
+};
+
+static size_t count(const char *const *v)
+{
+    size_t n = 0;
+
+    while (v && v[n])
+        n++;
+    return n;
+}
+
+/* Whether the directive line d is what --drop-directive drop names: the
+ * whole line, or its first word ("-C" for "-C v100-32g"). */
+static int dropped(const char *d, const char *drop)
+{
+    size_t n = strlen(drop);
+
+    return strcmp(d, drop) == 0 ||
+           (strncmp(d, drop, n) == 0 && (d[n] == ' ' || d[n] == '='));
+}
+
+/* The profile's directives less the dropped ones, then the command
+ * line's; -1 (printed) when a drop matches none of the profile's. */
+static int merge_directives(const struct cli *c, const char *const *prof,
+                            struct lines *l)
+{
+    size_t k = 0, np = count(prof);
+    char b[80];
+
+    l->directives = calloc(np + c->directives.n + 1, sizeof *l->directives);
+    if (!l->directives)
+        return cmd_fail(EXIT_FAIL, "out of memory"), -1;
+    for (size_t d = 0; d < c->drops.n; d++) {
+        size_t i = 0;
+
+        while (i < np && !dropped(prof[i], c->drops.v[d]))
+            i++;
+        if (i == np)
+            return cmd_fail(EXIT_USAGE, "--drop-directive '%s': the profile "
+                            "has no such directive (it has %zu; dlrun script "
+                            "without -o shows them)",
+                            jobspec_visible(c->drops.v[d], b), np), -1;
+    }
+    for (size_t i = 0; i < np; i++) {
+        size_t d = 0;
+
+        while (d < c->drops.n && !dropped(prof[i], c->drops.v[d]))
+            d++;
+        if (d == c->drops.n)
+            l->directives[k++] = prof[i];
+    }
+    for (size_t i = 0; i < c->directives.n; i++)
+        l->directives[k++] = c->directives.v[i];
+    return 0;
+}
+
+/* a then b; for env, an item of b replaces a's of the same NAME=. */
+static const char **merge_list(const char *const *a, char *const *b,
+                               size_t nb, int env)
+{
+    size_t na = count(a), k = 0;
+    const char **v = calloc(na + nb + 1, sizeof *v);
+
+    for (size_t i = 0; v && i < na; i++)
+        v[k++] = a[i];
+    for (size_t i = 0; v && i < nb; i++) {
+        size_t j = 0, n = strcspn(b[i], "=") + 1;
+
+        while (env && j < k && strncmp(v[j], b[i], n) != 0)
+            j++;
+        v[env && j < k ? j : k++] = b[i];
+    }
+    return v;
+}
+
+static int merge_lines(const struct cli *c, const struct site_profile *p,
+                       struct lines *l)
+{
+    const char *setup = p && p->v[SITE_SETUP].set ? p->v[SITE_SETUP].text
+                                                  : NULL;
+
+    memset(l, 0, sizeof *l);
+    if (merge_directives(c, pick_list(p, SITE_DIRECTIVES), l) < 0)
+        return -1;
+    l->modules = merge_list(pick_list(p, SITE_MODULES), c->modules.v,
+                            c->modules.n, 0);
+    l->env = merge_list(pick_list(p, SITE_ENV), c->env.v, c->env.n, 1);
+    if (setup && c->setup) {
+        if (asprintf(&l->setup, "%s%s%s", setup,
+                     setup[strlen(setup) - 1] == '\n' ? "" : "\n",
+                     c->setup) < 0)
+            l->setup = NULL;
+    } else if (setup || c->setup) {
+        l->setup = strdup(setup ? setup : c->setup);
+    }
+    if (!l->modules || !l->env || ((setup || c->setup) && !l->setup))
+        return cmd_fail(EXIT_FAIL, "out of memory"), -1;
+    return 0;
+}
+
+static void lines_free(struct lines *l)
+{
+    free(l->directives);
+    free(l->modules);
+    free(l->env);
+    free(l->setup);
+}
+
 /* The signal for --requeue when none was given: Slurm's and LSF's
  * warning before the limit; PBS's and NQSV's SIGTERM at the limit, with
  * about 10 s before their SIGKILL. */
@@ -460,7 +646,7 @@ static const char *default_signal(int sched)
 }
 
 static void fill_job(const struct cli *c, const struct site_profile *p,
-                     struct jobspec *j, char sig[8])
+                     const struct lines *l, struct jobspec *j, char sig[8])
 {
     const char *s, *signal;
     struct err e;
@@ -488,10 +674,10 @@ static void fill_job(const struct cli *c, const struct site_profile *p,
     if (signal && jobspec_parse_signal(signal, sig, &j->signal_secs, &e) == 0)
         j->signal_name = sig;
     j->dlrun = pick(c, p, SITE_DLRUN);
-    j->setup = pick(c, p, SITE_SETUP);
-    j->directives = pick_list(p, SITE_DIRECTIVES);
-    j->modules = pick_list(p, SITE_MODULES);
-    j->env = pick_list(p, SITE_ENV);
+    j->setup = l->setup;
+    j->directives = l->directives;
+    j->modules = l->modules;
+    j->env = l->env;
     j->command = (const char *const *)c->command;
 }
 
@@ -503,9 +689,14 @@ static int render(const struct cli *c, const struct site_profile *p,
     struct err e = { "" };
     char sig[8], *path = NULL, *text = NULL;
     const char **args = dlrun_args(c, p);
+    struct lines l;
     int rc = EXIT_FAIL;
 
-    fill_job(c, p, &j, sig);
+    if (merge_lines(c, p, &l) < 0) {
+        rc = EXIT_USAGE;    /* printed */
+        goto out;
+    }
+    fill_job(c, p, &l, &j, sig);
     j.dlrun_args = args;
     if (!args)
         goto out;
@@ -525,6 +716,7 @@ static int render(const struct cli *c, const struct site_profile *p,
 out:
     if (rc == EXIT_FAIL)
         cmd_fail(EXIT_FAIL, "out of memory");
+    lines_free(&l);
     free(args);
     free(path);
     free(text);
@@ -560,6 +752,10 @@ int script_build(int argc, char **argv, int submit, struct script_result *r)
 out:
     sites_free(&s);
     strv_free(&c.dlrun_args);
+    strv_free(&c.directives);
+    strv_free(&c.drops);
+    strv_free(&c.modules);
+    strv_free(&c.env);
     return rc;
 }
 
