@@ -12,11 +12,13 @@
  * thread of its own with its own connection (a client is not shared).
  */
 #ifdef HAVE_PMIX
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker_blob.h"
 #include "broker_proto.h"
 #include "client.h"
 #include "pmix_host_int.h"
@@ -29,54 +31,64 @@
 int pmix_host_put_blob(struct client *c, const char *key, const char *data,
                     size_t n, int status, struct err *err)
 {
-    size_t max = client_max_value(c), chunks = max ? (n + max - 1) / max : 0;
-    char k[KEY_ROOM], head[64];
+    size_t max = client_max_value(c);
+    struct blob_head h = { n, max ? (n + max - 1) / max : 0, status };
+    char k[KEY_ROOM], head[BLOB_HEAD_MAX];
     int rc = CLIENT_OK;
 
-    for (size_t i = 0; rc == CLIENT_OK && i < chunks; i++) {
+    if (n > BLOB_MAX_LEN)
+        return err_set(err, "PMIx exchange: %zu bytes under %s (at most %zu)",
+                       n, key, BLOB_MAX_LEN);
+    for (size_t i = 0; rc == CLIENT_OK && i < h.chunks; i++) {
         size_t len = n - i * max < max ? n - i * max : max;
         snprintf(k, sizeof k, "%.230s.%zu", key, i);
         rc = client_put(c, k, data + i * max, len, err);
     }
-    snprintf(head, sizeof head, "%zu %zu %d", n, chunks, status);
-    return rc == CLIENT_OK ? client_put(c, key, head, strlen(head), err) : rc;
+    return rc == CLIENT_OK ?
+           client_put(c, key, head, blob_head_format(&h, head), err) : rc;
+}
+
+/* blob_assemble's fetch: chunk i of the blob under key, through c. */
+struct blob_src {
+    struct client *c;
+    const char *key;
+    int timeout_ms;
+};
+
+static int fetch_chunk(void *ctx, size_t i, void **val, size_t *len,
+                       struct err *err)
+{
+    const struct blob_src *src = ctx;
+    char k[KEY_ROOM];
+
+    snprintf(k, sizeof k, "%.230s.%zu", src->key, i);
+    return client_get(src->c, k, src->timeout_ms, val, len, err);
 }
 
 int pmix_host_get_blob(struct client *c, const char *key, int timeout_ms,
                     char **buf, size_t *len, int *status, struct err *err)
 {
+    struct blob_src src = { c, key, timeout_ms };
+    struct blob_head h = { 0 };
     void *v = NULL;
-    size_t vlen = 0, n = 0, chunks = 0;
-    char k[KEY_ROOM], *grown;
+    size_t vlen = 0;
     int rc = client_get(c, key, timeout_ms, &v, &vlen, err);
 
     if (rc != CLIENT_OK)
         return rc;
-    if (sscanf(v, "%zu %zu %d", &n, &chunks, status) != 3) {
+    /* a rank or an agent wrote it: any token holder may have lied */
+    if (blob_head_parse(v, vlen, client_max_value(c), &h, err) < 0) {
         free(v);
-        err_set(err, "PMIx exchange: bad value under %s", key);
+        err_prefix(err, "PMIx exchange: bad blob head under %s", key);
         return CLIENT_ERROR;
     }
     free(v);
-    grown = realloc(*buf, *len + n + 1);
-    if (!grown) {
-        err_set(err, "out of memory");
-        return CLIENT_ERROR;
-    }
-    *buf = grown;
-    for (size_t i = 0; rc == CLIENT_OK && i < chunks; i++) {
-        snprintf(k, sizeof k, "%.230s.%zu", key, i);
-        rc = client_get(c, k, timeout_ms, &v, &vlen, err);
-        if (rc == CLIENT_OK && vlen > n) {
-            err_set(err, "PMIx exchange: %s is longer than announced", k);
-            rc = CLIENT_ERROR;
-        } else if (rc == CLIENT_OK) {
-            memcpy(*buf + *len, v, vlen);
-            *len += vlen;
-            n -= vlen;
-        }
-        free(v);
-    }
+    rc = blob_assemble(&h, client_max_value(c), fetch_chunk, &src, key, buf,
+                       len, err);
+    if (rc == CLIENT_ERROR)
+        err_prefix(err, "PMIx exchange");
+    if (rc == CLIENT_OK)
+        *status = h.status;
     return rc;
 }
 
@@ -304,6 +316,26 @@ static void answer_cb(pmix_status_t status, char *data, size_t sz, void *cbdata)
     pthread_mutex_unlock(&a->lock);
 }
 
+/* The rank in a direct modex request (val: decimal text from a peer),
+ * if it is one of this node's.  0 / -1. */
+static int own_rank(const struct pmix_host *s, const char *val,
+                    pmix_rank_t *rank)
+{
+    const struct plan *p = s->o.plan;
+    char *end = NULL;
+    unsigned long r;
+
+    if (!val || *val < '0' || *val > '9')
+        return -1;
+    errno = 0;
+    r = strtoul(val, &end, 10);
+    if (errno || *end || r >= (unsigned long)p->nranks ||
+        p->rank_node[r] != s->self_node)
+        return -1;
+    *rank = (pmix_rank_t)r;
+    return 0;
+}
+
 /* Answer request key (rank in val) with the local server's data. */
 static int dmodex_answer(struct pmix_host *s, struct client *c,
                          const char *key, const char *val, struct err *err)
@@ -313,9 +345,16 @@ static int dmodex_answer(struct pmix_host *s, struct client *c,
     char akey[KEY_ROOM];
     pmix_proc_t proc;
     pmix_status_t prc;
+    pmix_rank_t rank = 0;
     int rc;
 
-    PMIX_LOAD_PROCID(&proc, s->nspace, (pmix_rank_t)strtoul(val, NULL, 10));
+    /* the asker is any token holder: only a rank of this node is asked
+     * for, and anything else is answered with an error, not left waiting */
+    if (own_rank(s, val, &rank) < 0) {
+        snprintf(akey, sizeof akey, "%.240s.a", key);
+        return pmix_host_put_blob(c, akey, NULL, 0, PMIX_ERR_BAD_PARAM, err);
+    }
+    PMIX_LOAD_PROCID(&proc, s->nspace, rank);
     prc = PMIx_server_dmodex_request(&proc, answer_cb, &a);
     pthread_mutex_lock(&a.lock);
     while (prc == PMIX_SUCCESS && !a.done)
