@@ -75,10 +75,11 @@ static const char options_text[] =
     "      --template FILE      a template instead of SCHEDULER.sh.in\n"
     "      --config FILE        read this sites.yaml after the others\n"
     "      --dlrun PATH         the dlrun the script runs (default: dlrun)\n"
-    "      --list-profiles      print the profile names and exit\n"
+    "      --list-profiles      print each profile and its file, and exit\n"
     "  -h, --help               this text\n"
     "Profiles: /etc/dlrun/sites.yaml, ~/.config/dlrun/sites.yaml,\n"
-    "$DLRUN_CONFIG, --config, later ones overriding earlier ones key by key\n"
+    "$DLRUN_CONFIG, --config, later ones overriding earlier ones key by key,\n"
+    "then the examples dlrun ships for names none of them has\n"
     "(man dlrun-sites.yaml).  Exit codes: 0 done, 1 cannot write or submit,\n"
     "2 bad usage, profile or template.\n";
 
@@ -350,38 +351,6 @@ static int parse_cli(int argc, char **argv, struct cli *c)
     return 0;
 }
 
-/* ~/.config/dlrun/sites.yaml, or under $XDG_CONFIG_HOME when set. */
-static void user_config(char *buf, size_t size)
-{
-    const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-
-    if (xdg && *xdg == '/')
-        snprintf(buf, size, "%s/dlrun/sites.yaml", xdg);
-    else if (home && *home)
-        snprintf(buf, size, "%s/.config/dlrun/sites.yaml", home);
-    else
-        buf[0] = '\0';
-}
-
-/* Every sites.yaml, the later overriding the earlier. */
-static int load_sites(const struct cli *c, struct sites *s)
-{
-    char user[PATH_MAX];
-    const char *env = getenv("DLRUN_CONFIG");
-    const char *files[4] = { "/etc/dlrun/sites.yaml", user, env, c->config };
-    struct err e = { "" };
-
-    user_config(user, sizeof user);
-    for (int i = 0; i < 4; i++) {
-        if (!files[i] || !files[i][0])
-            continue;
-        /* a file named by $DLRUN_CONFIG or --config must be there */
-        if (sites_load_file(s, files[i], i >= 2, &e) < 0)
-            return cmd_fail(EXIT_USAGE, "%s", e.msg), -1;
-    }
-    return 0;
-}
-
 /* "a, b, c" of the profile names, for messages. */
 static void profile_names(const struct sites *s, char *buf, size_t size)
 {
@@ -419,40 +388,51 @@ static int find_profile(const struct cli *c, const struct sites *s,
                     c->profile ? "" : ", the default in sites.yaml", names), -1;
 }
 
-static int list_profiles(const struct sites *s)
+/* NAME<TAB>FILE a line: the completion takes the first field. */
+static int list_profiles(const struct sites *s, char *const *origin)
 {
     for (size_t i = 0; i < s->n; i++)
-        puts(s->profiles[i].name);
+        printf("%s\t%s\n", s->profiles[i].name,
+               origin && origin[i] ? origin[i] : "?");
     return EXIT_OK;
 }
 
 /* The template for sched: $DLRUN_TEMPLATES, then beside the binary
  * (BIN/../share/dlrun/templates for an installed dlrun, BIN/../templates
  * for build/dlrun in a checkout), then the install prefix. */
-static char *find_template(int sched)
+void script_template_dirs(struct template_dirs *d)
 {
-    char exe[PATH_MAX], *slash, *path = NULL;
-    const char *env = getenv("DLRUN_TEMPLATES");
+    char exe[PATH_MAX], *slash;
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    const char *dirs[4] = { env, NULL, NULL, DLRUN_TEMPLATE_DIR };
-    char share[PATH_MAX + 32], tree[PATH_MAX + 32];
 
+    memset(d, 0, sizeof *d);
+    d->dirs[0] = getenv("DLRUN_TEMPLATES");
+    d->dirs[3] = DLRUN_TEMPLATE_DIR;
     exe[n > 0 ? n : 0] = '\0';
     slash = strrchr(exe, '/');
     if (slash) {
         *slash = '\0';
-        snprintf(share, sizeof share, "%s/../share/dlrun/templates", exe);
-        snprintf(tree, sizeof tree, "%s/../templates", exe);
-        dirs[1] = share;
-        dirs[2] = tree;
+        snprintf(d->share, sizeof d->share, "%s/../share/dlrun/templates",
+                 exe);
+        snprintf(d->tree, sizeof d->tree, "%s/../templates", exe);
+        d->dirs[1] = d->share;
+        d->dirs[2] = d->tree;
     }
+}
+
+static char *find_template(int sched)
+{
+    struct template_dirs d;
+    char *path = NULL;
+
+    script_template_dirs(&d);
     for (int i = 0; i < 4; i++) {
-        if (!dirs[i] || !dirs[i][0])
+        if (!d.dirs[i] || !d.dirs[i][0])
             continue;
         free(path);
-        if (asprintf(&path, "%s/%s.sh.in", dirs[i], sched_name(sched)) < 0)
+        if (asprintf(&path, "%s/%s.sh.in", d.dirs[i], sched_name(sched)) < 0)
             return NULL;
-        if (access(path, R_OK) == 0 || (i == 0 && env))
+        if (access(path, R_OK) == 0 || i == 0)
             return path;    /* $DLRUN_TEMPLATES is not second-guessed */
     }
     return path;    /* the last tried: the error names it */
@@ -728,6 +708,7 @@ int script_build(int argc, char **argv, int submit, struct script_result *r)
     struct cli c;
     struct sites s = { 0 };
     const struct site_profile *p = NULL;
+    char **origin = NULL;
     int rc = EXIT_USAGE;
 
     memset(&c, 0, sizeof c);
@@ -737,11 +718,11 @@ int script_build(int argc, char **argv, int submit, struct script_result *r)
     case 1: r->done = 1; rc = EXIT_OK; goto out;
     case -1: goto out;
     }
-    if (load_sites(&c, &s) < 0)
+    if (script_load_profiles(c.config, &s, &origin) < 0)
         goto out;
     if (c.list_profiles) {
         r->done = 1;
-        rc = list_profiles(&s);
+        rc = list_profiles(&s, origin);
         goto out;
     }
     if (find_profile(&c, &s, &p) < 0)
@@ -750,6 +731,7 @@ int script_build(int argc, char **argv, int submit, struct script_result *r)
     r->dry_run = c.dry_run;
     rc = render(&c, p, r);
 out:
+    script_origins_free(origin, s.n);
     sites_free(&s);
     strv_free(&c.dlrun_args);
     strv_free(&c.directives);

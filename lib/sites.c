@@ -567,13 +567,17 @@ static void profile_free(struct site_profile *p)
     free(p->name);
 }
 
-/* Move what add holds into s; add is left empty. */
-static int merge(struct sites *s, struct sites *add, struct err *err)
+/* Move what add holds into s; add is left empty.  only_new: only the
+ * profiles s does not have, and not add's default. */
+static int merge_some(struct sites *s, struct sites *add, int only_new,
+                      struct err *err)
 {
     for (size_t i = 0; i < add->n; i++) {
         struct site_profile *p =
             (struct site_profile *)sites_find(s, add->profiles[i].name);
 
+        if (p && only_new)
+            continue;
         if (!p) {
             p = realloc(s->profiles, (s->n + 1) * sizeof *p);
             if (!p)
@@ -587,12 +591,26 @@ static int merge(struct sites *s, struct sites *add, struct err *err)
         if (merge_profile(p, &add->profiles[i]) < 0)
             return err_set(err, "out of memory");
     }
-    if (add->default_name) {
+    if (add->default_name && !only_new) {
         free(s->default_name);
         s->default_name = add->default_name;
         add->default_name = NULL;
     }
     return 0;
+}
+
+static int merge(struct sites *s, struct sites *add, struct err *err)
+{
+    return merge_some(s, add, 0, err);
+}
+
+int sites_merge(struct sites *s, struct sites *add, int only_new,
+                struct err *err)
+{
+    int rc = merge_some(s, add, only_new, err);
+
+    sites_free(add);
+    return rc;
 }
 
 static int parse_error(struct loader *ld, yaml_parser_t *parser)

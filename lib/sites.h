@@ -69,6 +69,13 @@ int sites_load_text(struct sites *s, const char *text, size_t len,
 int sites_load_file(struct sites *s, const char *path, int must_exist,
                     struct err *err);
 
+/* Move add's profiles into s as sites_load_text merges a file; only_new:
+ * only those s has no profile of that name for (the bundled examples),
+ * and not add's default.  add is emptied (sites_free) either way.  0 / -1
+ * with err (out of memory). */
+int sites_merge(struct sites *s, struct sites *add, int only_new,
+                struct err *err);
+
 /* The profile named name (borrowed from s), or NULL. */
 const struct site_profile *sites_find(const struct sites *s, const char *name);
 

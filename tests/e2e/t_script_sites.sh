@@ -16,6 +16,31 @@ one_line() {
     expect_grep "$1: says dlrun:" "^dlrun: " "$TMP/err"
 }
 
+# --- the bundled profiles, found without --config ---
+for p in squid neuron jean-zay; do
+    expect_rc "--profile $p without --config" 0 "$DLRUN" script --profile "$p" \
+        -N 2 -- python3 bench.py
+done
+"$DLRUN" script --list-profiles >"$TMP/list" 2>"$TMP/err"
+for p in squid neuron jean-zay; do
+    expect_eq "--list-profiles: $p and its file" \
+        "$(grep "^$p	" "$TMP/list" | cut -f2)" "$SITES/$p.yaml"
+done
+# the user's profile of the same name replaces the example whole
+mkdir -p "$HOME/.config/dlrun"
+cat >"$HOME/.config/dlrun/sites.yaml" <<'EOS'
+profiles:
+  squid:
+    scheduler: slurm
+EOS
+"$DLRUN" script --list-profiles >"$TMP/list" 2>"$TMP/err"
+expect_eq "--list-profiles: the user's squid" \
+    "$(grep '^squid	' "$TMP/list" | cut -f2)" "$HOME/.config/dlrun/sites.yaml"
+expect_rc "the user's squid, not the example's" 0 "$DLRUN" script --profile squid \
+    -N 2 -- p
+expect_eq "  no key of the example's squid" "$(grep -c 'mpirun\|module\|#PBS' "$TMP/out")" 0
+rm "$HOME/.config/dlrun/sites.yaml"
+
 # --- lines a user adds to or drops from a profile ---
 JZ="--config $SITES/jean-zay.yaml --profile jean-zay -N 2"
 # shellcheck disable=SC2086 # JZ is a list of words
