@@ -1,0 +1,61 @@
+/* hvd_server.h - Horovod's Gloo rendezvous server, as horovodrun serves
+ * it (horovod/runner/http/http_server.py, RendezvousServer): HTTP on one
+ * TCP port, PUT/GET/DELETE of /SCOPE/KEY into an hvd_store, one request
+ * per connection (HTTP/1.0: the answer, then close), served from a thread
+ * of its own so that neither the one-node supervisor nor the head's loop
+ * has to know about it.
+ *
+ * Answers: GET 200 with the value or 404 (Horovod's client polls for keys
+ * not there yet); PUT 200, 411 without Content-Length, 507 when the store
+ * is full; DELETE 200 (finalize: hvd_store.h); a path that is not
+ * /SCOPE/KEY 400; other methods 501. */
+#ifndef DLRUN_HVD_SERVER_H
+#define DLRUN_HVD_SERVER_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "http_req.h"
+#include "hvd_store.h"
+#include "plan.h"
+
+struct hvd_server_opts {
+    const char *ip;         /* listen on this address (numeric), borrowed */
+    int port;               /* 0: a free one */
+    size_t max_bytes;       /* the store's budget */
+    size_t max_body;        /* the largest value one PUT may carry */
+    int max_conns;          /* connections served at once (more wait) */
+    int idle_ms;            /* a connection silent this long is closed */
+    /* called from the server's thread with one line about a request the
+     * store refused (full), at most once per attempt; may be NULL */
+    void (*log)(void *ctx, const char *line);
+    void *log_ctx;
+};
+
+struct hvd_server;
+
+/* Listen and start serving.  NULL with err (cannot listen, no thread). */
+struct hvd_server *hvd_server_start(const struct hvd_server_opts *o,
+                                    struct err *err);
+
+/* The port it listens on. */
+int hvd_server_port(const struct hvd_server *s);
+
+/* Declare the scopes horovodrun declares for plan p ("global": every
+ * rank, "local_HOST": the ranks on HOST, "cross_L": the nodes that have
+ * local rank L) and empty the store: call before each attempt's ranks
+ * start.  0 / -1 with err (out of memory). */
+int hvd_server_begin(struct hvd_server *s, const struct plan *p,
+                     struct err *err);
+
+/* Stop the thread, close every socket, free s (NULL is fine). */
+void hvd_server_stop(struct hvd_server *s);
+
+/* The answer to one request, computed on store st (no socket): the
+ * status, and the value for a GET that found one (borrowed from st until
+ * its next change).  The server's core, for tests and fuzzing; err gets
+ * the store's refusal for a 507. */
+int hvd_answer(struct hvd_store *st, const struct http_request *r,
+               const void **body, size_t *len, struct err *err);
+
+#endif

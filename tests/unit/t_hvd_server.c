@@ -1,0 +1,161 @@
+/* t_hvd_server.c - the Gloo rendezvous server over real sockets on
+ * loopback: the exchanges Horovod's HTTPStore makes (PUT, GET polled
+ * until the key is there, DELETE to finalize), one request per
+ * connection, answers to bad requests, a new attempt emptying the store. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "hvd_server.h"
+#include "tap.h"
+
+static int port;
+
+/* Send req (len bytes, in two writes split at split), read the answer to
+ * the server's close into buf; its status, -1 on a socket error. */
+static int exchange(const char *req, size_t len, size_t split, char *buf,
+                    size_t cap)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0), status = -1;
+    size_t got = 0;
+    ssize_t n;
+
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+        goto out;
+    if (write(fd, req, split) < 0 ||
+        (len > split && write(fd, req + split, len - split) < 0))
+        goto out;
+    while (got + 1 < cap && (n = read(fd, buf + got, cap - 1 - got)) > 0)
+        got += (size_t)n;
+    buf[got] = '\0';
+    if (sscanf(buf, "HTTP/1.0 %d", &status) != 1)
+        status = -1;
+out:
+    close(fd);
+    return status;
+}
+
+static int http(const char *method, const char *path, const char *body,
+                char *buf, size_t cap)
+{
+    char req[512];
+    int n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     "Content-Length: %zu\r\n\r\n%s", method, path,
+                     strlen(body), body);
+
+    return exchange(req, (size_t)n, (size_t)n / 2, buf, cap);
+}
+
+static const char *body_of(const char *answer)
+{
+    const char *b = strstr(answer, "\r\n\r\n");
+    return b ? b + 4 : "";
+}
+
+static void test_kv(void)
+{
+    char buf[1024];
+
+    is_int(http("GET", "/global/0", "", buf, sizeof buf), 404,
+           "GET of a key not there yet: 404 (the client polls)");
+    ok(strstr(buf, "Content-Length: 0\r\n") != NULL, "... with no body");
+    is_int(http("PUT", "/global/0", "tcp://10.1.2.3:4000", buf, sizeof buf), 200,
+           "PUT: 200");
+    is_int(http("GET", "/global/0", "", buf, sizeof buf), 200, "GET: 200");
+    is_str(body_of(buf), "tcp://10.1.2.3:4000", "... with the value");
+    ok(strstr(buf, "Content-Length: 19\r\n") != NULL, "... and its length");
+    is_int(http("GET", "/global", "", buf, sizeof buf), 400, "/scope alone: 400");
+    is_int(http("GET", "/a/b/c", "", buf, sizeof buf), 400, "/a/b/c: 400");
+    is_int(http("POST", "/a/b", "", buf, sizeof buf), 501, "POST: 501");
+    is_int(http("HEAD", "/a/b", "", buf, sizeof buf), 501,
+           "HEAD: 501 (horovodrun's would serve files)");
+    is_int(exchange("PUT /a/b HTTP/1.1\r\n\r\n", 21, 21, buf, sizeof buf), 411,
+           "PUT without Content-Length: 411");
+    is_int(http("PUT", "/global/1", "", buf, sizeof buf), 200, "empty PUT");
+    is_int(http("GET", "/global/1", "", buf, sizeof buf), 200,
+           "an empty value is found");
+}
+
+static void test_bad_and_big(void)
+{
+    char buf[1024], req[256];
+    int n = snprintf(req, sizeof req, "PUT /a/b HTTP/1.1\r\nContent-Length: "
+                     "%d\r\n\r\n", 5 << 20);
+
+    is_int(exchange(req, (size_t)n, (size_t)n, buf, sizeof buf), 413,
+           "a value over the limit: 413 before the body is sent");
+    is_int(exchange("GET /a/b HTTP/3.0\r\n\r\n", 21, 3, buf, sizeof buf), 505,
+           "HTTP/3.0: 505");
+    is_int(exchange("\x01\x02\r\n\r\n", 6, 1, buf, sizeof buf), 400,
+           "garbage: 400");
+    is_int(http("PUT", "/full/x", "0123456789012345678901234567890123456789"
+                "0123456789012345678901234567890123456789", buf, sizeof buf),
+           507, "over the store's budget: 507");
+}
+
+static void test_attempt(struct hvd_server *s)
+{
+    struct plan_node nodes[2] = { { .host = "n1", .nranks = 2 },
+                                  { .host = "n2", .nranks = 1 } };
+    struct plan p = { .nranks = 3, .nodes = nodes, .nnodes = 2 };
+    struct err err = { "" };
+    char buf[1024];
+
+    is_int(hvd_server_begin(s, &p, &err), 0, "begin an attempt");
+    is_int(http("GET", "/global/0", "", buf, sizeof buf), 404,
+           "a new attempt starts empty");
+    http("PUT", "/cross_0/0", "a", buf, sizeof buf);
+    http("PUT", "/cross_0/1", "b", buf, sizeof buf);
+    http("PUT", "/cross_1/0", "c", buf, sizeof buf);
+    is_int(http("DELETE", "/cross_0/0", "", buf, sizeof buf), 200, "DELETE: 200");
+    is_int(http("GET", "/cross_0/1", "", buf, sizeof buf), 200,
+           "cross_0 (2 nodes) holds after one DELETE");
+    is_int(http("DELETE", "/cross_1/0", "", buf, sizeof buf), 200,
+           "cross_1 has one node");
+    is_int(http("GET", "/cross_1/0", "", buf, sizeof buf), 404,
+           "... so one DELETE empties it");
+    http("DELETE", "/cross_0/1", "", buf, sizeof buf);
+    is_int(http("GET", "/cross_0/1", "", buf, sizeof buf), 404,
+           "cross_0 empties after its second node's DELETE");
+}
+
+static void on_log(void *ctx, const char *line)
+{
+    (void)line;
+    ++*(int *)ctx;
+}
+
+int main(void)
+{
+    int logged = 0;
+    struct hvd_server_opts o = { .ip = "127.0.0.1", .max_bytes = 400,
+                                 .max_body = 1 << 20, .max_conns = 4,
+                                 .idle_ms = 5000, .log = on_log,
+                                 .log_ctx = &logged };
+    struct err err = { "" };
+    struct hvd_server *s = hvd_server_start(&o, &err);
+
+    if (!ok(s != NULL, "start on loopback"))
+        return printf("# %s\n", err.msg), tap_done();
+    port = hvd_server_port(s);
+    ok(port > 0, "a port");
+    test_kv();
+    test_bad_and_big();
+    is_int(logged, 1, "the store's refusal was logged once");
+    hvd_server_stop(s);
+    o.max_bytes = 1 << 20;
+    s = hvd_server_start(&o, &err);
+    port = s ? hvd_server_port(s) : 0;
+    if (s)
+        test_attempt(s);
+    hvd_server_stop(s);
+    o.ip = "not-an-address";
+    ok(hvd_server_start(&o, &err) == NULL && strstr(err.msg, "not-an-address"),
+       "a bad address fails naming it");
+    return tap_done();
+}
