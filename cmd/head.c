@@ -8,6 +8,7 @@
  * (ssh cannot deliver signals to root's commands).  An agent whose counter
  * stops for --heartbeat-timeout is lost (killed, or its network cut): the
  * job ends.  The agents watch the head the same way. */
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -33,6 +34,10 @@
 #include "token.h"
 
 extern char **environ;
+
+/* Failure reports read at most: one per agent is expected, the rest is
+ * noise a rank wrote. */
+#define MAX_REPORTS 4096
 
 struct head {
     struct broker *broker;
@@ -187,21 +192,65 @@ fail:
     cmd_fail(0, "cannot pass signal %d to the agents: %s", sig, err.msg);
 }
 
-/* Which rank failed first, as the agents told the broker: "rank status pid
- * host" (status: the wait status) into buf; 0 when one did, -1 when none. */
-static int first_failure(const struct head *h, char *buf, size_t len)
+/* A failure report "RANK STATUS PID HOST" as an agent writes it.  Any
+ * rank holds the token and can write one too: each number is parsed in
+ * full and the rank checked against the plan (it indexes the rank
+ * tables), the host taken from the plan.  0 / -1 with err. */
+static int parse_failure(const char *s, const struct plan *p, int *rank,
+                         int *status, int *pid, struct err *err)
+{
+    long v[3];
+    char *end = NULL;
+
+    for (int i = 0; i < 3; i++) {
+        errno = 0;
+        v[i] = strtol(s, &end, 10);
+        if (errno || end == s || *end != ' ' || v[i] < INT_MIN ||
+            v[i] > INT_MAX)
+            return err_set(err, "not \"RANK STATUS PID HOST\"");
+        s = end + 1;
+    }
+    if (v[0] < 0 || v[0] >= p->nranks)
+        return err_set(err, "rank %ld is not one of the job's %d", v[0],
+                       p->nranks);
+    if (v[2] <= 0)
+        return err_set(err, "pid %ld", v[2]);
+    *rank = (int)v[0];
+    *status = (int)v[1];
+    *pid = (int)v[2];
+    return 0;
+}
+
+/* Which rank failed first, as the agents told the broker under
+ * dlrun.fail.1, .2, ... (dlrun.failseq counts them): the first report
+ * that holds up; a bad one is named and skipped.  0 when one did, -1
+ * when none. */
+static int first_failure(const struct head *h, const struct plan *p,
+                         int *rank, int *status, int *pid)
 {
     struct err err = { "" };
     struct client *c = client_connect(h->addr, h->token, 2000, &err);
-    void *val = NULL;
-    size_t n = 0;
+    char key[64];
+    int64_t n = 0;
     int rc = -1;
 
-    if (c && client_get(c, "dlrun.fail.1", 0, &val, &n, &err) == CLIENT_OK) {
-        snprintf(buf, len, "%.*s", (int)n, (const char *)val);
-        rc = 0;
+    /* a counter a rank overwrote with text: look at the first report */
+    if (c && client_add(c, "dlrun.failseq", 0, &n, &err) == CLIENT_REFUSED)
+        n = 1;
+    for (int64_t seq = 1; c && rc < 0 && seq <= n && seq <= MAX_REPORTS;
+         seq++) {
+        void *val = NULL;
+        size_t len = 0;
+        int got;
+        snprintf(key, sizeof key, "dlrun.fail.%lld", (long long)seq);
+        got = client_get(c, key, 0, &val, &len, &err) == CLIENT_OK;
+        if (got && parse_failure(val, p, rank, status, pid, &err) == 0)
+            rc = 0;
+        else if (got)
+            cmd_fail(0, "ignoring the failure report %s: %s (not written "
+                     "by an agent)", key, err.msg);
+        free(val);
     }
-    free(val);
     client_close(c);
     return rc;
 }
@@ -211,15 +260,16 @@ static int first_failure(const struct head *h, char *buf, size_t len)
 static int head_outcome(const struct job *j, struct head *h,
                         const struct supervise *sv, int rc)
 {
-    char fail[400], host[256], stopped[64];
-    int rank, status, pid, lost = atomic_load(&h->lost);
+    const struct plan *p = &j->plan;
+    char stopped[64];
+    int rank = -1, status = 0, pid = 0, lost = atomic_load(&h->lost);
 
     snprintf(stopped, sizeof stopped, "stopped the job on %d node%s",
-             j->plan.nnodes, j->plan.nnodes == 1 ? "" : "s");
-    if (first_failure(h, fail, sizeof fail) == 0 &&
-        sscanf(fail, "%d %d %d %255s", &rank, &status, &pid, host) == 4) {
+             p->nnodes, p->nnodes == 1 ? "" : "s");
+    if (first_failure(h, p, &rank, &status, &pid) == 0) {
         h->failed_rank = rank;
-        job_report_failure(rank, host, pid, status, stopped);
+        job_report_failure(rank, p->nodes[p->rank_node[rank]].host, pid,
+                           status, stopped);
         return sv->signal_received && lost < 0 ? rc :
                supervise_exit_code(status);
     }

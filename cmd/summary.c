@@ -1,6 +1,8 @@
 /* summary.c - `--summary FILE`: what happened to every rank, as JSON, for
  * scripts and job post-mortems. */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -49,25 +51,64 @@ int summary_write(const struct job *j, const struct supervise *sv, int rc)
     return 0;
 }
 
-/* Node i's "RANK PID STATUS START END" lines into the ranks' slots. */
-static void read_node(struct client *c, int node, struct sv_rank *ranks,
-                      int n)
+/* One "RANK PID STATUS START END" line of node's agent into *r.  An agent
+ * wrote it, or any rank (they hold the token): every number is parsed in
+ * full and checked against the plan (the rank indexes the table, and is
+ * one of node's), the times are finite.  0 / -1. */
+static int parse_rank_line(const char *s, const struct plan *p, int node,
+                           struct sv_rank *r)
+{
+    long v[3];
+    double t[2];
+    char *end = NULL;
+
+    for (int i = 0; i < 3; i++) {
+        errno = 0;
+        v[i] = strtol(s, &end, 10);
+        if (errno || end == s || *end != ' ' || v[i] < INT_MIN ||
+            v[i] > INT_MAX)
+            return -1;
+        s = end + 1;
+    }
+    for (int i = 0; i < 2; i++) {
+        t[i] = strtod(s, &end);
+        if (end == s || !isfinite(t[i]) || (i == 0 && *end != ' ') ||
+            (i == 1 && *end))
+            return -1;
+        s = end;
+    }
+    if (v[0] < 0 || v[0] >= p->nranks || p->rank_node[v[0]] != node)
+        return -1;
+    *r = (struct sv_rank){ .rank = (int)v[0], .pid = (pid_t)v[1],
+                           .status = (int)v[2], .start = t[0], .end = t[1] };
+    return 0;
+}
+
+/* Node i's lines into the ranks' slots; a line that does not hold up is
+ * left out (its rank stays as a lost agent's: killed). */
+static void read_node(struct client *c, const struct plan *p, int node,
+                      struct sv_rank *ranks)
 {
     struct err err = { "" };
     char key[64], *line, *save = NULL;
     void *val = NULL;
     size_t len = 0;
+    int bad = 0;
 
     snprintf(key, sizeof key, "dlrun.ranks.%d", node);
     if (client_get(c, key, 0, &val, &len, &err) != CLIENT_OK)
         return;
     for (line = strtok_r(val, "\n", &save); line;
          line = strtok_r(NULL, "\n", &save)) {
-        struct sv_rank r = { 0 };
-        if (sscanf(line, "%d %d %d %lf %lf", &r.rank, &r.pid, &r.status,
-                   &r.start, &r.end) == 5 && r.rank >= 0 && r.rank < n)
+        struct sv_rank r;
+        if (parse_rank_line(line, p, node, &r) == 0)
             ranks[r.rank] = r;
+        else
+            bad++;
     }
+    if (bad)
+        cmd_fail(0, "--summary: ignored %d bad line%s under %s (not written "
+                 "by an agent)", bad, bad == 1 ? "" : "s", key);
     free(val);
 }
 
@@ -77,8 +118,11 @@ int head_summary(const struct job *j, const char *addr, const char *token,
     const struct plan *p = &j->plan;
     struct err err = { "" };
     struct sv_rank *ranks = calloc((size_t)p->nranks, sizeof *ranks);
+    /* the head checked it against the plan; checked again, it indexes */
     struct supervise sv = { .ranks = ranks, .n = p->nranks,
-                            .failed = failed_rank,
+                            .failed = failed_rank >= 0 &&
+                                      failed_rank < p->nranks ? failed_rank
+                                                              : -1,
                             .signal_received = signal_received };
     struct client *c = client_connect(addr, token, 2000, &err);
     int out;
@@ -93,7 +137,7 @@ int head_summary(const struct job *j, const char *addr, const char *token,
     for (int r = 0; r < p->nranks; r++)
         ranks[r] = (struct sv_rank){ .rank = r, .status = SIGKILL };
     for (int i = 0; i < p->nnodes; i++)
-        read_node(c, i, ranks, p->nranks);
+        read_node(c, p, i, ranks);
     out = summary_write(j, &sv, rc);
     client_close(c);
     free(ranks);

@@ -171,4 +171,25 @@ expect_eq "broker exits 0 on SIGTERM" "$?" 0
 expect_rc "kv after the broker stopped" 1 kv get count --connect-timeout 0.5
 expect_grep "says refused" "Connection refused" "$TMP/err"
 
+# --- the head reads back only what holds up against the plan ---
+# A rank holds the token: it can write a failure report or a summary line
+# of its own.  DLRUN_RELAY_SIM_MS runs the agents here (as t_agents.sh).
+CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
+       -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
+SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
+env $CLEAN DLRUN="$DLRUN" "$DLRUN" $SIM -H 'sim[1-2]:1' --summary "$TMP/sum.json" -- sh -c '
+    [ $RANK = 1 ] || exit 0
+    "$DLRUN" kv add dlrun.failseq 1 >/dev/null
+    "$DLRUN" kv put dlrun.fail.1 "99999 256 4242 evil"
+    "$DLRUN" kv put dlrun.ranks.0 "$(printf "77 1 0 1 2\n-5 1 0 1 2\n0 1 0 nan 2")"
+    exit 3' >"$TMP/head.out" 2>&1
+expect_eq "a rank reports rank 99999 failed: the real failure's code" "$?" 3
+expect_grep "  the bad report is named and skipped" \
+    "ignoring the failure report dlrun.fail.1: rank 99999 is not one of the job's 2" "$TMP/head.out"
+expect_grep "  the agent's report is used" "rank 1 (host sim2, pid [0-9]*) exited with code 3" "$TMP/head.out"
+expect_grep "  --summary is written, failed rank 1" '"world_size":2,"failed_rank":1' "$TMP/sum.json"
+expect_eq "  the summary's ranks are the plan's" \
+    "$(grep -o '"rank":[-0-9]*,"host":"[a-z0-9]*"' "$TMP/sum.json" | tr '\n' ' ')" \
+    '"rank":0,"host":"sim1" "rank":1,"host":"sim2" '
+
 done_testing
