@@ -1,82 +1,18 @@
-/* options.c - parsing the launcher's options (mpirun, srun and torchrun
- * spellings where one exists). */
+/* options.c - parsing the launcher's options: dlrun's own and the
+ * spellings of torchrun, mpirun, mpiexec and horovodrun (the words are in
+ * cmd/dialect_table.c).  A word is read whole: -host is mpirun's -host,
+ * never -h; --opt=value, --opt value, -opt value and torchrun's
+ * underscores (--nproc_per_node) all work. */
 #include "options.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
-
-enum {
-    OPT_NPROC_PER_NODE = 256, OPT_HOSTFILE, OPT_MASTER_ADDR, OPT_MASTER_PORT,
-    OPT_IFACE, OPT_ALLOC, OPT_KEEP_ENV, OPT_JSON, OPT_OVERSUBSCRIBE, OPT_RANK,
-    OPT_OUTPUT_DIR, OPT_RANKS_FILTER, OPT_KILL_TIMEOUT, OPT_PMIX_RDV,
-    OPT_MAX_RESTARTS, OPT_SUMMARY, OPT_MAP_BY, OPT_BIND_TO, OPT_GPU_BIND,
-    OPT_REPORT_BINDINGS, OPT_TOPOLOGY, OPT_LAUNCHER, OPT_SSH_PORT,
-    OPT_SSH_USER, OPT_SSH_IDENTITY, OPT_SSH_KNOWN_HOSTS, OPT_CONNECT_TIMEOUT,
-    OPT_REMOTE_DLRUN, OPT_FANOUT, OPT_HEARTBEAT, OPT_WDIR, OPT_NODE, OPT_SPAWN,
-    OPT_LIFELINE, OPT_SSH_CONFIG, OPT_RESTART, OPT_MPI,
-};
-
-static const struct option longopts[] = {
-    { "np", required_argument, NULL, 'n' },
-    { "ntasks", required_argument, NULL, 'n' },
-    { "nnodes", required_argument, NULL, 'N' },
-    { "nodes", required_argument, NULL, 'N' },
-    { "nproc-per-node", required_argument, NULL, OPT_NPROC_PER_NODE },
-    { "nproc_per_node", required_argument, NULL, OPT_NPROC_PER_NODE },
-    { "hosts", required_argument, NULL, 'H' },
-    { "host", required_argument, NULL, 'H' },
-    { "hostfile", required_argument, NULL, OPT_HOSTFILE },
-    { "machinefile", required_argument, NULL, OPT_HOSTFILE },
-    { "master-addr", required_argument, NULL, OPT_MASTER_ADDR },
-    { "master_addr", required_argument, NULL, OPT_MASTER_ADDR },
-    { "master-port", required_argument, NULL, OPT_MASTER_PORT },
-    { "master_port", required_argument, NULL, OPT_MASTER_PORT },
-    { "iface", required_argument, NULL, OPT_IFACE },
-    { "alloc", required_argument, NULL, OPT_ALLOC },
-    { "export", required_argument, NULL, 'x' },
-    { "keep-env", no_argument, NULL, OPT_KEEP_ENV },
-    { "oversubscribe", no_argument, NULL, OPT_OVERSUBSCRIBE },
-    { "json", no_argument, NULL, OPT_JSON },
-    { "rank", required_argument, NULL, OPT_RANK },
-    { "tag-output", no_argument, NULL, 'l' },
-    { "label", no_argument, NULL, 'l' },
-    { "output-dir", required_argument, NULL, OPT_OUTPUT_DIR },
-    { "ranks-filter", required_argument, NULL, OPT_RANKS_FILTER },
-    { "kill-timeout", required_argument, NULL, OPT_KILL_TIMEOUT },
-    { "pmix-rendezvous", no_argument, NULL, OPT_PMIX_RDV },
-    { "max-restarts", required_argument, NULL, OPT_MAX_RESTARTS },
-    { "max_restarts", required_argument, NULL, OPT_MAX_RESTARTS },
-    { "summary", required_argument, NULL, OPT_SUMMARY },
-    { "map-by", required_argument, NULL, OPT_MAP_BY },
-    { "bind-to", required_argument, NULL, OPT_BIND_TO },
-    { "gpu-bind", required_argument, NULL, OPT_GPU_BIND },
-    { "report-bindings", no_argument, NULL, OPT_REPORT_BINDINGS },
-    { "topology", required_argument, NULL, OPT_TOPOLOGY },
-    { "launcher", required_argument, NULL, OPT_LAUNCHER },
-    { "ssh-port", required_argument, NULL, OPT_SSH_PORT },
-    { "ssh-user", required_argument, NULL, OPT_SSH_USER },
-    { "ssh-identity", required_argument, NULL, OPT_SSH_IDENTITY },
-    { "ssh-known-hosts", required_argument, NULL, OPT_SSH_KNOWN_HOSTS },
-    { "ssh-config", required_argument, NULL, OPT_SSH_CONFIG },
-    { "connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT },
-    { "remote-dlrun", required_argument, NULL, OPT_REMOTE_DLRUN },
-    { "fanout", required_argument, NULL, OPT_FANOUT },
-    { "heartbeat-timeout", required_argument, NULL, OPT_HEARTBEAT },
-    { "wdir", required_argument, NULL, OPT_WDIR },
-    { "node", required_argument, NULL, OPT_NODE },
-    { "spawn", required_argument, NULL, OPT_SPAWN },
-    { "lifeline", no_argument, NULL, OPT_LIFELINE },
-    { "restart", required_argument, NULL, OPT_RESTART },
-    { "mpi", required_argument, NULL, OPT_MPI },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
-};
+#include "dialect.h"
 
 const char options_help[] =
     "Where and how many (default: what the scheduler gave, see `dlrun plan`):\n"
@@ -124,8 +60,8 @@ const char options_help[] =
     "  -h, --help               this text\n"
     "Exit codes: the program's; 2 bad usage or input; 126/127 cannot run PROG.\n";
 
-static int parse_count(const char *opt, const char *s, int min, int max,
-                       int *out)
+int options_count(const char *opt, const char *s, int min, int max,
+                  int *out)
 {
     char *end = NULL;
     long v;
@@ -141,7 +77,7 @@ static int parse_count(const char *opt, const char *s, int min, int max,
     return 0;
 }
 
-static int add_export(struct options *o, char *x)
+int options_export(struct options *o, char *x)
 {
     char **v = realloc(o->exports, (size_t)(o->nexports + 2) * sizeof *v);
 
@@ -173,7 +109,7 @@ static int parse_filter(struct options *o, const char *s)
     }
     for (char *t = strtok_r(copy, ",", &save); t && rc == 0;
          t = strtok_r(NULL, ",", &save))
-        rc = parse_count("--ranks-filter", t, 0, 1 << 24,
+        rc = options_count("--ranks-filter", t, 0, 1 << 24,
                          &o->ranks_filter[o->nfilter++]);
     if (rc == 0 && o->nfilter == 0) {
         cmd_fail(EXIT_USAGE, "--ranks-filter '%s': expected ranks such as 0,3",
@@ -184,54 +120,56 @@ static int parse_filter(struct options *o, const char *s)
     return rc;
 }
 
-static int parse_bind(int c, struct options *o)
+static int parse_bind(int c, char *v, struct options *o)
 {
     struct err err = { "" };
-    int rc = c == OPT_MAP_BY ? bind_parse_map_by(optarg, &o->bind, &err) :
-             c == OPT_BIND_TO ? bind_parse_bind_to(optarg, &o->bind, &err) :
-             bind_parse_gpu_bind(optarg, &o->bind, &err);
+    int rc = c == OPT_MAP_BY ? bind_parse_map_by(v, &o->bind, &err) :
+             c == OPT_BIND_TO ? bind_parse_bind_to(v, &o->bind, &err) :
+             bind_parse_gpu_bind(v, &o->bind, &err);
 
     if (rc < 0) {
         cmd_fail(EXIT_USAGE, "%s", err.msg);
         return -1;
     }
     o->bind_given = 1;
-    o->bind_arg[c - OPT_MAP_BY] = optarg;   /* the order of the enum */
+    o->bind_arg[c - OPT_MAP_BY] = v;   /* the order of the enum */
     return 0;
 }
 
-static int options_remote(int c, struct options *o)
+static int options_remote(int c, char *v, struct options *o)
 {
     struct remote_opts *r = &o->remote;
 
     switch (c) {
     case OPT_LAUNCHER:
-        if (strcmp(optarg, "srun") && strcmp(optarg, "ssh") &&
-            strcmp(optarg, "local"))
+        /* Hydra's -launcher/-bootstrap names */
+        r->launcher = strcmp(v, "slurm") == 0 ? "srun" :
+                      strcmp(v, "fork") == 0 ? "local" : v;
+        if (strcmp(r->launcher, "srun") && strcmp(r->launcher, "ssh") &&
+            strcmp(r->launcher, "local"))
             return cmd_fail(EXIT_USAGE, "--launcher %s: expected srun, ssh "
-                            "or local", optarg), -1;
-        r->launcher = optarg;
+                            "or local", v), -1;
         return 0;
     case OPT_SSH_PORT:
-        return parse_count("--ssh-port", optarg, 1, 65535, &r->ssh_port);
-    case OPT_SSH_USER: r->ssh_user = optarg; return 0;
-    case OPT_SSH_IDENTITY: r->ssh_identity = optarg; return 0;
-    case OPT_SSH_KNOWN_HOSTS: r->ssh_known_hosts = optarg; return 0;
-    case OPT_SSH_CONFIG: r->ssh_config = optarg; return 0;
+        return options_count("--ssh-port", v, 1, 65535, &r->ssh_port);
+    case OPT_SSH_USER: r->ssh_user = v; return 0;
+    case OPT_SSH_IDENTITY: r->ssh_identity = v; return 0;
+    case OPT_SSH_KNOWN_HOSTS: r->ssh_known_hosts = v; return 0;
+    case OPT_SSH_CONFIG: r->ssh_config = v; return 0;
     case OPT_CONNECT_TIMEOUT:
-        return parse_count("--connect-timeout", optarg, 1, 3600,
+        return options_count("--connect-timeout", v, 1, 3600,
                            &r->connect_timeout_s);
-    case OPT_REMOTE_DLRUN: r->remote_dlrun = optarg; return 0;
-    case OPT_FANOUT: return parse_count("--fanout", optarg, 1, 4096, &r->fanout);
+    case OPT_REMOTE_DLRUN: r->remote_dlrun = v; return 0;
+    case OPT_FANOUT: return options_count("--fanout", v, 1, 4096, &r->fanout);
     case OPT_HEARTBEAT:
-        return parse_count("--heartbeat-timeout", optarg, 2, 86400,
+        return options_count("--heartbeat-timeout", v, 2, 86400,
                            &r->heartbeat_s);
-    case OPT_WDIR: o->wdir = optarg; return 0;
-    case OPT_NODE: return parse_count("--node", optarg, 0, 1 << 24, &o->node);
-    case OPT_SPAWN: o->spawn = optarg; return 0;
+    case OPT_WDIR: o->wdir = v; return 0;
+    case OPT_NODE: return options_count("--node", v, 0, 1 << 24, &o->node);
+    case OPT_SPAWN: o->spawn = v; return 0;
     case OPT_LIFELINE: o->lifeline = 1; return 0;
     case OPT_RESTART:
-        return parse_count("--restart", optarg, 0, 1000000, &o->restart);
+        return options_count("--restart", v, 0, 1000000, &o->restart);
     default: return -1;
     }
 }
@@ -249,48 +187,46 @@ static int parse_mpi(struct options *o, const char *s)
     return -1;
 }
 
-static int options_one(int c, struct options *o)
+static int options_one(int c, char *v, struct options *o)
 {
     switch (c) {
-    case 'n': return parse_count("-np", optarg, 1, 1 << 24, &o->plan.ranks);
-    case 'N': return parse_count("-N", optarg, 1, 1 << 24, &o->plan.nodes);
-    case OPT_NPROC_PER_NODE:
-        return parse_count("--nproc-per-node", optarg, 1, 65536,
-                           &o->plan.per_node);
-    case 'H': o->alloc.hosts = optarg; return 0;
-    case OPT_HOSTFILE: o->alloc.hostfile = optarg; return 0;
-    case OPT_MASTER_ADDR: o->rdv.master_addr = optarg; return 0;
+    case 'n': return options_count("-np", v, 1, 1 << 24, &o->plan.ranks);
+    case 'N': return options_count("-N", v, 1, 1 << 24, &o->plan.nodes);
+    case OPT_NPROC_PER_NODE: return dialect_nproc(v, &o->plan.per_node);
+    case 'H': o->alloc.hosts = v; return 0;
+    case OPT_HOSTFILE: o->alloc.hostfile = v; return 0;
+    case OPT_MASTER_ADDR: o->rdv.master_addr = v; return 0;
     case OPT_MASTER_PORT:
-        return parse_count("--master-port", optarg, 1, 65535,
+        return options_count("--master-port", v, 1, 65535,
                            &o->rdv.master_port);
-    case OPT_IFACE: o->rdv.iface = optarg; return 0;
-    case OPT_ALLOC: o->alloc.force = optarg; return 0;
-    case 'x': return add_export(o, optarg);
+    case OPT_IFACE: o->rdv.iface = v; return 0;
+    case OPT_ALLOC: o->alloc.force = v; return 0;
+    case 'x': return options_export(o, v);
     case OPT_KEEP_ENV: o->keep_env = 1; return 0;
     case OPT_OVERSUBSCRIBE: o->plan.oversubscribe = 1; return 0;
     case OPT_JSON: o->json = 1; return 0;
-    case OPT_RANK: return parse_count("--rank", optarg, 0, 1 << 24, &o->rank);
+    case OPT_RANK: return options_count("--rank", v, 0, 1 << 24, &o->rank);
     case 'l': o->tag_output = 1; return 0;
     case OPT_PMIX_RDV: o->rdv.pmix = 1; return 0;
     case OPT_MAX_RESTARTS:
-        return parse_count("--max-restarts", optarg, 0, 1000000,
+        return options_count("--max-restarts", v, 0, 1000000,
                            &o->max_restarts);
-    case OPT_SUMMARY: o->summary = optarg; return 0;
+    case OPT_SUMMARY: o->summary = v; return 0;
     case OPT_MAP_BY: case OPT_BIND_TO: case OPT_GPU_BIND:
-        return parse_bind(c, o);
+        return parse_bind(c, v, o);
     case OPT_REPORT_BINDINGS: o->report_bindings = 1; return 0;
-    case OPT_TOPOLOGY: o->topology = optarg; return 0;
-    case OPT_MPI: return parse_mpi(o, optarg);
-    case OPT_OUTPUT_DIR: o->output_dir = optarg; return 0;
+    case OPT_TOPOLOGY: o->topology = v; return 0;
+    case OPT_MPI: return parse_mpi(o, v);
+    case OPT_OUTPUT_DIR: o->output_dir = v; return 0;
     case OPT_LAUNCHER: case OPT_SSH_PORT: case OPT_SSH_USER:
     case OPT_SSH_IDENTITY: case OPT_SSH_KNOWN_HOSTS: case OPT_CONNECT_TIMEOUT:
     case OPT_REMOTE_DLRUN: case OPT_FANOUT: case OPT_HEARTBEAT: case OPT_WDIR:
     case OPT_NODE: case OPT_SPAWN: case OPT_LIFELINE: case OPT_SSH_CONFIG:
     case OPT_RESTART:
-        return options_remote(c, o);
-    case OPT_RANKS_FILTER: return parse_filter(o, optarg);
+        return options_remote(c, v, o);
+    case OPT_RANKS_FILTER: return parse_filter(o, v);
     case OPT_KILL_TIMEOUT:
-        if (parse_count("--kill-timeout", optarg, 0, 86400,
+        if (options_count("--kill-timeout", v, 0, 86400,
                         &o->kill_timeout_ms) < 0)
             return -1;
         o->kill_timeout_ms *= 1000;
@@ -299,9 +235,117 @@ static int options_one(int c, struct options *o)
     }
 }
 
+/* The option word as typed, without its "=value". */
+static void word_name(const char *w, char *out, size_t n)
+{
+    size_t len = strcspn(w, "=");
+
+    snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), w);
+}
+
+static int unknown(const char *w, const char *name, const char *cmd)
+{
+    const char *near = dialect_suggest(name);
+    char shown[80];
+
+    word_name(w, shown, sizeof shown);
+    if (near)
+        return cmd_fail(EXIT_USAGE, "unknown option '%s'; did you mean %s%s? "
+                        "(dlrun %s --help)", shown, near[1] ? "--" : "-",
+                        near, cmd);
+    return cmd_fail(EXIT_USAGE, "unknown option '%s' (dlrun %s --help)",
+                    shown, cmd);
+}
+
+/* The table entry for the word argv[*i] (name: its normalized name) and
+ * where a letter's value is attached (-n4, -xFOO=1). */
+static const struct optdef *find_word(const struct options *o, const char *w,
+                                      char *name, size_t n, char **attached)
+{
+    const char *body = w + (w[1] == '-' ? 2 : 1);
+    const struct optdef *d;
+    char one[2] = { body[0], '\0' };
+
+    word_name(body, name, n);
+    for (char *p = name; *p; p++)
+        if (*p == '_')
+            *p = '-';
+    *attached = NULL;
+    d = dialect_find(name, o->dialect);
+    if (d || w[1] == '-' || !body[0] || !body[1])
+        return d;
+    d = dialect_find(one, o->dialect);
+    if (!d || d->nargs != 1)
+        return NULL;
+    *attached = (char *)body + 1 + (body[1] == '=');
+    return d;
+}
+
+/* --mpi WHAT is dlrun's; horovodrun's --mpi takes no value. */
+static int is_mpi_mode(const char *s)
+{
+    return s && (strcmp(s, "auto") == 0 || strcmp(s, "none") == 0 ||
+                 strcmp(s, "pmix") == 0 || strcmp(s, "srun") == 0);
+}
+
+/* The values of d from argv at *i (advanced past them). */
+static int take_values(const struct optdef *d, int argc, char **argv, int *i,
+                       char *attached, char **v)
+{
+    char *w = argv[*i], *eq = attached ? attached : strchr(w, '=');
+    char shown[80];
+
+    word_name(w, shown, sizeof shown);
+    (*i)++;
+    if (d->nargs == 0) {
+        if (eq && !attached)
+            return cmd_fail(EXIT_USAGE, "%s takes no value (got '%s')", shown,
+                            eq + 1);
+        return 0;
+    }
+    v[0] = eq ? eq + (attached ? 0 : 1) : *i < argc ? argv[(*i)++] : NULL;
+    /* -genv NAME VALUE, or NAME=VALUE in one word */
+    if (v[0] && d->nargs == 2 && !strchr(v[0], '='))
+        v[1] = *i < argc ? argv[(*i)++] : NULL;
+    if (!v[0] || (d->nargs == 2 && !strchr(v[0], '=') && !v[1]))
+        return cmd_fail(EXIT_USAGE, "missing value for '%s' (it takes %s)",
+                        shown, d->nargs == 2 ? "NAME VALUE" : "a value");
+    return 0;
+}
+
+/* One option word at argv[*i] and its values; *i moves past them.  0, 1
+ * for help, or the exit code after printing. */
+static int parse_word(struct options *o, int argc, char **argv, int *i,
+                      const char *usage)
+{
+    char name[64], *attached = NULL, *v[2] = { NULL, NULL };
+    const struct optdef *d = find_word(o, argv[*i], name, sizeof name,
+                                       &attached);
+    int c, rc;
+
+    if (!d)
+        return unknown(argv[*i], name, argv[0]);
+    c = d->code;
+    if (c == OPT_MPI && !strchr(argv[*i], '=') &&
+        !is_mpi_mode(*i + 1 < argc ? argv[*i + 1] : NULL)) {
+        c = OPT_HVD_MPI;    /* horovodrun's flag: the next word is the program */
+        (*i)++;
+    } else if ((rc = take_values(d, argc, argv, i, attached, v)) != 0) {
+        return rc;
+    }
+    if (c == OPT_HELP)
+        return fputs(usage, stdout), 1;
+    if (c == OPT_REFUSE || c == OPT_REFUSE_ARG)
+        return cmd_fail(EXIT_USAGE, "%s", d->note);
+    o->torch.used |= d->torch;
+    rc = c < OPT_PER_NODE ? options_one(c, v[0], o)
+                          : dialect_option(c, name, v[0], v[1], o);
+    return rc < 0 ? EXIT_USAGE : rc;
+}
+
 int options_parse(int argc, char **argv, struct options *o, const char *usage)
 {
-    int c;
+    int i = 1, rc = 0;
 
     memset(o, 0, sizeof *o);
     o->rank = -1;
@@ -310,41 +354,51 @@ int options_parse(int argc, char **argv, struct options *o, const char *usage)
     o->remote.connect_timeout_s = 10;
     o->remote.fanout = 32;
     o->remote.heartbeat_s = 10;
-    optind = 1;
-    opterr = 0;
-    for (;;) {
-        /* mpirun spells it -np: one dash, two letters */
-        if (optind < argc && strcmp(argv[optind], "-np") == 0)
-            argv[optind] = "--np";
-        c = getopt_long(argc, argv, "+n:N:H:x:hl", longopts, NULL);
-        if (c == -1)
+    o->torch.node_rank = -1;
+    o->dialect = dialect_of(program_invocation_name);
+    while (i < argc && rc == 0) {
+        if (strcmp(argv[i], "--") == 0) {
+            i++;
             break;
-        if (c == 'h') {
-            fputs(usage, stdout);
-            return 1;
         }
-        if (c == '?' || c == ':') {
-            return cmd_fail(EXIT_USAGE, "%s: %s '%s' (see dlrun %s --help)",
-                            argv[0], c == '?' && (optopt == 0 || strchr("nNHx", optopt) == NULL) ?
-                            "unknown option" : "missing value for",
-                            argv[optind - 1],
-                            argv[0]);
-        }
-        if (options_one(c, o) < 0)
-            return EXIT_USAGE;
+        if (argv[i][0] != '-' || !argv[i][1])
+            break;      /* the program */
+        rc = parse_word(o, argc, argv, &i, usage);
     }
+    if (rc != 0)
+        return rc;
     o->bind.oversubscribe = o->plan.oversubscribe;
     o->alloc.want_ranks = o->plan.ranks;
     o->alloc.want_nodes = o->plan.nodes;
     o->alloc.want_per_node = o->plan.per_node;
-    o->prog = optind;
-    return 0;
+    o->prog = i;
+    return dialect_finish(o, argc, argv);
+}
+
+char *options_keep(struct options *o, char *s)
+{
+    char **v = s ? realloc(o->strs, (size_t)(o->nstrs + 1) * sizeof *v) : NULL;
+
+    if (!v) {
+        free(s);
+        return NULL;
+    }
+    o->strs = v;
+    v[o->nstrs++] = s;
+    return s;
 }
 
 void options_free(struct options *o)
 {
+    for (int i = 0; i < o->nstrs; i++)
+        free(o->strs[i]);
+    free(o->strs);
+    free(o->progv);
     free(o->exports);
     free(o->ranks_filter);
+    o->strs = NULL;
+    o->nstrs = 0;
+    o->progv = NULL;
     o->exports = NULL;
     o->ranks_filter = NULL;
 }

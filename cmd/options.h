@@ -23,6 +23,21 @@ struct remote_opts {
 /* --mpi: who serves MPI programs' PMIx (docs/mpi.md). */
 enum mpi_mode { MPI_AUTO, MPI_NONE, MPI_PMIX, MPI_SRUN };
 
+/* torchrun's words (cmd/dialect_torch.c applies them after parsing). */
+struct torch_opts {
+    int used;               /* a torchrun word was given: its program
+                               convention applies (train.py under Python) */
+    int nnodes_max;         /* --nnodes MIN:MAX's MAX, 0 when not given */
+    int node_rank;          /* --node-rank, -1 when not given */
+    const char *rdzv_backend, *rdzv_endpoint, *rdzv_conf;
+    const char *run_id;     /* --rdzv-id: TORCHELASTIC_RUN_ID ("none") */
+    const char *role;       /* --role: ROLE_NAME ("default") */
+    int standalone;         /* --standalone: this host alone */
+    int module;             /* -m: python3 -m PROG */
+    int no_python;          /* --no-python: exec PROG as given */
+    int redirects;          /* --redirects 0-3 (3: files only) */
+};
+
 struct options {
     struct alloc_request alloc;
     struct plan_request plan;
@@ -54,14 +69,30 @@ struct options {
     int nexports;
     enum mpi_mode mpi;      /* --mpi; cmd_run resolves auto before launch */
     int prog;               /* index in argv of the program, argc if none */
+    char **progv;           /* the program to run after the dialect's rules
+                               (torchrun: train.py under Python); owned
+                               array of borrowed strings, NULL if none */
+    int dialect;            /* D_* (cmd/dialect.h): argv[0]'s tool */
+    struct torch_opts torch;
+    int gloo;               /* horovodrun --gloo: serve Horovod's Gloo
+                               rendezvous (HOROVOD_GLOO_*) */
+    char **strs;            /* owned strings the options point into */
+    int nstrs;
 };
 
-/* Parse argv (argv[0] is the subcommand name).  Returns 0, 1 when help
- * was printed (exit 0), or the exit code 2 after printing the error.
- * usage is the subcommand's help text. */
+/* Parse argv (argv[0] is the subcommand name): dlrun's options and the
+ * spellings of torchrun, mpirun, mpiexec (Hydra) and horovodrun (the
+ * dialect of the name dlrun was started by decides where they conflict).
+ * Returns 0, 1 when help was printed (exit 0), or the exit code after
+ * printing the error (one line).  usage is the subcommand's help text.
+ * o borrows from argv; free with options_free. */
 int options_parse(int argc, char **argv, struct options *o, const char *usage);
 
 void options_free(struct options *o);
+
+/* Keep s (malloc'd) until options_free; returns s, or NULL (and frees s)
+ * when out of memory. */
+char *options_keep(struct options *o, char *s);
 
 /* The options' help, shared by the usage texts of run, env and plan. */
 extern const char options_help[];

@@ -7,9 +7,10 @@
 #include "json.h"
 
 static const char usage_head[] =
-    "usage: dlrun plan [OPTIONS] [--json]\n"
+    "usage: dlrun plan [OPTIONS] [--json] [[--] PROG [ARGS...]]\n"
     "Show every rank's host, node rank and local rank, the allocation source\n"
-    "and why it was chosen, and the rendezvous address; runs nothing.\n\n";
+    "and why it was chosen, and the rendezvous address; runs nothing.  Any\n"
+    "run's line works with plan in front.\n\n";
 
 static void print_binding(const struct bind_rank *b)
 {
@@ -80,6 +81,18 @@ static void print_json(const struct job *j)
     printf("]}\n");
 }
 
+/* The program a run of this line would start, as the dialect made it
+ * (torchrun's train.py: python3 -u train.py). */
+static void print_program(char **prog)
+{
+    if (!prog)
+        return;
+    printf("program:   ");
+    for (; *prog; prog++)
+        printf(" %s", *prog);
+    putchar('\n');
+}
+
 int cmd_plan(int argc, char **argv)
 {
     char usage[4096];
@@ -90,18 +103,15 @@ int cmd_plan(int argc, char **argv)
     rc = options_parse(argc, argv, &j.opt, usage);
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;
-    if (j.opt.prog < argc) {
-        rc = cmd_fail(EXIT_USAGE, "plan: unexpected argument '%s' (plan runs "
-                      "nothing; use dlrun run)", argv[j.opt.prog]);
-        goto out;
-    }
     rc = job_prepare(&j, 0);
     if (rc != 0)
         goto out;
-    if (j.opt.json)
+    if (j.opt.json) {
         print_json(&j);
-    else
+    } else {
+        print_program(j.opt.progv);
         print_table(&j);
+    }
     rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;
 out:
     job_free(&j);

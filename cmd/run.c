@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "job.h"
@@ -39,10 +40,45 @@ static int run_per_task(struct job *j, char **prog)
     return rc;
 }
 
+/* path made absolute against cwd (kept in o); 0 / -1 when out of memory. */
+static int absolute(struct options *o, const char **path, const char *cwd)
+{
+    char *s = NULL;
+
+    if (!*path || **path == '/')
+        return 0;
+    if (asprintf(&s, "%s/%s", cwd, *path) < 0 || !options_keep(o, s))
+        return -1;
+    *path = s;
+    return 0;
+}
+
+/* --wdir on this node: the ranks started here run there (the agents of
+ * other nodes enter it themselves).  Paths dlrun itself opens later
+ * (--output-dir, --summary) stay relative to where it was started. */
+static int enter_wdir(struct job *j)
+{
+    char cwd[4096];
+
+    if (!j->opt.wdir)
+        return 0;
+    if (!getcwd(cwd, sizeof cwd))
+        return cmd_fail(EXIT_FAIL, "cannot read the current folder: %s",
+                        strerror(errno));
+    if (absolute(&j->opt, &j->opt.output_dir, cwd) < 0 ||
+        absolute(&j->opt, &j->opt.summary, cwd) < 0)
+        return cmd_fail(EXIT_FAIL, "out of memory");
+    if (chdir(j->opt.wdir) < 0)
+        return cmd_fail(EXIT_USAGE, "--wdir %s: cannot enter it: %s",
+                        j->opt.wdir, strerror(errno));
+    return 0;
+}
+
 int cmd_run(int argc, char **argv)
 {
     char usage[4096];
     struct job j = { 0 };
+    char **prog;
     int rc;
 
     snprintf(usage, sizeof usage, "%s%s", usage_head, options_help);
@@ -54,19 +90,23 @@ int cmd_run(int argc, char **argv)
                       "PROG [ARGS...]; dlrun --help)");
         goto out;
     }
+    prog = j.opt.progv;
     rc = job_prepare(&j, 1);
+    /* the head's agents enter --wdir on their nodes */
+    if (rc == 0 && (j.plan.per_task || !head_wanted(&j)))
+        rc = enter_wdir(&j);
     if (rc == 0)
-        rc = job_mpi_resolve(&j, argv + j.opt.prog);
+        rc = job_mpi_resolve(&j, prog);
     if (rc != 0)
         goto out;
     if (j.opt.mpi == MPI_SRUN)
-        rc = job_mpi_srun(&j, argv, j.opt.prog);
+        rc = job_mpi_srun(&j, prog, 0);
     else if (j.plan.per_task)
-        rc = run_per_task(&j, argv + j.opt.prog);
+        rc = run_per_task(&j, prog);
     else if (head_wanted(&j))
-        rc = run_head(&j, argv + j.opt.prog);
+        rc = run_head(&j, prog);
     else
-        rc = run_launch(&j, argv + j.opt.prog);
+        rc = run_launch(&j, prog);
 out:
     job_free(&j);
     return rc;

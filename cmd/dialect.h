@@ -1,0 +1,86 @@
+/* dialect.h - the spellings of torchrun, Open MPI's mpirun, MPICH's
+ * mpiexec (Hydra) and horovodrun next to dlrun's own: one table of every
+ * option word (cmd/dialect_table.c), and the torchrun rules applied after
+ * parsing (cmd/dialect_torch.c).  Only cmd/options.c uses this. */
+#ifndef DLRUN_DIALECT_H
+#define DLRUN_DIALECT_H
+
+#include "options.h"
+
+/* Option codes: short letters stand for themselves. */
+enum {
+    OPT_NPROC_PER_NODE = 256, OPT_HOSTFILE, OPT_MASTER_ADDR, OPT_MASTER_PORT,
+    OPT_IFACE, OPT_ALLOC, OPT_KEEP_ENV, OPT_JSON, OPT_OVERSUBSCRIBE, OPT_RANK,
+    OPT_OUTPUT_DIR, OPT_RANKS_FILTER, OPT_KILL_TIMEOUT, OPT_PMIX_RDV,
+    OPT_MAX_RESTARTS, OPT_SUMMARY, OPT_MAP_BY, OPT_BIND_TO, OPT_GPU_BIND,
+    OPT_REPORT_BINDINGS, OPT_TOPOLOGY, OPT_LAUNCHER, OPT_SSH_PORT,
+    OPT_SSH_USER, OPT_SSH_IDENTITY, OPT_SSH_KNOWN_HOSTS, OPT_CONNECT_TIMEOUT,
+    OPT_REMOTE_DLRUN, OPT_FANOUT, OPT_HEARTBEAT, OPT_WDIR, OPT_NODE, OPT_SPAWN,
+    OPT_LIFELINE, OPT_SSH_CONFIG, OPT_RESTART, OPT_MPI,
+    /* other tools' spellings */
+    OPT_PER_NODE,       /* -npernode, -ppn, mpirun's -N: ranks per node */
+    OPT_NNODES,         /* --nnodes N or torchrun's MIN:MAX */
+    OPT_STANDALONE, OPT_NODE_RANK, OPT_RDZV_BACKEND, OPT_RDZV_ENDPOINT,
+    OPT_RDZV_ID, OPT_RDZV_CONF, OPT_ROLE, OPT_MODULE, OPT_NO_PYTHON,
+    OPT_RUN_PATH, OPT_LOG_DIR, OPT_REDIRECTS, OPT_TEE, OPT_LOCAL_ADDR,
+    OPT_START_METHOD, OPT_MONITOR,
+    OPT_MCA,            /* -mca K V: OMPI_MCA_K=V for the ranks */
+    OPT_GENV,           /* Hydra's -genv/-env NAME VALUE (or NAME=VALUE) */
+    OPT_GENVLIST,       /* Hydra's -genvlist A,B: copy these */
+    OPT_RANK_BY, OPT_HVD_MPI, OPT_GLOO, OPT_START_TIMEOUT,
+    OPT_ACCEPT,         /* accepted, nothing to do here (the note says why) */
+    OPT_ACCEPT_ARG,     /* the same, with a value */
+    OPT_REFUSE,         /* refused: the note names the dlrun way */
+    OPT_REFUSE_ARG,
+    OPT_HELP = 'h',
+};
+
+/* Where a spelling applies: argv[0]'s name picks the dialect where two
+ * tools spell one word differently (-N, --mpi). */
+enum { D_DLRUN = 1, D_TORCHRUN = 2, D_MPIRUN = 4, D_HOROVODRUN = 8,
+       D_ALL = 15 };
+
+struct optdef {
+    const char *name;   /* without dashes, '-' between words (the parser
+                           reads '_' as '-': torchrun's --nproc_per_node) */
+    int code;
+    int nargs;          /* values it takes: 0, 1 or 2 (-mca K V) */
+    int dialects;       /* D_* where this meaning holds */
+    int torch;          /* a torchrun word: its program convention applies */
+    const char *note;   /* OPT_REFUSE: the dlrun way; else NULL */
+};
+
+/* The dialect named by argv[0]'s file name (mpirun, mpiexec, torchrun,
+ * horovodrun), D_DLRUN for any other name. */
+int dialect_of(const char *argv0);
+
+/* The entry for name (normalized: no dashes, '-' between words) in
+ * dialect d, or NULL. */
+const struct optdef *dialect_find(const char *name, int d);
+
+/* The known spelling closest to name, when close enough to be a typo;
+ * else NULL (borrowed, from the table). */
+const char *dialect_suggest(const char *name);
+
+/* torchrun's --nproc-per-node N|auto|gpu|cpu into a count; 0 / -1 after
+ * printing. */
+int dialect_nproc(const char *s, int *out);
+
+/* After the options: torchrun's rules (--nnodes MIN:MAX, one node by hand,
+ * the program under Python) and mpirun's MPMD form.  argv+prog is the
+ * program; o->progv gets the argv to run (owned array, borrowed strings
+ * and o->strs).  0 or the exit code after printing. */
+int dialect_finish(struct options *o, int argc, char **argv);
+
+/* The codes from OPT_PER_NODE on (other tools' words), named name, with
+ * their values v1, v2 (borrowed from argv or NULL).  0 / -1 after
+ * printing (cmd/dialect_opts.c). */
+int dialect_option(int code, const char *name, char *v1, char *v2,
+                   struct options *o);
+
+/* In cmd/options.c: a whole number of opt from min to max; an -x entry
+ * (x borrowed, kept).  0 / -1 after printing. */
+int options_count(const char *opt, const char *s, int min, int max, int *out);
+int options_export(struct options *o, char *x);
+
+#endif

@@ -1,0 +1,63 @@
+/* dialect_torch.c - after the options: torchrun's program convention
+ * (train.py runs under Python) and mpirun's MPMD form. */
+#include "dialect.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd.h"
+
+/* mpirun's "-np 1 ./a : -np 1 ./b": a lone ":" with more after it. */
+static int mpmd_refuse(char **prog, int n)
+{
+    for (int i = 1; i + 1 < n; i++)
+        if (strcmp(prog[i], ":") == 0)
+            return cmd_fail(EXIT_USAGE, "mpirun's MPMD form (PROG : PROG, "
+                            "several programs in one world) is not supported "
+                            "yet; run one program that picks its part by "
+                            "RANK, e.g. sh -c 'if [ $RANK -lt 1 ]; then exec "
+                            "./a; else exec ./b; fi'");
+    return 0;
+}
+
+/* torchrun runs its program with Python: a .py file, or a file that is
+ * there but not executable.  An executable (a.out, a shell script, one in
+ * PATH) runs as it is, which torchrun would have fed to Python. */
+static int wants_python(const char *p)
+{
+    size_t n = strlen(p);
+    struct stat st;
+
+    if (n > 3 && strcmp(p + n - 3, ".py") == 0)
+        return 1;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) != 0;
+}
+
+int dialect_finish(struct options *o, int argc, char **argv)
+{
+    int n = argc - o->prog, k = 0, py;
+    const char *python = getenv("PYTHON_EXEC");     /* torchrun's override */
+
+    if (n <= 0)
+        return 0;
+    if (mpmd_refuse(argv + o->prog, n) != 0)
+        return EXIT_USAGE;
+    if (o->torch.module && o->torch.no_python)
+        return cmd_fail(EXIT_USAGE, "torchrun's -m and --no-python exclude "
+                        "each other: -m runs python3 -m MODULE");
+    py = (o->torch.used || o->dialect == D_TORCHRUN) && !o->torch.no_python &&
+         (o->torch.module || wants_python(argv[o->prog]));
+    o->progv = calloc((size_t)n + 4, sizeof *o->progv);
+    if (!o->progv)
+        return cmd_fail(EXIT_FAIL, "out of memory");
+    if (py) {
+        o->progv[k++] = (char *)(python && *python ? python : "python3");
+        o->progv[k++] = "-u";   /* torchrun's: output as it is written */
+        if (o->torch.module)
+            o->progv[k++] = "-m";
+    }
+    memcpy(o->progv + k, argv + o->prog, (size_t)n * sizeof *o->progv);
+    return 0;
+}
