@@ -22,6 +22,7 @@ int job_prepare(struct job *j, int collective)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
     if (plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    job_launcher_affinity(j);
     if (job_bind(j) != 0)
         return EXIT_USAGE;
     j->opt.rdv.collective = collective;

@@ -29,6 +29,11 @@ struct job {
  * mode, where the scheduler serves it); 0 or the exit code, printed. */
 int job_mpi_resolve(struct job *j, char **prog);
 
+/* mpirun bound this task for one rank; a dlrun that starts a node's ranks
+ * or binds its rank itself takes every CPU the cgroup allows back first
+ * (a note under --report-bindings).  Call before job_bind.  Cannot fail. */
+void job_launcher_affinity(struct job *j);
+
 /* --mpi=srun: exec srun --mpi=pmix with one task per rank, each a dlrun
  * in per-task mode.  Returns only on failure, with the exit code. */
 int job_mpi_srun(struct job *j, char **argv, int prog);

@@ -3,6 +3,7 @@
  * across nodes); --mpi=srun lets srun --mpi=pmix start the ranks, each a
  * dlrun in per-task mode that sets the rank's variables and execs PROG. */
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,11 +18,77 @@
 
 extern char **environ;
 
+/* "0-3,8" into buf (len bytes). */
+static const char *cpus_str(const cpu_set_t *s, char *buf, size_t len)
+{
+    size_t n = 0;
+
+    buf[0] = '\0';
+    for (int c = 0; c < CPU_SETSIZE && n + 24 < len; c++) {
+        int e = c;
+        if (!CPU_ISSET(c, s))
+            continue;
+        while (e + 1 < CPU_SETSIZE && CPU_ISSET(e + 1, s))
+            e++;
+        n += (size_t)snprintf(buf + n, len - n, e > c ? "%s%d-%d" : "%s%d",
+                              n ? "," : "", c, e);
+        c = e;
+    }
+    return buf;
+}
+
+/* The launchers that bind the tasks they start (Open MPI binds to a core
+ * for two ranks or fewer, to a socket beyond; Hydra with -bind-to). */
+static int launcher_binds(const struct alloc *a)
+{
+    return a->has_task && (strcmp(a->source, "ompi") == 0 ||
+                           strcmp(a->source, "mpich") == 0);
+}
+
+/* The variables mpirun gave this task as one rank of its job: the ranks a
+ * per-node dlrun starts are not that rank (an MPI program among them
+ * would join mpirun's job as it), so they do not inherit them.  Users'
+ * MCA settings (OMPI_MCA_btl_..., PMIX_MCA_...) stay. */
+static int launcher_var(const char *e)
+{
+    static const char *const drop[] = {
+        "OMPI_COMM_WORLD_", "OMPI_MCA_orte_", "OMPI_MCA_ess", "OMPI_MCA_pmix=",
+        "OMPI_FILE_LOCATION=", "OMPI_FIRST_RANKS=", "OMPI_APP_CTX_NUM_PROCS=",
+        "OMPI_NUM_APP_CTX=", "OMPI_UNIVERSE_SIZE=", "OMPI_COMMAND=",
+        "OMPI_ARGV=", "OMPI_MCA_initial_wdir=", "PMIX_", "PRTE_",
+    };
+
+    if (strncmp(e, "PMIX_MCA_", 9) == 0 || strncmp(e, "PRTE_MCA_", 9) == 0)
+        return 0;
+    for (size_t i = 0; i < sizeof drop / sizeof drop[0]; i++)
+        if (strncmp(e, drop[i], strlen(drop[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static void drop_launcher_env(void)
+{
+    char name[256];
+
+    for (size_t i = 0; environ[i];) {
+        size_t n = strcspn(environ[i], "=");
+        if (!launcher_var(environ[i]) || n >= sizeof name) {
+            i++;
+            continue;
+        }
+        memcpy(name, environ[i], n);
+        name[n] = '\0';
+        unsetenv(name);     /* environ shifts: look at index i again */
+    }
+}
+
 int job_mpi_resolve(struct job *j, char **prog)
 {
     struct options *o = &j->opt;
     int across = j->plan.self_node >= 0 && !j->agent && j->plan.nnodes > 1;
 
+    if (j->plan.self_node >= 0 && launcher_binds(&j->alloc))
+        drop_launcher_env();
     if (o->mpi == MPI_SRUN)
         return 0;
     if (j->plan.per_task) {     /* srun or mpirun serve PMIx themselves */
@@ -41,6 +108,29 @@ int job_mpi_resolve(struct job *j, char **prog)
                         "one dlrun in the allocation, or srun --mpi=pmix "
                         "dlrun PROG");
     return 0;
+}
+
+void job_launcher_affinity(struct job *j)
+{
+    cpu_set_t was, now;
+    char a[256], b[256];
+
+    /* per-task without binding options: mpirun's binding is the rank's */
+    if (!launcher_binds(&j->alloc) || (j->plan.per_task && !j->opt.bind_given) ||
+        sched_getaffinity(0, sizeof was, &was) < 0)
+        return;
+    CPU_ZERO(&now);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        CPU_SET(c, &now);
+    /* the kernel keeps what the cgroup's cpuset allows */
+    if (sched_setaffinity(0, sizeof now, &now) < 0 ||
+        sched_getaffinity(0, sizeof now, &now) < 0 || CPU_EQUAL(&was, &now))
+        return;
+    if (j->opt.report_bindings)
+        fprintf(stderr, "dlrun: note: mpirun bound this task to CPUs %s; "
+                "dlrun plans on the CPUs %s of the node (put --bind-to none "
+                "on the mpirun line)\n", cpus_str(&was, a, sizeof a),
+                cpus_str(&now, b, sizeof b));
 }
 
 /* Failures in the PMIx server's threads (across nodes). */

@@ -4,14 +4,22 @@
  *
  * Neither names the other ranks' hosts: the node rank assumes the same
  * number of ranks on every node in block order (mpirun's default), and
- * only this host is known.  With PMIx compiled in, Open MPI's ranks are
- * read through PMIx instead (alloc_pmix.c), which knows every host.
+ * only this host is known.  That is enough when dlrun becomes the rank
+ * (per-task mode).  When the options ask for another layout (one dlrun
+ * per node: mpirun -npernode 1 dlrun --nproc-per-node 8), every task's
+ * node is needed: all tasks on this node means one node; else Open MPI's
+ * own PMIx server names each rank's host (a dlrun that starts the ranks
+ * itself never execs in place, so using the server here costs the
+ * program nothing).
  */
 #include "alloc.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include "pmixc.h"
 
 struct mpi_vars {
     const char *rank, *size, *local_rank, *local_size;
@@ -26,11 +34,11 @@ static const struct mpi_vars mpich_vars = {
     "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS",
 };
 
-static int mpi_read(const struct mpi_vars *v, char **envp, struct alloc *a,
+/* This task's numbers from the launcher's variables. */
+static int mpi_task(const struct mpi_vars *v, char **envp, struct alloc *a,
                     struct err *err)
 {
     struct alloc_task *t = &a->task;
-    char host[256] = "localhost";
 
     if (alloc_getint(envp, v->size, 1, 1 << 24, &t->size, err) < 0 ||
         alloc_getint(envp, v->rank, 0, t->size - 1, &t->rank, err) < 0 ||
@@ -38,21 +46,86 @@ static int mpi_read(const struct mpi_vars *v, char **envp, struct alloc *a,
         alloc_getint(envp, v->local_rank, 0, t->local_size - 1, &t->local_rank,
                      err) < 0)
         return -1;
-    if (t->size % t->local_size != 0)
-        return err_set(err, "%s=%d is not a multiple of %s=%d: ranks per node "
-                       "differ, which needs PMIx to plan (or use -H)",
-                       v->size, t->size, v->local_size, t->local_size);
     t->rank_from = v->rank;
     t->size_from = v->size;
     t->local_rank_from = v->local_rank;
     t->local_size_from = v->local_size;
-    t->node_rank_from = "rank / local size (same ranks on every node)";
-    t->node_rank = (t->rank - t->local_rank) / t->local_size;
     a->has_task = 1;
-    gethostname(host, sizeof host - 1);
     snprintf(a->why, sizeof a->why, "%s=%d and %s=%d (started by mpirun)",
              v->rank, t->rank, v->size, t->size);
-    return alloc_add_node(a, host, t->local_size, 0, err);
+    return 0;
+}
+
+static int add_this_host(struct alloc *a, struct err *err)
+{
+    char host[256] = "localhost";
+
+    gethostname(host, sizeof host - 1);
+    return alloc_add_node(a, host, a->task.local_size, 0, err) < 0 ? -1 : 0;
+}
+
+/* Only this host is known: assume block order, same ranks on every node. */
+static int mpi_block(const struct mpi_vars *v, struct alloc *a,
+                     struct err *err)
+{
+    struct alloc_task *t = &a->task;
+
+    if (t->size % t->local_size != 0)
+        return err_set(err, "%s=%d is not a multiple of %s=%d: ranks per node "
+                       "differ, which needs PMIx to plan (or use -H)",
+                       v->size, t->size, v->local_size, t->local_size);
+    t->node_rank_from = "rank / local size (same ranks on every node)";
+    t->node_rank = (t->rank - t->local_rank) / t->local_size;
+    return add_this_host(a, err);
+}
+
+static int mpi_read(const struct mpi_vars *v, char **envp, struct alloc *a,
+                    struct err *err)
+{
+    return mpi_task(v, envp, a, err) < 0 ? -1 : mpi_block(v, a, err);
+}
+
+/* The options ask for a layout other than one rank per task (what
+ * plan_is_per_task compares): dlrun will start ranks itself. */
+static int wants_layout(const struct alloc_request *req,
+                        const struct alloc_task *t)
+{
+    return (req->want_ranks && req->want_ranks != t->size) ||
+           (req->want_per_node && req->want_per_node != t->local_size) ||
+           (req->want_nodes && req->want_nodes * t->local_size != t->size);
+}
+
+/* Every task is on this node: the map is known without asking anyone. */
+static int one_node(struct alloc *a, struct err *err)
+{
+    a->task_node = calloc((size_t)a->task.size, sizeof *a->task_node);
+    if (!a->task_node)
+        return err_set(err, "out of memory");
+    a->task.node_rank = 0;
+    a->task.node_rank_from = "the local size is the job size (one node)";
+    return add_this_host(a, err);
+}
+
+/* Every rank's host from mpirun's PMIx server, checked against the
+ * variables mpirun set. */
+static int ompi_map(struct alloc *a, struct err *err)
+{
+    struct alloc_task *t = &a->task;
+    size_t len = strlen(a->why);
+
+    if (pmixc_read_hosts(a, t->rank, t->size, err) < 0)
+        return err_prefix(err, "mpirun started %d tasks and dlrun needs each "
+                          "one's node for this layout", t->size);
+    t->node_rank = a->task_node[t->rank];
+    if (a->nodes[t->node_rank].slots != t->local_size)
+        return err_set(err, "mpirun's PMIx server puts %d tasks on %s but "
+                       "OMPI_COMM_WORLD_LOCAL_SIZE=%d: they disagree; start "
+                       "dlrun from a fresh mpirun", a->nodes[t->node_rank].slots,
+                       a->nodes[t->node_rank].name, t->local_size);
+    t->node_rank_from = "mpirun's PMIx server (the host of every rank)";
+    snprintf(a->why + len, sizeof a->why - len, "; each task's host from "
+             "its PMIx server");
+    return 0;
 }
 
 static int ompi_detect(const struct alloc_request *req, char **envp)
@@ -66,10 +139,17 @@ static int ompi_read(const struct alloc_request *req, char **envp,
 {
     const char *job = alloc_getenv(envp, "OMPI_MCA_ess_base_jobid");
 
-    (void)req;
     if (job && !(a->jobid = strdup(job)))
         return err_set(err, "out of memory");
-    return mpi_read(&ompi_vars, envp, a, err);
+    if (mpi_task(&ompi_vars, envp, a, err) < 0)
+        return -1;
+    if (!wants_layout(req, &a->task))
+        return mpi_block(&ompi_vars, a, err);
+    if (a->task.size == a->task.local_size)
+        return one_node(a, err);
+    if (!alloc_getenv(envp, "PMIX_NAMESPACE") || !alloc_getenv(envp, "PMIX_RANK"))
+        return mpi_block(&ompi_vars, a, err);   /* the plan says what fails */
+    return ompi_map(a, err);
 }
 
 const struct alloc_source alloc_source_ompi = {

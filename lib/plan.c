@@ -176,15 +176,18 @@ out:
 static int plan_per_node(const struct alloc *a, struct plan *p, struct err *err)
 {
     if (!a->task_node)
-        return err_set(err, "%s started %d tasks and names no node list: "
+        return err_set(err, "%s started %d tasks and names no node list%s: "
                        "drop -np/-N/--nproc-per-node (one rank per task) or "
-                       "pass -H", a->source, a->task.size);
+                       "pass -H", a->source, a->task.size,
+                       strcmp(a->source, "ompi") == 0 ? " (and there is no "
+                       "PMIx server to ask)" : "");
     if (a->task.local_size != 1)
         return err_set(err, "the scheduler started %d tasks on this node but "
                        "the options ask for another layout: start one dlrun "
-                       "per node (srun --ntasks-per-node=1) to have it start "
-                       "--nproc-per-node ranks, or drop -np/-N/--nproc-per-node "
-                       "for one rank per task", a->task.local_size);
+                       "per node (srun --ntasks-per-node=1, mpirun -npernode "
+                       "1) to have it start --nproc-per-node ranks, or drop "
+                       "-np/-N/--nproc-per-node for one rank per task",
+                       a->task.local_size);
     p->self_node = a->task.node_rank;   /* plan nodes are a prefix of a's */
     p->layout = p->self_node < p->nnodes ? "one dlrun per node, each starts "
                 "its node's ranks" : "one dlrun per node; this node gets none";

@@ -226,6 +226,20 @@ int pmixc_read_alloc(struct alloc *a, struct err *err)
     return a->jobid ? 0 : err_set(err, "out of memory");
 }
 
+int pmixc_read_hosts(struct alloc *a, int rank, int size, struct err *err)
+{
+    unsigned jsize = 0;
+
+    if (pmixc_init(err) < 0 ||
+        get_uint(PMIX_RANK_WILDCARD, PMIX_JOB_SIZE, &jsize, err) < 0)
+        return -1;
+    if (jsize != (unsigned)size || me.rank != (unsigned)rank)
+        return err_set(err, "the launcher's PMIx server says rank %u of %u, "
+                       "its variables rank %d of %d: they disagree; start "
+                       "dlrun from a fresh mpirun", me.rank, jsize, rank, size);
+    return read_hosts(a, jsize, err);
+}
+
 static int fence_all(struct err *err)
 {
     pmix_proc_t all;
@@ -287,6 +301,13 @@ int pmixc_usable(char **envp)
 int pmixc_read_alloc(struct alloc *a, struct err *err)
 {
     (void)a;
+    return err_set(err, "PMIx support is not compiled in (install "
+                   "libpmix-dev and rebuild)");
+}
+
+int pmixc_read_hosts(struct alloc *a, int rank, int size, struct err *err)
+{
+    (void)a, (void)rank, (void)size;
     return err_set(err, "PMIx support is not compiled in (install "
                    "libpmix-dev and rebuild)");
 }

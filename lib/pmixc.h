@@ -22,6 +22,14 @@ int pmixc_usable(char **envp);
  * 0 / -1 with err. */
 int pmixc_read_alloc(struct alloc *a, struct err *err);
 
+/* Under a launcher that also sets its own rank variables (mpirun): every
+ * rank's host from the launcher's PMIx server into a (no nodes yet):
+ * nodes in order of first appearance, one slot per rank, and
+ * a->task_node.  rank and size are the launcher's variables, checked
+ * against the server's.  Only for a dlrun that will not exec the program
+ * in place (the server serves a rank once).  0 / -1 with err. */
+int pmixc_read_hosts(struct alloc *a, int rank, int size, struct err *err);
+
 /* Rank 0 passes its address and port; every task gets rank 0's back in
  * addr (len bytes) and *port.  Collective: every task must call it.
  * 0 / -1 with err. */

@@ -348,6 +348,33 @@ static void check_fixtures(void)
     globfree(&g);
 }
 
+/* mpirun -np 1 dlrun --nproc-per-node 2: every task on this node, so the
+ * map is known (one node) and the plan can be per node; without the
+ * option nothing changes (per-task mode needs no map). */
+static void check_ompi_one_node(void)
+{
+    static const char *const env[] = {
+        "OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2",
+        "OMPI_COMM_WORLD_LOCAL_RANK=1", "OMPI_COMM_WORLD_LOCAL_SIZE=2", NULL,
+    };
+    struct alloc_request per_node = { .want_per_node = 3 }, none = { 0 };
+    char **envp = envp_of(env);
+    struct alloc a = { 0 };
+    struct err err = { "" };
+
+    ok(alloc_detect(&per_node, envp, &a, &err) == 0,
+       "ompi, all tasks here, --nproc-per-node 3: accepted");
+    ok(a.task_node && a.task_node[0] == 0 && a.task_node[1] == 0,
+       "  every task on node 0");
+    is_int(a.nnodes, 1, "  one node");
+    is_int(a.nodes[0].slots, 2, "  with the 2 tasks");
+    alloc_free(&a);
+    ok(alloc_detect(&none, envp, &a, &err) == 0 && !a.task_node,
+       "ompi without layout options: no map needed");
+    alloc_free(&a);
+    envp_free(envp);
+}
+
 int main(void)
 {
     check_fixtures();
@@ -356,5 +383,6 @@ int main(void)
     check_hostfiles();
     check_file_sources();
     check_cyclic_and_gpus();
+    check_ompi_one_node();
     return tap_done();
 }
