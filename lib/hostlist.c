@@ -15,10 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Slurm's separators between the items of a list, outside brackets only
- * ("n[1, 3]" is one item).  A newline is not one: Slurm keeps it inside
- * the name ("a\nb" is one host), so we refuse control characters. */
-static const char SEPS[] = " \t,";
+/* Separators between the items of a list, outside brackets only ("n[1,
+ * 3]" is one item).  A newline is one, as in a file of names or a list
+ * pasted from `scontrol show hostnames` (Slurm 22.05 kept it inside the
+ * name, "a\nb" being one host; no host name holds one). */
+static const char SEPS[] = " \t\n,";
 
 /* Characters that a name to fold may not hold: they would not read back
  * as the same name (Slurm's prefix comparison also skips any whitespace),
@@ -40,10 +41,11 @@ struct range {
     int width;
 };
 
-/* One bracket set of an item and the plain text just before it. */
+/* One bracket set of an item and the plain text just before it; the last
+ * set also carries the text after it (Slurm 23.11: "n[1-2]-ib"). */
 struct bset {
-    const char *text;
-    size_t textlen;
+    const char *text, *suffix;
+    size_t textlen, suffixlen;
     struct range *r;
     size_t nr;
     size_t count;       /* hosts it names, saturating past the caps */
@@ -53,6 +55,7 @@ struct bset {
 struct ctx {
     const char *spec;
     struct err *err;
+    bool quiet;         /* only whether it parses: no message is made */
 };
 
 /* How one entry between brackets went wrong. */
@@ -92,6 +95,8 @@ static int bad(const struct ctx *c, const char *fmt, ...)
     char what[ERR_MSG_MAX], spec[SHOW_MAX + 4];
     va_list ap;
 
+    if (c->quiet)
+        return -1;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
@@ -143,16 +148,21 @@ static const char *item_at(char *buf, const char *s, size_t at)
     return show(buf, s + b, e - b);
 }
 
-/* Brackets must pair up without nesting, and control characters have no
- * place in a host name.  Slurm guesses otherwise: "n[1-" expands to "n]",
- * "a[1[2]" to "a[12", "a]" stays "a]", "a\nb" is one name; none is a host. */
+/* Brackets must pair up without nesting, and control characters other
+ * than the separators tab and newline (outside brackets) have no place in
+ * a host name.  Slurm guesses otherwise: "n[1-" expands to "n]", "a[1[2]"
+ * to "a[12", "a]" stays "a]"; none is a host. */
 static int check_chars(const struct ctx *c)
 {
     const char *s = c->spec, *open = NULL;
     char buf[SHOW_MAX + 4];
 
     for (size_t i = 0; s[i]; i++) {
-        if (iscntrl((unsigned char)s[i]) && s[i] != '\t')
+        if (s[i] == '\n' && open)
+            return bad(c, "a newline inside the brackets of \"%s\"; write "
+                       "a bracket set on one line", show(buf, open,
+                       strcspn(open, "]") + (open[strcspn(open, "]")] != 0)));
+        if (iscntrl((unsigned char)s[i]) && s[i] != '\t' && s[i] != '\n')
             return bad(c, "control character (byte %d) in \"%s\"; separate "
                        "names with commas or spaces", s[i], item_at(buf, s, i));
         if (s[i] == '[' && open)
@@ -276,8 +286,12 @@ static int clamp(size_t n)
     return n > ERR_MSG_MAX ? ERR_MSG_MAX : (int)n;
 }
 
+static bool item_valid(const char *item, size_t len);
+
 /* The item with the range at piece turned the right way up ("n[3-1]" ->
- * "n[1-3]"), for the "write ..." of a message. */
+ * "n[1-3]"), for the "write ..." of a message; NULL when that is not
+ * valid input either (another error in the item) or too long to quote
+ * whole (a shortened "..." one would not be valid input). */
 static const char *swapped(char *buf, const char *item, size_t ilen,
                            const char *piece, size_t plen)
 {
@@ -288,7 +302,9 @@ static const char *swapped(char *buf, const char *item, size_t ilen,
                      item, clamp(plen - lolen - 1), dash + 1, clamp(lolen),
                      piece, clamp(ilen - before - plen), piece + plen);
 
-    return show(buf, tmp, n < 0 ? 0 : strnlen(tmp, sizeof tmp));
+    if (n < 0 || n > SHOW_MAX || !item_valid(tmp, (size_t)n))
+        return NULL;
+    return show(buf, tmp, (size_t)n);
 }
 
 /* Say what is wrong with the entry at piece (plen bytes inside item). */
@@ -302,22 +318,25 @@ static int range_error(const struct ctx *c, enum rcode code, const char *item,
     bool negative = code == R_NEG ||
         (dash && memchr(dash + 1, '-', plen - (size_t)(dash - piece) - 1));
 
+    if (c->quiet)
+        return -1;
     show(it, item, ilen);
     show(pc, piece, plen);
     if (code == R_EMPTY)
         return bad(c, "empty entry between the brackets of \"%s\"; brackets "
-                   "hold numbers and ranges such as [1-4,7]", it);
+                   "hold numbers and ranges, as in n[1-4,7]", it);
     if (code == R_NOTNUM)
         return bad(c, "\"%s\" in \"%s\" is not a number or a range; brackets "
-                   "hold numbers and ranges such as [1-4,7]", pc, it);
+                   "hold numbers and ranges, as in n[1-4,7]", pc, it);
     if (code == R_BIG)
         return bad(c, "a number in \"%s\" is too large (the limit is %lu)",
                    it, ULONG_MAX - 1);
     if (negative)
         return bad(c, "\"%s\" in \"%s\": numbers cannot be negative", pc, it);
+    if (code == R_DOWN && swapped(fix, item, ilen, piece, plen))
+        return bad(c, "range %s goes down; write %s", pc, fix);
     if (code == R_DOWN)
-        return bad(c, "range %s goes down; write %s", pc,
-                   swapped(fix, item, ilen, piece, plen));
+        return bad(c, "range %s goes down; write it from low to high", pc);
     return bad(c, "range %s names %lu hosts; Slurm allows at most %d in one "
                "range, so split it", pc, r->hi - r->lo + 1, HOSTLIST_MAX_RANGE);
 }
@@ -414,6 +433,23 @@ static int check_counts(const struct ctx *c, const char *item, size_t len,
     return 0;
 }
 
+/* Whether one item (brackets balanced, as check_chars makes them) would
+ * expand, with no message made: for the fixes that messages offer. */
+static bool item_valid(const char *item, size_t len)
+{
+    struct err scratch = { "" };
+    struct ctx c = { item, &scratch, true };
+    size_t k = count_char(item, len, '[');
+    struct bset *b = calloc(k ? k : 1, sizeof *b);
+    bool valid = b && split_item(&c, item, len, b, k) == 0 &&
+                 check_counts(&c, item, len, b, k, 0) == 0;
+
+    for (size_t i = 0; b && i < k; i++)
+        free(b[i].r);
+    free(b);
+    return valid;
+}
+
 /* Step to the next name in Slurm's order: the last bracket set turns
  * fastest, then the first, the second, ... the one before the last.
  * (Slurm expands the sets before the last from right to left, each inside
@@ -454,7 +490,8 @@ static size_t format_name(char *buf, size_t size, const struct bset *b,
         len += (size_t)snprintf(buf + len, size - len, "%0*lu",
                                 b[i].r[ri[i]].width, v[i]);
     }
-    return len;
+    memcpy(buf + len, b[k - 1].suffix, b[k - 1].suffixlen);
+    return len + b[k - 1].suffixlen;
 }
 
 /* Add every name that the bracket sets b[0..k) make. */
@@ -486,28 +523,26 @@ out:
     return rc;
 }
 
-/* Add the names of one item: a plain name, or text with bracket sets. */
+/* Add the names of one item: a plain name, or text with bracket sets and
+ * maybe text after the last one, which every name ends with (Slurm 23.11
+ * and later: "n[1-2]-ib" is n1-ib,n2-ib; 22.05 refused it). */
 static int expand_item(const struct ctx *c, const char *item, size_t len,
                        struct names *nm)
 {
-    char it[SHOW_MAX + 4], tail[SHOW_MAX + 4];
     size_t k = count_char(item, len, '[');
     struct bset *b = NULL;
+    const char *close;
     int rc = -1;
 
     if (k == 0)
         return add_plain(c, item, len, nm);
-    if (item[len - 1] != ']') {
-        const char *close = memrchr(item, ']', len);
-        return bad(c, "text \"%s\" after the last ']' of \"%s\"; Slurm does "
-                   "not allow it, so write those names out one by one",
-                   show(tail, close + 1, len - (size_t)(close + 1 - item)),
-                   show(it, item, len));
-    }
     if (!(b = calloc(k, sizeof *b))) {
         out_of_memory(c->err);
         goto out;
     }
+    close = memrchr(item, ']', len);
+    b[k - 1].suffix = close + 1;
+    b[k - 1].suffixlen = len - (size_t)(close + 1 - item);
     if (split_item(c, item, len, b, k) == 0 &&
         check_counts(c, item, len, b, k, nm->n) == 0)
         rc = add_product(c, b, k, len + 20 * k + 1, nm);
@@ -520,7 +555,7 @@ out:
 
 int hostlist_expand(const char *spec, char ***hosts, size_t *n, struct err *err)
 {
-    struct ctx c = { spec, err };
+    struct ctx c = { spec, err, false };
     struct names nm = { 0 };
     const char *p = spec, *item;
     size_t len;
@@ -802,7 +837,7 @@ static int tpn_walk(const struct ctx *c, int *out, size_t *nodes)
 int tasks_per_node_parse(const char *spec, int **counts, size_t *n,
                          struct err *err)
 {
-    struct ctx c = { spec, err };
+    struct ctx c = { spec, err, false };
     size_t nodes = 0;
     int *v = NULL;
 

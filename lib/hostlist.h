@@ -8,13 +8,17 @@
  * Slurm guesses or misbehaves we refuse instead, with a message:
  *   - unbalanced or nested brackets ("n[1-", "a]", "a[1[2]"): Slurm invents
  *     names such as "n]" or "a[12";
- *   - control characters: Slurm keeps a newline inside a name ("a\nb");
+ *   - control characters other than tab and newline, which separate names
+ *     (Slurm 22.05 kept a newline inside a name, "a\nb"), and a newline
+ *     inside brackets;
  *   - numbers of 2^64-1 or more: Slurm wraps them or drops the hosts;
  *   - an error in a bracket set that is neither of the last two: Slurm
  *     skips that part (at times with a message) and prints the rest;
  *   - more than HOSTLIST_MAX_NAMES names or HOSTLIST_MAX_BYTES of text.
- * Slurm itself refuses text after the last bracket set ("tux[0-2]-ib",
- * "n[1-2].cluster"), and so do we.  Its odd but harmless readings are kept
+ * Text after the last bracket set ("tux[0-2]-ib" is tux0-ib,tux1-ib,tux2-ib)
+ * is read as Slurm 23.11 and later do: every name ends with it (22.05
+ * refused it).  A refusal's suggested fix ("write n[1-3]") is itself valid
+ * input.  Slurm's odd but harmless readings are kept
  * (hostlist.c says which): "n[1, 3]" is n1,n03, and with three bracket sets
  * the middle one turns slowest.
  */
@@ -39,7 +43,8 @@
 
 /* Expand a Slurm hostlist ("rack[1-2]-n[01-04],tux[0-2],x[5]") into names,
  * order and duplicates kept, exactly as `scontrol show hostnames` does.
- * Items are separated by commas, spaces or tabs outside brackets; "" gives
+ * Items are separated by commas, spaces, tabs or newlines outside brackets;
+ * "" gives
  * no names.  On success *hosts (caller frees with
  * hostlist_free) and *n are set, returns 0.  On bad input returns -1 with
  * err naming the offending part and how to fix it; *hosts is NULL, *n 0. */

@@ -2,10 +2,12 @@
  *
  * The input, as a hostlist: hostlist_expand never crashes, keeps its caps,
  * fails cleanly (no names, a one-line message), and what it expands folds
- * into a list that expands back to the same names in the same order.
+ * into a list that expands back to the same names in the same order; a
+ * refusal's suggested fix expands.
  * The input again, as names one per line: whatever hostlist_fold accepts
  * expands back to those names. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +59,32 @@ static void round_trip(char **names, size_t n, int must_fold)
     free(folded);
 }
 
+/* A refusal's suggested fix ("; write n[1-3]", ", as in n[1-4]") must
+ * itself expand.  Messages quote the input: one that holds the words
+ * itself is not looked at. */
+static void fix_is_valid(const char *spec, const char *msg)
+{
+    static const char *const leads[] = { "; write ", ", as in " };
+    const char *p = NULL;
+    char fix[ERR_MSG_MAX], **hosts = NULL;
+    size_t n = 0;
+    struct err err = { "" };
+
+    if (strstr(spec, "write") || strstr(spec, "as in"))
+        return;
+
+    /* the last one: the quoted input before it may hold the words too */
+    for (size_t i = 0; i < 2; i++)
+        for (const char *q = msg; (q = strstr(q, leads[i])); q++)
+            if (!p || q + strlen(leads[i]) > p)
+                p = q + strlen(leads[i]);
+    if (!p || strncmp(p, "it ", 3) == 0)
+        return;
+    snprintf(fix, sizeof fix, "%s", p);     /* the fix ends the message */
+    must(hostlist_expand(fix, &hosts, &n, &err) == 0 && n > 0);
+    hostlist_free(hosts, n);
+}
+
 static void fuzz_expand(const char *spec)
 {
     struct err err = { "" };
@@ -65,6 +93,7 @@ static void fuzz_expand(const char *spec)
 
     if (hostlist_expand(spec, &hosts, &n, &err) < 0) {
         must(!hosts && n == 0 && err.msg[0] && !strchr(err.msg, '\n'));
+        fix_is_valid(spec, err.msg);
         return;
     }
     must(n <= HOSTLIST_MAX_NAMES);

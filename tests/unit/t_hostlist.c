@@ -86,11 +86,18 @@ static const struct erow erows[] = {
     { "n[3-1]", NULL, "bad hostlist \"n[3-1]\": range 3-1 goes down; "
       "write n[1-3]" },
     { "x,n[1,5-2]", NULL, "range 5-2 goes down; write n[1,2-5]" },
-    { "tux[0-2]-ib", NULL, "text \"-ib\" after the last ']' of "
-      "\"tux[0-2]-ib\"" },
-    { "n[1-2].cluster", NULL, "text \".cluster\" after the last ']'" },
-    { "a[1-2]b[3-4]c", NULL, "text \"c\" after" },
-    { "n[1-2]-x", NULL, "text \"-x\" after the last ']'" },
+    /* Slurm 23.11 and later: text after the last bracket set ends every
+     * name (22.05 refused it) */
+    { "tux[0-2]-ib", "tux0-ib,tux1-ib,tux2-ib", NULL },
+    { "node[0001-0002]-int", "node0001-int,node0002-int", NULL },
+    { "n[1-2].cluster", "n1.cluster,n2.cluster", NULL },
+    { "a[1-2]b[3-4]c", "a1b3c,a1b4c,a2b3c,a2b4c", NULL },
+    { "x,n[1-2]-x y", "x,n1-x,n2-x,y", NULL },
+    { "n[1-2]7", "n17,n27", NULL },
+    /* a newline separates names, like a comma */
+    { "a\nb", "a,b", NULL },
+    { "n[1-2]\nm[3-4]\n", "n1,n2,m3,m4", NULL },
+    { "n[1,\n2]", NULL, "a newline inside the brackets of \"[1,?2]\"" },
     { "n[a-b]", NULL, "\"a-b\" in \"n[a-b]\" is not a number or a range" },
     { "n[]", NULL, "empty entry between the brackets of \"n[]\"" },
     { "n[1,,2]", NULL, "empty entry" },
@@ -119,8 +126,8 @@ static const struct erow erows[] = {
     { "n[1-2]]", NULL, "']' without a '['" },
     { "a]b[1,2]", NULL, "']' without a '['" },
     { "a[1[2]", NULL, "'[' inside brackets" },
-    /* dlrun refuses: Slurm keeps a newline inside the name */
-    { "a\nb", NULL, "control character (byte 10) in \"a?b\"" },
+    /* dlrun refuses: no host name holds a control character */
+    { "a\rb", NULL, "control character (byte 13) in \"a?b\"" },
     { "n[1-2]\r", NULL, "control character (byte 13)" },
     /* dlrun refuses: Slurm wraps or drops numbers of 2^64-1 and up */
     { "n99999999999999999999999", NULL, "is too large (the limit is "
@@ -449,6 +456,58 @@ static void test_misc(void)
     free(counts);
 }
 
+/* The text a message offers as the fix ("...; write n[1-3]", "as in
+ * n[1-4]") copied into buf, or NULL when it offers none. */
+static const char *suggested_fix(const char *msg, char *buf, size_t size)
+{
+    static const char *const leads[] = { "; write ", ", as in " };
+    const char *p = NULL;
+
+    /* the last one: the quoted input before it may hold the words too */
+    for (size_t i = 0; i < 2; i++)
+        for (const char *q = msg; (q = strstr(q, leads[i])); q++)
+            if (!p || q + strlen(leads[i]) > p)
+                p = q + strlen(leads[i]);
+    if (!p || strncmp(p, "it ", 3) == 0)
+        return NULL;
+    snprintf(buf, size, "%s", p);       /* the fix ends the message */
+    return buf;
+}
+
+/* Issue 11 item 12: a refusal's suggested fix must itself be valid input;
+ * one too long to quote whole is not offered shortened. */
+static void test_fixes_are_valid(void)
+{
+    static const char *const bad[] = {
+        "n[3-1]", "x,n[1,5-2]", "n[1-", "n[]", "n[1,,2]", "n[a-b]", "[",
+        "n[09-1]-ib", "rack[1-2]-n[4-3]", "n[5-2,1 ]", "n[5-2, 1]",
+        "n[5-2,x]", "n[1-3,,2]",
+        "a-very-long-host-name-prefix-that-goes-on-and-on-for-a-while-longer-"
+        "than-a-message-quotes[9-1]",
+    };
+    char fix[256];
+    int offered = 0, valid = 0;
+
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct err err = { "" };
+        char **h = NULL;
+        size_t n = 0;
+
+        if (hostlist_expand(bad[i], &h, &n, &err) == 0 ||
+            !suggested_fix(err.msg, fix, sizeof fix))
+            continue;
+        offered++;
+        if (hostlist_expand(fix, &h, &n, &err) == 0 && n > 0 &&
+            !strstr(fix, "..."))
+            valid++;
+        else
+            printf("#   '%s' suggests '%s': %s\n", bad[i], fix, err.msg);
+        hostlist_free(h, n);
+    }
+    ok(offered >= 6, "refusals suggest a fix");
+    is_int(valid, offered, "every suggested fix expands");
+}
+
 int main(void)
 {
     test_expand_rows();
@@ -458,5 +517,6 @@ int main(void)
     test_fold_refusals();
     test_tasks();
     test_misc();
+    test_fixes_are_valid();
     return tap_done();
 }
