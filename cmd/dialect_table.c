@@ -102,6 +102,7 @@ static const struct optdef table[] = {
     { "spawn", OPT_SPAWN, 1, D_ALL, 0, NULL },
     { "lifeline", OPT_LIFELINE, 0, D_ALL, 0, NULL },
     { "restart", OPT_RESTART, 1, D_ALL, 0, NULL },
+    { "gloo-rendezvous", OPT_GLOO_RDV, 1, D_ALL, 0, NULL },
     /* torchrun */
     { "standalone", OPT_STANDALONE, 0, D_ALL, T, NULL },
     { "node-rank", OPT_NODE_RANK, 1, D_ALL, T, NULL },

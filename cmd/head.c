@@ -27,6 +27,7 @@
 #include "cmd.h"
 #include "envset.h"
 #include "head.h"
+#include "horovod.h"
 #include "proc.h"
 #include "net.h"
 #include "strv.h"
@@ -387,6 +388,8 @@ static int head_attempt(struct job *j, const struct agent_launcher *l,
                       err.msg[0] ? err.msg : "out of memory");
         goto out;
     }
+    if (horovod_begin(j) != 0)
+        goto out;
     if (pipe2(life, O_CLOEXEC) < 0 || !(nodes = head_nodes(&j->plan)) ||
         agent_args(j, &args) < 0 || !(aj.envp = agent_envp(&h, &add))) {
         rc = cmd_fail(EXIT_FAIL, "cannot prepare the agents: out of resources");

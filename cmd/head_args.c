@@ -1,6 +1,7 @@
 /* head_args.c - the agents' command line: the head's exact plan (hosts
  * with their rank counts), and the options every agent must share. */
 #include "head.h"
+#include "horovod.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -127,6 +128,7 @@ int agent_args(const struct job *j, struct strv *a)
     if (j->opt.rdv.master_port)
         strv_addf(a, "--master-port=%d", j->opt.rdv.master_port);
     shared_output_options(&j->opt, a);
+    horovod_agent_args(j, a);
     shared_remote_options(&j->opt, a);
     free(hosts);
     return hosts && !a->failed ? 0 : -1;

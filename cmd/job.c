@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "envout.h"
+#include "horovod.h"
 #include "pmix_host.h"
 #include "pmixc.h"
 
@@ -71,6 +72,8 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
 
     if (envout_rank(&j->alloc, &j->plan, rank, &j->rdv, &eo, out, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    if (horovod_rank_env(j, out) != 0)
+        return EXIT_USAGE;
     if (j->pmix && pmix_host_rank_env(j->pmix, rank, out, &err) < 0)
         return cmd_fail(EXIT_FAIL, "%s", err.msg);
     return job_isolate_gpu(j, rank, out);

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "envout.h"
 #include "head.h"
+#include "horovod.h"
 #include "job.h"
 #include "launcher.h"
 #include "output.h"
@@ -214,7 +215,7 @@ static int run_attempt(struct job *j, struct launch_job *lj,
         cmd_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg);
         goto out;
     }
-    if (job_pmix_begin(j) != 0)
+    if (job_pmix_begin(j) != 0 || horovod_begin(j) != 0)
         goto out;
     lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks, &lb);
     if (!lj->rank_envp)

@@ -76,6 +76,8 @@ struct options {
     struct torch_opts torch;
     int gloo;               /* horovodrun --gloo: serve Horovod's Gloo
                                rendezvous (HOROVOD_GLOO_*) */
+    const char *gloo_rdv;   /* where it is served: "ADDR,PORT,IFACE" (the
+                               head's, or --gloo-rendezvous for agents) */
     char **strs;            /* owned strings the options point into */
     int nstrs;
 };

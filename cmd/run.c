@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "horovod.h"
 #include "job.h"
 #include "pmixc.h"
 
@@ -95,6 +96,8 @@ int cmd_run(int argc, char **argv)
     /* the head's agents enter --wdir on their nodes */
     if (rc == 0 && (j.plan.per_task || !head_wanted(&j)))
         rc = enter_wdir(&j);
+    if (rc == 0)
+        rc = horovod_check(&j);
     if (rc == 0)
         rc = job_mpi_resolve(&j, prog);
     if (rc != 0)

@@ -252,3 +252,20 @@ int envout_rank(const struct alloc *a, const struct plan *p, int rank,
         return -1;
     return set_exports(out, o, err);
 }
+
+int envout_gloo(const char *addr, int port, const char *iface,
+                struct envset *out, struct err *err)
+{
+    const char *why = "--gloo: dlrun serves Horovod's rendezvous";
+
+    return envset_set(out, "HOROVOD_GLOO_RENDEZVOUS_ADDR", addr, err, "%s", why) ||
+        envset_setint(out, "HOROVOD_GLOO_RENDEZVOUS_PORT", port, err, "%s", why) ||
+        envset_set(out, "HOROVOD_CONTROLLER", "gloo", err, "--gloo") ||
+        envset_set(out, "HOROVOD_CPU_OPERATIONS", "gloo", err, "--gloo") ||
+        envset_set(out, "HOROVOD_GLOO_IFACE", iface, err,
+                   "--gloo: the interface of the rendezvous address") ||
+        envset_set(out, "NCCL_SOCKET_IFNAME", iface, err,
+                   "= HOROVOD_GLOO_IFACE (as horovodrun sets it)") ||
+        envset_set(out, "PYTHONUNBUFFERED", "1", err,
+                   "--gloo: horovodrun's, output not held back") ? -1 : 0;
+}

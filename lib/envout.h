@@ -29,6 +29,15 @@ int envout_rank(const struct alloc *a, const struct plan *p, int rank,
                 const struct rdv *rdv, const struct envout_opts *o,
                 struct envset *out, struct err *err);
 
+/* Horovod's Gloo controller, as horovodrun --gloo sets it for every
+ * rank: the rendezvous server at addr:port (HOROVOD_GLOO_RENDEZVOUS_*),
+ * HOROVOD_CONTROLLER and HOROVOD_CPU_OPERATIONS "gloo", the interface
+ * (HOROVOD_GLOO_IFACE, NCCL_SOCKET_IFNAME) and PYTHONUNBUFFERED=1.  The
+ * rank, size, local, cross and HOSTNAME variables come from envout_rank.
+ * All strings borrowed.  0 / -1 with err. */
+int envout_gloo(const char *addr, int port, const char *iface,
+                struct envset *out, struct err *err);
+
 /* Slurm's compressed counts ("2(x3),1") of the ranks per plan node
  * (caller frees). */
 char *envout_tasks_per_node(const struct plan *p);

@@ -9,6 +9,7 @@
 #include "hvd_server.h"
 
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -377,4 +378,31 @@ void hvd_server_stop(struct hvd_server *s)
     free(s->conns);
     free(s->pfds);
     free(s);
+}
+
+int hvd_iface_of(const char *ip, char *out, size_t len, struct err *err)
+{
+    struct ifaddrs *all = NULL;
+    char host[NI_MAXHOST];
+    int rc = -1;
+
+    if (getifaddrs(&all) < 0)
+        return err_set(err, "cannot list the network interfaces: %s",
+                       strerror(errno));
+    for (struct ifaddrs *i = all; i && rc < 0; i = i->ifa_next) {
+        int fam = i->ifa_addr ? i->ifa_addr->sa_family : -1;
+        if ((fam != AF_INET && fam != AF_INET6) ||
+            getnameinfo(i->ifa_addr, fam == AF_INET ? sizeof(struct sockaddr_in)
+                        : sizeof(struct sockaddr_in6), host, sizeof host,
+                        NULL, 0, NI_NUMERICHOST) != 0)
+            continue;
+        host[strcspn(host, "%")] = '\0';    /* fe80::1%eth0 */
+        if (strcmp(host, ip) == 0) {
+            snprintf(out, len, "%s", i->ifa_name);
+            rc = 0;
+        }
+    }
+    freeifaddrs(all);
+    return rc == 0 ? 0 : err_set(err, "no interface of this host has address "
+                                 "%s (name one with --iface)", ip);
 }

@@ -51,6 +51,11 @@ int hvd_server_begin(struct hvd_server *s, const struct plan *p,
 /* Stop the thread, close every socket, free s (NULL is fine). */
 void hvd_server_stop(struct hvd_server *s);
 
+/* The name of this host's interface that has address ip (numeric) into
+ * out: horovodrun gives the ranks the interface of its server's address
+ * (HOROVOD_GLOO_IFACE; "lo" for 127.0.0.1).  0 / -1 with err. */
+int hvd_iface_of(const char *ip, char *out, size_t len, struct err *err);
+
 /* The answer to one request, computed on store st (no socket): the
  * status, and the value for a GET that found one (borrowed from st until
  * its next change).  The server's core, for tests and fuzzing; err gets

@@ -157,5 +157,12 @@ int main(void)
     o.ip = "not-an-address";
     ok(hvd_server_start(&o, &err) == NULL && strstr(err.msg, "not-an-address"),
        "a bad address fails naming it");
+    {
+        char name[64] = "";
+        ok(hvd_iface_of("127.0.0.1", name, sizeof name, &err) == 0 && name[0],
+           "127.0.0.1 has an interface (lo)");
+        ok(hvd_iface_of("192.0.2.99", name, sizeof name, &err) == -1 &&
+           strstr(err.msg, "--iface"), "an address of no interface: the hint");
+    }
     return tap_done();
 }

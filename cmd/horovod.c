@@ -1,0 +1,123 @@
+/* horovod.c - see horovod.h. */
+#include "horovod.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "envout.h"
+#include "hvd_server.h"
+#include "net.h"
+
+/* Gloo's values are each rank's addresses, bytes to a few KiB a rank:
+ * the budget is far above any real job and far below the machine. */
+#define GLOO_STORE_BYTES (256u << 20)
+#define GLOO_MAX_VALUE (16u << 20)
+
+/* The server lives as long as dlrun (restarts reuse it, emptied), like
+ * horovodrun's; its thread ends with the process. */
+static struct hvd_server *server;
+static char where[400];         /* "ADDR,PORT,IFACE" */
+
+static void log_refusal(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "dlrun: Gloo rendezvous: %s\n", line);
+}
+
+int horovod_check(const struct job *j)
+{
+    if (!j->opt.gloo)
+        return 0;
+    if (j->plan.per_task)
+        return cmd_fail(EXIT_USAGE, "--gloo: srun or mpirun started every "
+                        "rank, so no dlrun can serve Horovod's rendezvous for "
+                        "all; start one dlrun for the job (dlrun --gloo -np N "
+                        "PROG) and let it start the ranks");
+    if (j->plan.self_node >= 0 && j->plan.nnodes > 1)
+        return cmd_fail(EXIT_USAGE, "--gloo: one dlrun per node cannot share "
+                        "one rendezvous; start one dlrun for the job (it "
+                        "starts an agent on every node)");
+    return 0;
+}
+
+/* Loopback when every rank is on this host (horovodrun picks the
+ * interfaces with 127.0.0.1 then), else --iface's address or the one
+ * this host reaches the other nodes from. */
+static int server_ip(const struct job *j, char *ip, size_t len,
+                     struct err *err)
+{
+    const struct plan *p = &j->plan;
+    const char *remote = NULL;
+
+    for (int i = 0; i < p->nnodes && !remote; i++)
+        if (p->nodes[i].host && !net_is_this_host(p->nodes[i].host))
+            remote = p->nodes[i].host;
+    if (j->opt.rdv.iface)
+        return net_iface_addr(j->opt.rdv.iface, ip, len, err);
+    if (!remote) {
+        snprintf(ip, len, "127.0.0.1");
+        return 0;
+    }
+    return net_route_addr(remote, ip, len, err);
+}
+
+static int start_server(const struct job *j, struct err *err)
+{
+    struct hvd_server_opts o = {
+        .max_bytes = GLOO_STORE_BYTES, .max_body = GLOO_MAX_VALUE,
+        .max_conns = 1024, .idle_ms = 30000, .log = log_refusal,
+    };
+    char ip[200], iface[64];
+
+    if (server_ip(j, ip, sizeof ip, err) < 0)
+        return -1;
+    if (j->opt.rdv.iface)
+        snprintf(iface, sizeof iface, "%s", j->opt.rdv.iface);
+    else if (hvd_iface_of(ip, iface, sizeof iface, err) < 0)
+        return -1;
+    o.ip = ip;
+    server = hvd_server_start(&o, err);
+    if (!server)
+        return -1;
+    snprintf(where, sizeof where, "%s,%d,%s", ip, hvd_server_port(server),
+             iface);
+    return 0;
+}
+
+int horovod_begin(struct job *j)
+{
+    struct err err = { "" };
+
+    if (!j->opt.gloo || j->agent)
+        return 0;
+    if (!server && start_server(j, &err) < 0)
+        return cmd_fail(EXIT_FAIL, "--gloo: cannot serve Horovod's "
+                        "rendezvous: %s", err.msg);
+    if (hvd_server_begin(server, &j->plan, &err) < 0)
+        return cmd_fail(EXIT_FAIL, "--gloo: %s", err.msg);
+    j->opt.gloo_rdv = where;
+    return 0;
+}
+
+int horovod_rank_env(const struct job *j, struct envset *out)
+{
+    struct err err = { "" };
+    char addr[200], iface[64];
+    int port;
+
+    if (!j->opt.gloo || !j->opt.gloo_rdv)
+        return 0;       /* `dlrun env`, `plan`: nothing is served */
+    if (sscanf(j->opt.gloo_rdv, "%199[^,],%d,%63s", addr, &port, iface) != 3)
+        return cmd_fail(EXIT_USAGE, "--gloo-rendezvous '%s': expected "
+                        "ADDR,PORT,IFACE (the head sets it)", j->opt.gloo_rdv);
+    if (envout_gloo(addr, port, iface, out, &err) < 0)
+        return cmd_fail(EXIT_FAIL, "%s", err.msg);
+    return 0;
+}
+
+void horovod_agent_args(const struct job *j, struct strv *a)
+{
+    if (j->opt.gloo && j->opt.gloo_rdv)
+        strv_addf(a, "--gloo-rendezvous=%s", j->opt.gloo_rdv);
+}
