@@ -19,6 +19,7 @@
 
 #include "client.h"
 #include "cmd.h"
+#include "envwire.h"
 #include "head.h"
 #include "net.h"
 #include "ranges.h"
@@ -191,34 +192,31 @@ static int start_watchers(struct agent_watch *w)
     return rc;
 }
 
-/* Under ssh the secrets come first on stdin, one NAME=VALUE a line, ended
- * by an empty line (never on a command line).  Then stdin stays open as
- * the lifeline: it moves off fd 0, which becomes /dev/null for the ranks.
- * Returns the lifeline fd, or -1 after printing the error. */
+/* Under ssh the secrets and -x values come first on stdin (lib/envwire.h:
+ * DLRUN_BROKER, DLRUN_TOKEN, DLRUN_X_*; never on a command line).  Then
+ * stdin stays open as the lifeline: it moves off fd 0, which becomes
+ * /dev/null for the ranks.  Returns the lifeline fd, or -1 after printing
+ * the error. */
 static int take_lifeline(void)
 {
-    char line[1024];
-    size_t n = 0;
+    struct strv got = { 0 };
+    struct err err = { "" };
     int fd, nul;
 
-    while (!getenv("DLRUN_TOKEN")) {
-        ssize_t r = read(0, line + n, 1);   /* no read-ahead past the end */
-        if (r <= 0 || n + 1 >= sizeof line)
-            return cmd_fail(EXIT_FAIL, "agent: no broker secrets on stdin"), -1;
-        if (line[n] != '\n') {
-            n++;
-            continue;
+    if (!getenv("DLRUN_TOKEN") && envwire_read(0, &got, &err) < 0)
+        return cmd_fail(EXIT_FAIL, "agent: no broker secrets on stdin: %s",
+                        err.msg), -1;
+    for (size_t i = 0; i < got.n; i++) {
+        char *eq = strchr(got.v[i], '=');
+        if (!envwire_travels(got.v[i], (size_t)(eq - got.v[i]))) {
+            strv_free(&got);
+            return cmd_fail(EXIT_FAIL, "agent: unexpected variable on "
+                            "stdin"), -1;
         }
-        line[n] = '\0';
-        if (n == 0)
-            break;
-        if (!strchr(line, '=') ||
-            (strncmp(line, "DLRUN_BROKER=", 13) && strncmp(line, "DLRUN_TOKEN=", 12)))
-            return cmd_fail(EXIT_FAIL, "agent: unexpected line on stdin"), -1;
-        *strchr(line, '=') = '\0';
-        setenv(line, line + strlen(line) + 1, 1);
-        n = 0;
+        *eq = '\0';
+        setenv(got.v[i], eq + 1, 1);
     }
+    strv_free(&got);
     fd = fcntl(0, F_DUPFD_CLOEXEC, 3);
     nul = open("/dev/null", O_RDONLY);
     if (fd < 0 || nul < 0 || dup2(nul, 0) < 0)
@@ -230,18 +228,20 @@ static int take_lifeline(void)
 
 /* The agents below this one: the same launcher as the head's (ssh). */
 static int prepare_subtree(struct job *j, struct agent_job *aj,
-                           struct strv *args, struct strv *relay, int **nodes,
-                           int lifeline)
+                           struct strv *args, struct strv *relay,
+                           struct envset *xenv, int **nodes, int lifeline)
 {
     struct err err = { "" };
     int n = ranges_parse(j->opt.spawn, j->plan.nnodes, nodes, &err);
 
     if (n < 0)
         return cmd_fail(EXIT_USAGE, "agent: --spawn %s", err.msg);
-    if (agent_args(j, args) < 0)
+    if (agent_args(j, args, xenv) < 0 ||
+        !(aj->envp = envset_envp(xenv, environ)))
         return cmd_fail(EXIT_FAIL, "out of memory");
+    /* environ: with the broker secrets take_lifeline set; xenv: the -x
+     * values job_prepare took out of it */
     head_fill_job(j, aj, args, relay, *nodes, n, lifeline, NULL);
-    aj->envp = environ;     /* with the secrets take_lifeline set */
     j->subtree = aj;
     return relay->failed ? cmd_fail(EXIT_FAIL, "out of memory") : 0;
 }
@@ -250,11 +250,12 @@ static int agent_start(struct job *j, char **prog, struct agent_watch *w)
 {
     struct agent_job aj = { .prog = prog };
     struct strv args = { 0 }, relay = { 0 };
+    struct envset xenv = { .no_from = 1 };
     int *nodes = NULL, life[2] = { -1, -1 }, rc = 0;
 
     if (j->opt.spawn && (pipe2(life, O_CLOEXEC) < 0 ||
-                         (rc = prepare_subtree(j, &aj, &args, &relay, &nodes,
-                                               life[0])) != 0))
+                         (rc = prepare_subtree(j, &aj, &args, &relay, &xenv,
+                                               &nodes, life[0])) != 0))
         goto out;
     if (start_watchers(w) < 0) {
         rc = cmd_fail(EXIT_FAIL, "agent: cannot start its threads");
@@ -265,6 +266,8 @@ static int agent_start(struct job *j, char **prog, struct agent_watch *w)
 out:
     strv_free(&args);
     strv_free(&relay);
+    envset_free_envp(aj.envp);
+    envset_free(&xenv);
     free(nodes);
     if (life[0] >= 0)
         close(life[0]);

@@ -391,7 +391,7 @@ static int head_attempt(struct job *j, const struct agent_launcher *l,
     if (horovod_begin(j) != 0)
         goto out;
     if (pipe2(life, O_CLOEXEC) < 0 || !(nodes = head_nodes(&j->plan)) ||
-        agent_args(j, &args) < 0 || !(aj.envp = agent_envp(&h, &add))) {
+        agent_args(j, &args, &add) < 0 || !(aj.envp = agent_envp(&h, &add))) {
         rc = cmd_fail(EXIT_FAIL, "cannot prepare the agents: out of resources");
         goto out;
     }

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include "envset.h"
 #include "job.h"
 #include "launcher.h"
 #include "strv.h"
@@ -14,8 +15,10 @@
 int *head_nodes(const struct plan *p);
 
 /* "PATH agent --hosts=EXACT --np=N [shared options]" into a (no "--", no
- * program).  0 / -1 when out of memory. */
-int agent_args(const struct job *j, struct strv *a);
+ * program), and the -x values for the agents' environment into env
+ * (DLRUN_X_NAME, lib/envwire.h): no value ever goes on a command line.
+ * 0 / -1 when out of memory. */
+int agent_args(const struct job *j, struct strv *a, struct envset *env);
 
 /* Fill aj to start the agents of nodes (nnodes plan nodes; borrowed)
  * with args (borrowed), the lifeline's read end and the children's mask;

@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "envwire.h"
+
+extern char **environ;
+
 int *head_nodes(const struct plan *p)
 {
     int *nodes = calloc((size_t)p->nnodes, sizeof *nodes);
@@ -36,20 +40,31 @@ static char *hosts_with_ranks(const struct plan *p)
     return list;
 }
 
+/* -x VAR takes the value here, as mpirun does, not the remote shell's:
+ * in the agents' environment as DLRUN_X_VAR (lib/envwire.h), never on
+ * their command line, which `ps` shows every user of every node.  A VAR
+ * without a value here stays a name: each agent reads its own. */
+static int export_values(const struct options *o, struct strv *a,
+                         struct envset *env)
+{
+    struct err err = { "" };
+
+    for (int i = 0; i < o->nexports; i++) {
+        int rc = envwire_put_export(env, o->exports[i], environ, &err);
+        if (rc < 0)
+            return -1;
+        if (rc == 0)
+            strv_addf(a, "-x%s", o->exports[i]);
+    }
+    return 0;
+}
+
 static void shared_output_options(const struct options *o, struct strv *a)
 {
     static const char *const bind_flags[3] = {
         "--map-by", "--bind-to", "--gpu-bind",
     };
 
-    /* -x VAR takes the value here, as mpirun does, not the remote shell's */
-    for (int i = 0; i < o->nexports; i++) {
-        const char *x = o->exports[i], *v = strchr(x, '=') ? NULL : getenv(x);
-        if (v)
-            strv_addf(a, "-x%s=%s", x, v);
-        else
-            strv_addf(a, "-x%s", x);
-    }
     for (int i = 0; i < 3; i++)
         if (o->bind_arg[i])
             strv_addf(a, "%s=%s", bind_flags[i], o->bind_arg[i]);
@@ -110,7 +125,7 @@ static void shared_remote_options(const struct options *o, struct strv *a)
         strv_addf(a, "--wdir=%s", cwd);
 }
 
-int agent_args(const struct job *j, struct strv *a)
+int agent_args(const struct job *j, struct strv *a, struct envset *env)
 {
     char self[PATH_MAX], *hosts = hosts_with_ranks(&j->plan);
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -131,7 +146,7 @@ int agent_args(const struct job *j, struct strv *a)
     horovod_agent_args(j, a);
     shared_remote_options(&j->opt, a);
     free(hosts);
-    return hosts && !a->failed ? 0 : -1;
+    return hosts && export_values(&j->opt, a, env) == 0 && !a->failed ? 0 : -1;
 }
 
 void head_fill_job(const struct job *j, struct agent_job *aj,

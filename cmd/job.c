@@ -9,6 +9,7 @@
 
 #include "cmd.h"
 #include "envout.h"
+#include "envwire.h"
 #include "horovod.h"
 #include "pmix_host.h"
 #include "pmixc.h"
@@ -19,6 +20,10 @@ int job_prepare(struct job *j, int collective)
 {
     struct err err = { "" };
 
+    /* a head's -x values, before anything reads the environment */
+    if (envwire_take_exports(&j->opt.exports, &j->opt.nexports, &j->xvalues,
+                             &err) < 0)
+        return cmd_fail(EXIT_FAIL, "%s", err.msg);
     if (alloc_detect(&j->opt.alloc, environ, &j->alloc, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
     if (plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) < 0)
@@ -89,6 +94,7 @@ void job_free(struct job *j)
     plan_free(&j->plan);
     alloc_free(&j->alloc);
     options_free(&j->opt);
+    strv_free(&j->xvalues);
 }
 
 int job_exec(char **argv, const struct envset *s, int rank)

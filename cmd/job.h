@@ -8,6 +8,7 @@
 #include "options.h"
 #include "plan.h"
 #include "rdv.h"
+#include "strv.h"
 
 struct pmix_host;
 
@@ -23,6 +24,8 @@ struct job {
     struct agent_job *subtree;  /* borrowed: agents this agent starts too
                                    (--spawn), or NULL */
     struct pmix_host *pmix; /* owned: the PMIx server hosted here, or NULL */
+    struct strv xvalues;    /* owned: the -x values that came in the
+                               environment (DLRUN_X_*), in opt.exports */
 };
 
 /* --mpi (cmd/mpi.c): resolve auto for prog (never PMIx in per-task

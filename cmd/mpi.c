@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "envwire.h"
 #include "job.h"
 #include "mpidetect.h"
 #include "pmix_host.h"
@@ -210,6 +211,26 @@ static int rank_hostfile(const struct plan *p)
     return fd;
 }
 
+/* -x values reach the per-task dlruns in srun's environment as
+ * DLRUN_X_NAME (lib/envwire.h), never on srun's command line, which `ps`
+ * shows every user of every node; names without a value stay options. */
+static int task_exports(const struct options *o, struct strv *a)
+{
+    struct envset xenv = { .no_from = 1 };
+    struct err err = { "" };
+    int rc = 0;
+
+    for (int i = 0; rc >= 0 && i < o->nexports; i++) {
+        rc = envwire_put_export(&xenv, o->exports[i], environ, &err);
+        if (rc == 0)
+            strv_addf(a, "-x%s", o->exports[i]);
+    }
+    for (size_t i = 0; rc >= 0 && i < xenv.n; i++)
+        rc = setenv(xenv.v[i].name, xenv.v[i].value, 1);
+    envset_free(&xenv);
+    return rc < 0 ? -1 : 0;
+}
+
 /* The per-task dlrun's options: those that shape a rank's environment. */
 static void task_options(const struct options *o, struct strv *a)
 {
@@ -217,8 +238,8 @@ static void task_options(const struct options *o, struct strv *a)
         "--map-by", "--bind-to", "--gpu-bind",
     };
 
-    for (int i = 0; i < o->nexports; i++)
-        strv_addf(a, "-x%s", o->exports[i]);
+    if (task_exports(o, a) < 0)
+        a->failed = 1;
     for (int i = 0; i < 3; i++)
         if (o->bind_arg[i])
             strv_addf(a, "%s=%s", bind_flags[i], o->bind_arg[i]);

@@ -2,8 +2,8 @@
  * remote agent.  Internal: started once per remote node by the ssh
  * launcher (launchers/ssh.c) with the agent's command line.
  *
- * It runs that command over libssh, hands it DLRUN_BROKER and DLRUN_TOKEN
- * inside the channel (never on a command line `ps` shows), passes the
+ * It runs that command over libssh, hands it DLRUN_BROKER, DLRUN_TOKEN and
+ * the -x values inside the channel (never on a command line `ps` shows), passes the
  * agent's output on in whole lines, and exits with the agent's exit code.
  * Its stdin is the spawner's lifeline: EOF there (the spawner died), or
  * SIGTERM/INT/HUP, closes the agent's stdin, which the agent takes as
@@ -21,10 +21,13 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "envwire.h"
 #include "shquote.h"
 #include "sshexec.h"
 
 #define RELAY_LINE_MAX 65536
+
+extern char **environ;
 #define RELAY_FAIL 255          /* like ssh: the connection, not the agent */
 
 struct relay_stream {
@@ -128,17 +131,21 @@ static int parse(int argc, char **argv, struct sshexec_opts *o)
     return 0;
 }
 
-/* The secrets go first on the agent's stdin, ended by an empty line. */
+/* The secrets and the -x values (DLRUN_X_*) go first on the agent's
+ * stdin, in envwire's lines ended by an empty one. */
 static int send_secrets(struct sshexec *x, struct err *err)
 {
-    const char *b = getenv("DLRUN_BROKER"), *t = getenv("DLRUN_TOKEN");
-    char buf[1024];
-    int n = snprintf(buf, sizeof buf, "DLRUN_BROKER=%s\nDLRUN_TOKEN=%s\n\n",
-                     b ? b : "", t ? t : "");
+    size_t len = 0;
+    char *text;
+    int rc;
 
-    if (!b || !t || n >= (int)sizeof buf)
+    if (!getenv("DLRUN_BROKER") || !getenv("DLRUN_TOKEN"))
         return err_set(err, "DLRUN_BROKER and DLRUN_TOKEN must be set");
-    return sshexec_write(x, buf, (size_t)n, err);
+    if (!(text = envwire_encode(environ, &len)))
+        return err_set(err, "out of memory");
+    rc = sshexec_write(x, text, len, err);
+    free(text);
+    return rc;
 }
 
 /* Read what the agent sent; -1 with err when the connection failed. */
