@@ -32,6 +32,7 @@ const char options_help[] =
     "  -x, --export VAR[=VAL]   pass or set VAR for every rank\n"
     "      --mpi WHAT           auto (host PMIx for MPI programs), pmix, none,\n"
     "                           srun (srun --mpi=pmix starts the ranks)\n"
+    "      --gloo               serve Horovod's Gloo rendezvous (horovodrun --gloo)\n"
     "Binding (hwloc; default in launch mode, see docs/binding.md):\n"
     "      --map-by WHAT        slot, core, socket, numa, ppr:N:socket|numa|node[:PE=n]\n"
     "      --bind-to WHAT       core, numa, socket, none\n"
