@@ -1,7 +1,7 @@
 /* alloc.c - probing the allocation sources in their documented order.
  *
  * Explicit flags > Slurm step > Slurm allocation > PMIx > Open MPI >
- * MPICH/Hydra > PBS Pro/Torque > NQSV > LSF > this host alone.
+ * MPICH/Hydra > PBS Pro/Torque > NQSV > PJM > LSF > this host alone.
  */
 #include "alloc.h"
 
@@ -16,7 +16,7 @@ static const struct alloc_source *const sources[] = {
     &alloc_source_hosts, &alloc_source_hostfile, &alloc_source_slurm_step,
     &alloc_source_slurm_job, &alloc_source_pmix, &alloc_source_ompi,
     &alloc_source_mpich, &alloc_source_pbs, &alloc_source_nqsv,
-    &alloc_source_lsf, &alloc_source_local,
+    &alloc_source_pjm, &alloc_source_lsf, &alloc_source_local,
 };
 #define NSOURCES (sizeof sources / sizeof sources[0])
 

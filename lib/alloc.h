@@ -110,6 +110,7 @@ struct alloc_source {
 extern const struct alloc_source alloc_source_hosts, alloc_source_hostfile,
     alloc_source_slurm_step, alloc_source_slurm_job, alloc_source_pmix,
     alloc_source_ompi, alloc_source_mpich, alloc_source_pbs,
-    alloc_source_nqsv, alloc_source_lsf, alloc_source_local;
+    alloc_source_nqsv, alloc_source_pjm, alloc_source_lsf,
+    alloc_source_local;
 
 #endif

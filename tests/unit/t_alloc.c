@@ -348,6 +348,52 @@ static void check_fixtures(void)
     globfree(&g);
 }
 
+/* PJM (tests/fixtures/pjm/README): hosts from the node-information file,
+ * slots from PJM_PROC_BY_NODE, counts cross-checked. */
+static void check_pjm(void)
+{
+    static const struct {
+        const char *file, *nodes, *err_has;
+        int ranks, cpus, spread;
+    } pjm[] = {
+        { "flow-2node", "cx0101:4,cx0102:4", NULL, 8, 40, 0 },
+        { "flow-1node", "cx0101:4", NULL, 4, 40, 0 },
+        { "vnode-2", "vn001:1,vn002:1", NULL, 0, 8, 1 },
+        { "bad-node", NULL, "PJM_NODE=3 but PJM_O_NODEINF names 2 hosts", 0, 0, 0 },
+        { "bad-proc", NULL, "PJM_MPI_PROC=12", 0, 0, 0 },
+    };
+    struct alloc_request req = { 0 };
+
+    for (size_t i = 0; i < sizeof pjm / sizeof pjm[0]; i++) {
+        char path[128];
+        char **envp;
+        struct alloc a = { 0 };
+        struct err err = { "" };
+        int rc;
+
+        snprintf(path, sizeof path, "tests/fixtures/pjm/%s.env", pjm[i].file);
+        envp = envp_load(path, NULL);
+        rc = alloc_detect(&req, envp, &a, &err);
+        if (pjm[i].err_has) {
+            ok(rc < 0 && strstr(err.msg, pjm[i].err_has), pjm[i].file);
+            if (!strstr(err.msg, pjm[i].err_has))
+                printf("#   message: %s\n", err.msg);
+        } else if (ok(rc == 0, pjm[i].file)) {
+            is_str(a.source, "pjm", "  source pjm");
+            is_str(nodes_str(&a), pjm[i].nodes, "  hosts from PJM_O_NODEINF");
+            is_int(a.default_ranks, pjm[i].ranks, "  ranks = PJM_MPI_PROC");
+            is_int(a.nodes[0].cpus, pjm[i].cpus, "  cores per node");
+            is_int(a.spread_ok, pjm[i].spread, "  spread over vnodes");
+            is_str(a.jobid ? a.jobid : "", alloc_getenv(envp, "PJM_JOBID"),
+                   "  job id");
+        } else {
+            printf("#   error: %s\n", err.msg);
+        }
+        alloc_free(&a);
+        envp_free(envp);
+    }
+}
+
 /* mpirun -np 1 dlrun --nproc-per-node 2: every task on this node, so the
  * map is known (one node) and the plan can be per node; without the
  * option nothing changes (per-task mode needs no map). */
@@ -384,5 +430,6 @@ int main(void)
     check_file_sources();
     check_cyclic_and_gpus();
     check_ompi_one_node();
+    check_pjm();
     return tap_done();
 }
