@@ -62,19 +62,21 @@ static int server_ip(const struct job *j, char *ip, size_t len,
     return net_route_addr(remote, ip, len, err);
 }
 
-static int start_server(const struct job *j, struct err *err)
+static int start_server(const struct job *j, int local, struct err *err)
 {
     struct hvd_server_opts o = {
         .max_bytes = GLOO_STORE_BYTES, .max_body = GLOO_MAX_VALUE,
         .max_conns = 1024, .idle_ms = 30000, .log = log_refusal,
     };
-    char ip[200], iface[64];
+    char ip[200], iface[64] = "";
 
     if (server_ip(j, ip, sizeof ip, err) < 0)
         return -1;
+    /* on several nodes each agent finds its own (interface names differ
+     * between nodes); --iface is everyone's */
     if (j->opt.rdv.iface)
         snprintf(iface, sizeof iface, "%s", j->opt.rdv.iface);
-    else if (hvd_iface_of(ip, iface, sizeof iface, err) < 0)
+    else if (local && hvd_iface_of(ip, iface, sizeof iface, err) < 0)
         return -1;
     o.ip = ip;
     server = hvd_server_start(&o, err);
@@ -91,7 +93,7 @@ int horovod_begin(struct job *j)
 
     if (!j->opt.gloo || j->agent)
         return 0;
-    if (!server && start_server(j, &err) < 0)
+    if (!server && start_server(j, !head_wanted(j), &err) < 0)
         return cmd_fail(EXIT_FAIL, "--gloo: cannot serve Horovod's "
                         "rendezvous: %s", err.msg);
     if (hvd_server_begin(server, &j->plan, &err) < 0)
@@ -100,17 +102,36 @@ int horovod_begin(struct job *j)
     return 0;
 }
 
+/* The interface this host reaches addr through: an agent's ranks use it
+ * (the head's may be named otherwise here).  Found once. */
+static int route_iface(const char *addr, char *out, size_t len,
+                       struct err *err)
+{
+    static char found[64];
+    char ip[200];
+
+    if (!found[0] && (net_route_addr(addr, ip, sizeof ip, err) < 0 ||
+                      hvd_iface_of(ip, found, sizeof found, err) < 0))
+        return -1;
+    snprintf(out, len, "%s", found);
+    return 0;
+}
+
 int horovod_rank_env(const struct job *j, struct envset *out)
 {
     struct err err = { "" };
-    char addr[200], iface[64];
-    int port;
+    char addr[200] = "", iface[64] = "";
+    int port = 0;
+    const char *w = j->opt.gloo_rdv;
 
-    if (!j->opt.gloo || !j->opt.gloo_rdv)
+    if (!j->opt.gloo || !w)
         return 0;       /* `dlrun env`, `plan`: nothing is served */
-    if (sscanf(j->opt.gloo_rdv, "%199[^,],%d,%63s", addr, &port, iface) != 3)
+    if (sscanf(w, "%199[^,],%d,%63s", addr, &port, iface) < 2 || port <= 0 ||
+        port > 65535)
         return cmd_fail(EXIT_USAGE, "--gloo-rendezvous '%s': expected "
-                        "ADDR,PORT,IFACE (the head sets it)", j->opt.gloo_rdv);
+                        "ADDR,PORT,[IFACE] (the head sets it)", w);
+    if (!iface[0] && route_iface(addr, iface, sizeof iface, &err) < 0)
+        return cmd_fail(EXIT_FAIL, "--gloo: %s", err.msg);
     if (envout_gloo(addr, port, iface, out, &err) < 0)
         return cmd_fail(EXIT_FAIL, "%s", err.msg);
     return 0;
