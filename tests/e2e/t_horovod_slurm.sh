@@ -10,7 +10,7 @@ use_cluster
 within() { timeout -k 5 "$@"; }
 CLIENT=$E2E/hvd_gloo_client.py
 
-within 600 salloc -N2 --ntasks-per-node=2 "$DLRUN" --gloo -np 4 "$PY" "$CLIENT" \
+within 600 salloc -N2 -w node1,node2 --ntasks-per-node=2 "$DLRUN" --gloo -np 4 "$PY" "$CLIENT" \
     >"$TMP/salloc.out" 2>&1
 expect_eq "salloc -N2: dlrun --gloo -np 4, Horovod's Gloo start-up" "$?" 0 ||
     sed 's/^/  | /' "$TMP/salloc.out"
@@ -23,7 +23,7 @@ done
 expect_grep "  finalize emptied every scope" "every scope emptied" "$TMP/salloc.out"
 
 # the variables on the second node: the head's address, node2's interface
-within 300 salloc -N2 --ntasks-per-node=1 "$DLRUN" --gloo -np 2 -l sh -c \
+within 300 salloc -N2 -w node1,node2 --ntasks-per-node=1 "$DLRUN" --gloo -np 2 -l sh -c \
     'env | grep -E "^HOROVOD_(GLOO|HOSTNAME|CROSS)" | sort' >"$TMP/env.out" 2>&1
 expect_eq "salloc -N2: the ranks' variables" "$?" 0 || sed 's/^/  | /' "$TMP/env.out"
 addr=$(sed -n 's/^\[1\] HOROVOD_GLOO_RENDEZVOUS_ADDR=//p' "$TMP/env.out")
