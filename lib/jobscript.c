@@ -134,18 +134,18 @@ static char *append_raw(char *line, const char *text)
     return out;
 }
 
-/* -x NAME=VALUE with the value the script has when it runs, and nothing
- * when NAME is unset there: ${NAME+-x "NAME=$NAME"} (the quotes keep the
- * value one word).  The value goes on the agents' command lines: -x NAME
- * alone would have each agent read its own SSH session's NAME. */
+/* -x NAME, and nothing when NAME is unset in the script: ${NAME+-x NAME}.
+ * The head sends the value it has (the script's) to every agent inside
+ * its environment or the ssh channel, never on a command line, which
+ * `ps` shows every user of every node. */
 static char *append_export(char *line, const char *name)
 {
     char buf[128];
 
     if (strcmp(name, "PATH") == 0)      /* always set in a job */
-        snprintf(buf, sizeof buf, "-x \"%s=$%s\"", name, name);
+        snprintf(buf, sizeof buf, "-x %s", name);
     else
-        snprintf(buf, sizeof buf, "${%s+-x \"%s=$%s\"}", name, name, name);
+        snprintf(buf, sizeof buf, "${%s+-x %s}", name, name);
     return append_raw(line, buf);
 }
 
@@ -153,7 +153,7 @@ static char *append_export(char *line, const char *name)
  * allocation named (no silent run on this node alone when it is not
  * there), the GPUs as ranks on each node whatever slots the scheduler
  * lists, and the script's environment for the remote ranks (the
- * profile's env with its values). */
+ * profile's env by name: its values are exported above the line). */
 static char *head_options(char *line, const struct jobspec *j)
 {
     char g[32];
@@ -165,8 +165,12 @@ static char *head_options(char *line, const struct jobspec *j)
     }
     for (size_t i = 0; head_exports[i]; i++)
         line = append_export(line, head_exports[i]);
-    for (size_t i = 0; j->env && j->env[i]; i++)
-        line = append_word(append_word(line, "-x"), j->env[i]);
+    /* the names: the template exported the values ({{#env}}) */
+    for (size_t i = 0; j->env && j->env[i]; i++) {
+        char *name = strndup(j->env[i], strcspn(j->env[i], "="));
+        line = name ? append_word(append_word(line, "-x"), name) : NULL;
+        free(name);
+    }
     return line;
 }
 

@@ -109,20 +109,20 @@ cmp -s "$TMP/got2" "$TMP/want" && pass "  run as ./q.sh (its #! line)" ||
     fail "  run as ./q.sh"
 
 # the head's line under PBS: the script's PATH, LD_LIBRARY_PATH (PYTHONPATH
-# only when set) and the profile's env reach dlrun, each one word
+# only when set) and the profile's env reach dlrun by name, never by value
 sed 's/scheduler: slurm/scheduler: pbs/' "$TMP/q.yaml" >"$TMP/qp.yaml"
 expect_rc "pbs script (launcher dlrun) with the same arguments" 0 \
     env DLRUN_CONFIG="$TMP/qp.yaml" "$DLRUN" script --profile q -N 2 \
     --dlrun "$TMP/stub dir/dlrun" -o "$TMP/qp.sh" -- "$@"
 X="a b \$HOME \`id\` 'q' \"d\" \\ ; &"
-printf '%s\0' --alloc pbs -x "PATH=$TMP/a dir:$PATH" -x "LD_LIBRARY_PATH=/l b" \
-    -x "X=$X" --iface "it's here" -- "$@" "$X" >"$TMP/want"
+printf '%s\0' --alloc pbs -x PATH -x LD_LIBRARY_PATH \
+    -x X --iface "it's here" -- "$@" "$X" >"$TMP/want"
 for sh in sh bash; do
     rm -f "$TMP/got"
     (unset PYTHONPATH; PBS_O_WORKDIR=$TMP PATH="$TMP/a dir:$PATH" \
         LD_LIBRARY_PATH="/l b" STUB_OUT=$TMP/got $sh "$TMP/qp.sh") >"$TMP/out" 2>&1
     if cmp -s "$TMP/got" "$TMP/want"; then
-        pass "  $sh: PATH, LD_LIBRARY_PATH and X by value, no PYTHONPATH, every argument"
+        pass "  $sh: PATH, LD_LIBRARY_PATH and X by name (X's value exported), no PYTHONPATH, every argument"
     else
         fail "  $sh: the head's arguments differ"
         tr '\0' '\n' <"$TMP/got" 2>/dev/null | head -n 12 | sed 's/^/  got | /'
@@ -227,7 +227,7 @@ expect_grep "launcher: mpirun in a profile" \
     "^exec mpirun --bind-to none -x PATH .{LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -np 3 --map-by ppr:1:node dlrun --nproc-per-node 2 -- prog\$" "$TMP/l.sh"
 "$DLRUN" script --config "$TMP/l.yaml" --profile l -N 3 --launcher dlrun -- prog >"$TMP/l.sh" 2>"$TMP/err"
 expect_grep "  --launcher dlrun over it: the head" \
-    "^exec dlrun --alloc lsf --nproc-per-node 2 -x \"PATH=\$PATH\" .* -- prog\$" "$TMP/l.sh"
+    "^exec dlrun --alloc lsf --nproc-per-node 2 -x PATH .* -- prog\$" "$TMP/l.sh"
 expect_eq "  no mpirun but in comments" "$(grep -c '^[^#]*mpirun' "$TMP/l.sh" | tr -d ' ')" 0
 expect_eq "--list-profiles" "$("$DLRUN" script --list-profiles | cut -f1 | tr '\n' ' ')" "site other jean-zay neuron squid "
 
@@ -239,9 +239,10 @@ refuse "unknown name in a template" \
 printf '#!/bin/sh\n# {{nodes}} nodes on {{scheduler}}: {{dlrun_line}}\n' >"$TMP/t.sh.in"
 expect_rc "--template FILE" 0 "$DLRUN" script --template "$TMP/t.sh.in" \
     --scheduler pbs -N 7 -- prog "a b"
-# the head's line: the default profile's env (A, B) goes to every node
+# the head's line: the default profile's env (A, B) goes to every node, by
+# name (no value on a command line: the template exports them)
 expect_eq "  rendered" "$(sed -n 2p "$TMP/out")" \
-    "# 7 nodes on pbs: dlrun --alloc pbs -x \"PATH=\$PATH\" \${LD_LIBRARY_PATH+-x \"LD_LIBRARY_PATH=\$LD_LIBRARY_PATH\"} \${PYTHONPATH+-x \"PYTHONPATH=\$PYTHONPATH\"} -x A=user -x B=user -- prog 'a b'"
+    "# 7 nodes on pbs: dlrun --alloc pbs -x PATH \${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} \${PYTHONPATH+-x PYTHONPATH} -x A -x B -- prog 'a b'"
 mkdir -p "$TMP/tdir" && cp "$TMP/t.sh.in" "$TMP/tdir/lsf.sh.in"
 DLRUN_TEMPLATES=$TMP/tdir expect_rc "\$DLRUN_TEMPLATES" 0 "$DLRUN" script \
     --scheduler lsf -N 1 -- prog

@@ -241,19 +241,19 @@ static void test_launchers(void)
     char *got = jobscript_render(&j, text, "t.in", &err);
 
     is_str(got, "dlrun [1] []|dlrun --alloc pbs --nproc-per-node 4 "
-           "-x \"PATH=$PATH\" "
-           "${LD_LIBRARY_PATH+-x \"LD_LIBRARY_PATH=$LD_LIBRARY_PATH\"} "
-           "${PYTHONPATH+-x \"PYTHONPATH=$PYTHONPATH\"} "
-           "-x NCCL_DEBUG=INFO -x B= --map-by ppr:2:socket -- python 'a b'",
-           "pbs: the head reads PBS_NODEFILE, passes PATH and the env on");
+           "-x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} "
+           "${PYTHONPATH+-x PYTHONPATH} "
+           "-x NCCL_DEBUG -x B --map-by ppr:2:socket -- python 'a b'",
+           "pbs: the head reads PBS_NODEFILE, passes PATH and the env on "
+           "(by name: no value on a command line)");
     free(got);
     j.per_gpu = 1;
     j.sched = SCHED_LSF;
     j.env = NULL;
     got = jobscript_render(&j, "{{tasks_per_node}}|{{dlrun_line}}", "t.in", &err);
-    is_str(got, "4|dlrun --alloc lsf --nproc-per-node 4 -x \"PATH=$PATH\" "
-           "${LD_LIBRARY_PATH+-x \"LD_LIBRARY_PATH=$LD_LIBRARY_PATH\"} "
-           "${PYTHONPATH+-x \"PYTHONPATH=$PYTHONPATH\"} "
+    is_str(got, "4|dlrun --alloc lsf --nproc-per-node 4 -x PATH "
+           "${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} "
+           "${PYTHONPATH+-x PYTHONPATH} "
            "--map-by ppr:2:socket -- python 'a b'",
            "lsf per-gpu: 4 slots a node, the head starts 4 ranks on each");
     free(got);

@@ -11,4 +11,4 @@
 # dlrun reads the hosts from $LSB_MCPU_HOSTS and starts an agent on each
 # other host over ssh (their host keys known, your key in ~/.ssh or
 # ssh-agent); dlrun script --launcher mpirun makes mpirun start them.
-exec dlrun --alloc lsf --nproc-per-node 4 -x "PATH=$PATH" ${LD_LIBRARY_PATH+-x "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"} ${PYTHONPATH+-x "PYTHONPATH=$PYTHONPATH"} --map-by ppr:2:socket -- python train.py --lr 0.1
+exec dlrun --alloc lsf --nproc-per-node 4 -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} ${PYTHONPATH+-x PYTHONPATH} --map-by ppr:2:socket -- python train.py --lr 0.1

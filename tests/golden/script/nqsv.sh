@@ -17,4 +17,4 @@ if [ -z "${NQSV_MPIOPTS:-}" ]; then
     echo "dlrun job script: no NQSV_MPIOPTS: add #PBS -T openmpi so that NQSV names the hosts" >&2
     exit 2
 fi
-exec dlrun --alloc nqsv --nproc-per-node 4 -x "PATH=$PATH" ${LD_LIBRARY_PATH+-x "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"} ${PYTHONPATH+-x "PYTHONPATH=$PYTHONPATH"} --map-by ppr:2:socket -- python train.py --lr 0.1
+exec dlrun --alloc nqsv --nproc-per-node 4 -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} ${PYTHONPATH+-x PYTHONPATH} --map-by ppr:2:socket -- python train.py --lr 0.1

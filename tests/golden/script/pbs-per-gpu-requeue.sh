@@ -27,6 +27,6 @@ dlrun_requeue() {
     exit 0
 }
 trap dlrun_requeue TERM
-dlrun --alloc pbs --nproc-per-node 4 -x "PATH=$PATH" ${LD_LIBRARY_PATH+-x "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"} ${PYTHONPATH+-x "PYTHONPATH=$PYTHONPATH"} -- python train.py --resume &
+dlrun --alloc pbs --nproc-per-node 4 -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} ${PYTHONPATH+-x PYTHONPATH} -- python train.py --resume &
 dlrun_pid=$!
 wait "$dlrun_pid"
