@@ -20,7 +20,7 @@ static const struct optdef table[] = {
     { "N", OPT_PER_NODE, 1, D_MPIRUN, 0, NULL },
     { "nodes", 'N', 1, D_ALL, 0, NULL },
     { "nnodes", OPT_NNODES, 1, D_ALL, T, NULL },
-    { "nproc-per-node", OPT_NPROC_PER_NODE, 1, D_ALL, 0, NULL },
+    { "nproc-per-node", OPT_NPROC_PER_NODE, 1, D_ALL, T, NULL },
     { "npernode", OPT_PER_NODE, 1, D_ALL, 0, NULL },
     { "ppn", OPT_PER_NODE, 1, D_ALL, 0, NULL },
     { "ntasks-per-node", OPT_PER_NODE, 1, D_ALL, 0, NULL },

@@ -1,7 +1,9 @@
 /* job.c - see job.h. */
 #include "job.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +13,31 @@
 #include "envout.h"
 #include "envwire.h"
 #include "horovod.h"
+#include "errfile.h"
 #include "pmix_host.h"
 #include "pmixc.h"
 
 extern char **environ;
+
+/* torchrun's multi-node lines on a host without a scheduler or host list
+ * mean one launcher per node started by hand: not dlrun's way (yet). */
+static int torch_by_hand(const struct job *j)
+{
+    const struct torch_opts *t = &j->opt.torch;
+    const char *what = t->node_rank >= 0 ? "--node-rank/--master-addr" :
+                       t->rdzv_endpoint || t->rdzv_backend || t->run_id ?
+                       "--rdzv-endpoint/--rdzv-id" : "--nnodes N";
+
+    if (!t->used || j->opt.plan.nodes <= 1 ||
+        strcmp(j->alloc.source, "local") != 0)
+        return t->node_rank > 0 && j->opt.plan.nodes <= 1 ?
+               cmd_fail(EXIT_USAGE, "torchrun's --node-rank %d with one node: "
+                        "node ranks run from 0 to --nnodes - 1", t->node_rank)
+               : 0;
+    return cmd_fail(EXIT_USAGE, "torchrun's %s on a host without a scheduler: "
+                    "one dlrun per node by hand is not supported yet; use -H "
+                    "host1,host2 or run under srun/sbatch", what);
+}
 
 int job_prepare(struct job *j, int collective)
 {
@@ -26,8 +49,12 @@ int job_prepare(struct job *j, int collective)
         return cmd_fail(EXIT_FAIL, "%s", err.msg);
     if (alloc_detect(&j->opt.alloc, environ, &j->alloc, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    if (torch_by_hand(j) != 0)
+        return EXIT_USAGE;
     if (plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    if (collective && j->agent)
+        job_errdir(j);      /* an agent starts its node's ranks */
     job_launcher_affinity(j);
     if (job_bind(j) != 0)
         return EXIT_USAGE;
@@ -62,9 +89,30 @@ static int job_isolate_gpu(const struct job *j, int rank, struct envset *out)
            cmd_fail(EXIT_FAIL, "%s", err.msg) : 0;
 }
 
+/* OMP_NUM_THREADS by default (torchrun's is 1): the CPUs the rank is bound
+ * to; unbound, this task's CPUs shared among the ranks started beside it. */
+static int omp_default(const struct job *j, int rank)
+{
+    cpu_set_t set;
+    int n, local;
+
+    if (j->bind && CPU_COUNT(&j->bind[rank].mask))
+        return CPU_COUNT(&j->bind[rank].mask);
+    if (sched_getaffinity(0, sizeof set, &set) < 0 || !CPU_COUNT(&set))
+        return 0;
+    local = j->plan.per_task ? 1 : j->plan.nodes[j->plan.rank_node[rank]].nranks;
+    n = CPU_COUNT(&set) / (local > 0 ? local : 1);
+    return n > 0 ? n : 1;
+}
+
 int job_rank_env(const struct job *j, int rank, struct envset *out)
 {
     struct envout_opts eo = {
+        .run_id = j->opt.torch.run_id,
+        .role = j->opt.torch.role,
+        .error_dir = j->errdir,
+        .omp_threads = rank >= 0 && rank < j->plan.nranks ?
+                       omp_default(j, rank) : 0,
         .iface = j->opt.rdv.iface,
         .keep_env = j->opt.keep_env,
         .exports = j->opt.exports,
@@ -84,8 +132,63 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
     return job_isolate_gpu(j, rank, out);
 }
 
+void job_errdir(struct job *j)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *d = NULL;
+
+    /* best effort: without it the ranks run, only without the root cause */
+    if (asprintf(&d, "%s/dlrun-errors.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+        return;
+    if (mkdtemp(d))
+        j->errdir = d;
+    else
+        free(d);
+}
+
+/* The ranks' error files go with the job. */
+static void remove_errdir(char *dir)
+{
+    DIR *d = dir ? opendir(dir) : NULL;
+    struct dirent *e;
+
+    while (d && (e = readdir(d)))
+        if (strncmp(e->d_name, "attempt.", 8) == 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+    if (d)
+        closedir(d);
+    if (dir)
+        rmdir(dir);
+    free(dir);
+}
+
+void job_report_root_cause(const struct job *j)
+{
+    struct errfile best = { "", 0 }, ef;
+    char path[4096];
+    int best_rank = -1;
+
+    if (!j->errdir)
+        return;
+    for (int r = 0; r < j->plan.nranks; r++) {
+        if (j->plan.self_node >= 0 && j->plan.rank_node[r] != j->plan.self_node)
+            continue;
+        envout_error_file(j->errdir, j->restart, r, path, sizeof path);
+        if (errfile_read(path, &ef) == 0 &&
+            (best_rank < 0 || ef.timestamp < best.timestamp)) {
+            best = ef;
+            best_rank = r;
+        }
+    }
+    if (best_rank >= 0)
+        cmd_fail(0, "rank %d's root cause (its TORCHELASTIC_ERROR_FILE): %s",
+                 best_rank, best.message);
+}
+
 void job_free(struct job *j)
 {
+    remove_errdir(j->errdir);
+    j->errdir = NULL;
     free(j->bind);
     j->bind = NULL;
     free(j->rdv.worker_ports);

@@ -26,6 +26,9 @@ struct job {
     struct pmix_host *pmix; /* owned: the PMIx server hosted here, or NULL */
     struct strv xvalues;    /* owned: the -x values that came in the
                                environment (DLRUN_X_*), in opt.exports */
+    char *errdir;           /* owned: the folder of the ranks'
+                               TORCHELASTIC_ERROR_FILEs started here (removed
+                               by job_free), or NULL */
 };
 
 /* --mpi (cmd/mpi.c): resolve auto for prog (never PMIx in per-task
@@ -87,6 +90,16 @@ void job_report_bindings(const struct job *j, const int *ranks, int n);
  * resolve the rendezvous.  Prints the error and returns its exit code
  * (2) on failure, 0 on success.  Free with job_free. */
 int job_prepare(struct job *j, int collective);
+
+/* Make j->errdir, the folder of the ranks' TORCHELASTIC_ERROR_FILEs
+ * (in TMPDIR), before their environments are computed; left NULL when it
+ * cannot be made (the ranks run without one). */
+void job_errdir(struct job *j);
+
+/* After a failed run: the first failure the ranks started here wrote into
+ * their error files (torch's @record), as one line on stderr; nothing
+ * when none wrote one. */
+void job_report_root_cause(const struct job *j);
 
 /* Environment of rank (caller frees out).  Prints the error; 0 / code. */
 int job_rank_env(const struct job *j, int rank, struct envset *out);

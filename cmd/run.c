@@ -75,6 +75,19 @@ static int enter_wdir(struct job *j)
     return 0;
 }
 
+/* The ranks on this host, each with a TORCHELASTIC_ERROR_FILE that is read
+ * when the job fails. */
+static int run_launch_here(struct job *j, char **prog)
+{
+    int rc;
+
+    job_errdir(j);
+    rc = run_launch(j, prog);
+    if (rc != 0)
+        job_report_root_cause(j);
+    return rc;
+}
+
 int cmd_run(int argc, char **argv)
 {
     char usage[4096];
@@ -109,7 +122,7 @@ int cmd_run(int argc, char **argv)
     else if (head_wanted(&j))
         rc = run_head(&j, prog);
     else
-        rc = run_launch(&j, prog);
+        rc = run_launch_here(&j, prog);
 out:
     job_free(&j);
     return rc;

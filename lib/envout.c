@@ -166,6 +166,60 @@ static int set_restarts(struct envset *s, const struct envout_opts *o,
                       "--max-restarts") ? -1 : 0;
 }
 
+void envout_error_file(const char *dir, int restart, int rank, char *buf,
+                       size_t n)
+{
+    snprintf(buf, n, "%s/attempt.%d.rank.%d.json", dir, restart, rank);
+}
+
+/* NCCL fails a broken collective instead of hanging (restarts work):
+ * torch 2's name and 1.x's, the user's value for both when one is set. */
+static int set_nccl_async(struct envset *s, const struct envout_opts *o,
+                          struct err *err)
+{
+    static const char *const names[2] = { "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+                                           "NCCL_ASYNC_ERROR_HANDLING" };
+    const char *v = alloc_getenv(o->envp, names[0]);
+
+    if (!v)
+        v = alloc_getenv(o->envp, names[1]);
+    for (int i = 0; i < 2; i++)
+        if (!alloc_getenv(o->envp, names[i]) &&
+            envset_set(s, names[i], v ? v : "1", err, v ? "the user's %s" :
+                       "torchrun's default: a failed collective fails",
+                       names[!i]) < 0)
+            return -1;
+    return 0;
+}
+
+/* What torchrun's agent gives every worker, one role for all ranks. */
+static int set_elastic(struct envset *s, const struct facts *f,
+                       const struct envout_opts *o, struct err *err)
+{
+    char file[4096];
+
+    if (envset_set(s, "TORCHELASTIC_RUN_ID", o->run_id ? o->run_id : "none",
+                   err, o->run_id ? "--rdzv-id" : "torchrun's default") ||
+        envset_set(s, "TORCHELASTIC_USE_AGENT_STORE", "False", err,
+                   "rank 0 serves the store at MASTER_ADDR:MASTER_PORT") ||
+        envset_set(s, "ROLE_NAME", o->role ? o->role : "default", err,
+                   o->role ? "--role" : "torchrun's default") ||
+        envset_setint(s, "ROLE_RANK", f->rank, err, "= RANK (one role)") ||
+        envset_setint(s, "ROLE_WORLD_SIZE", f->size, err,
+                      "= WORLD_SIZE (one role)") ||
+        set_nccl_async(s, o, err) < 0)
+        return -1;
+    if (o->omp_threads > 0 && !alloc_getenv(o->envp, "OMP_NUM_THREADS") &&
+        envset_setint(s, "OMP_NUM_THREADS", o->omp_threads, err,
+                      "the CPUs of this rank (set OMP_NUM_THREADS to choose)"))
+        return -1;
+    if (!o->error_dir)
+        return 0;
+    envout_error_file(o->error_dir, o->restart, f->rank, file, sizeof file);
+    return envset_set(s, "TORCHELASTIC_ERROR_FILE", file, err,
+                      "where torch's @record writes a failure; dlrun reads it");
+}
+
 char *envout_tasks_per_node(const struct plan *p)
 {
     char *buf = NULL;
@@ -246,7 +300,8 @@ int envout_rank(const struct alloc *a, const struct plan *p, int rank,
     if (set_torch(out, &f, rdv, err) < 0 || set_horovod(out, &f, err) < 0 ||
         set_tf(out, p, &f, rdv, err) < 0 ||
         set_jax_nccl(out, &f, rdv, o, err) < 0 ||
-        set_dlrun(out, a, &f, rdv, err) < 0 || set_restarts(out, o, err) < 0)
+        set_dlrun(out, a, &f, rdv, err) < 0 || set_restarts(out, o, err) < 0 ||
+        set_elastic(out, &f, o, err) < 0)
         return -1;
     if (slurm && !p->per_task && !o->keep_env && set_slurm(out, p, &f, err) < 0)
         return -1;

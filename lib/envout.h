@@ -21,7 +21,20 @@ struct envout_opts {
     int slurm_job;          /* inside a Slurm job even if the source is -H
                                (dlrun agent): rewrite SLURM_* for ranks */
     int max_restarts;       /* --max-restarts */
+    /* torchrun's names (torch.distributed.is_torchelastic_launched()) */
+    const char *run_id;     /* TORCHELASTIC_RUN_ID; NULL: "none" */
+    const char *role;       /* ROLE_NAME; NULL: "default" */
+    const char *error_dir;  /* TORCHELASTIC_ERROR_FILE is in DIR
+                               (envout_error_file); NULL: not set */
+    int omp_threads;        /* OMP_NUM_THREADS when envp has none; 0: no
+                               default */
 };
+
+/* The file rank writes its failure into (torch's @record) under dir in
+ * attempt restart: DIR/attempt.R.rank.N.json into buf (n bytes).  A new
+ * name per attempt: an earlier attempt's file is not this one's cause. */
+void envout_error_file(const char *dir, int restart, int rank, char *buf,
+                       size_t n);
 
 /* Fill out (caller frees with envset_free) with rank's variables.
  * 0 / -1 with err. */

@@ -45,4 +45,81 @@ expect_rc "MPMD refused" 2 clean_env "$DLRUN" -np 1 ./a A : -np 1 ./b B
 expect_grep "  names the dlrun way" "picks its part by RANK" "$TMP/err"
 one_line
 
+# --- torchrun's lines ---
+PY=/usr/bin/python3     # Debian's, with torch
+export PYTHON_EXEC=$PY  # torchrun's own override of its interpreter
+cat >show.py <<'EOF2'
+import os, sys
+print(os.environ["RANK"], os.environ["WORLD_SIZE"], os.environ["LOCAL_RANK"],
+      os.path.basename(sys.argv[0]), " ".join(sys.argv[1:]))
+EOF2
+out=$(clean_env "$DLRUN" --nproc_per_node=2 --standalone show.py a b | sort | tr '\n' '|')
+expect_eq "--nproc_per_node=2 --standalone show.py: Python runs it" "$out" "0 2 0 show.py a b|1 2 1 show.py a b|"
+out=$(clean_env "$DLRUN" --nnodes 1 --nproc-per-node 1 --max-restarts 0 --monitor-interval 5 --rdzv-backend c10d --rdzv-endpoint localhost:29400 --rdzv-id job7 --role trainer --start-method spawn --local-addr 127.0.0.1 show.py x)
+expect_eq "--nnodes 1 with --rdzv-* on one node" "$out" "0 1 0 show.py x"
+mkdir -p pkg && printf 'import os\nprint("module", os.environ["RANK"])\n' >pkg/mod.py
+out=$(clean_env "$DLRUN" --nproc-per-node 1 -m pkg.mod)
+expect_eq "-m pkg.mod: python -m" "$out" "module 0"
+printf '#!/bin/sh\necho sh $RANK\n' >run.sh && chmod +x run.sh
+out=$(clean_env "$DLRUN" --nproc-per-node 1 --no-python ./run.sh)
+expect_eq "--no-python ./run.sh: exec as given" "$out" "sh 0"
+out=$(clean_env "$DLRUN" --nproc-per-node 1 --run-path show.py r)
+expect_eq "--run-path show.py" "$out" "0 1 0 show.py r"
+expect_rc "-m with --no-python refused" 2 clean_env "$DLRUN" -m --no-python x
+one_line
+ln -s "$DLRUN" torchrun
+out=$(clean_env ./torchrun --nproc-per-node 2 show.py | sort | tr '\n' '|')
+expect_eq "a link named torchrun" "$out" "0 2 0 show.py |1 2 1 show.py |"
+out=$(clean_env "$DLRUN" plan --nproc-per-node cpu --standalone show.py | grep -c '^[0-9]')
+expect_eq "--nproc-per-node cpu: one rank per CPU" "$out" "$(nproc)"
+if [ ! -d /proc/driver/nvidia ]; then
+    expect_rc "--nproc-per-node gpu without a GPU" 2 env CUDA_VISIBLE_DEVICES= "$DLRUN" --nproc-per-node gpu show.py
+    one_line
+fi
+expect_rc "--nnodes 1:4 (elastic) refused" 2 clean_env "$DLRUN" --nnodes 1:4 --nproc-per-node 1 show.py
+expect_grep "  names the dlrun way" "use -H host1,host2 or run under srun/sbatch" "$TMP/err"
+one_line
+expect_rc "static multi-node by hand refused" 2 clean_env "$DLRUN" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 29500 --nproc-per-node 1 show.py
+expect_grep "  names --node-rank" "torchrun's --node-rank/--master-addr" "$TMP/err"
+one_line
+expect_rc "rendezvous multi-node by hand refused" 2 clean_env "$DLRUN" --nnodes=2 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 show.py
+expect_grep "  names --rdzv-endpoint" "torchrun's --rdzv-endpoint/--rdzv-id" "$TMP/err"
+expect_rc "a typo" 2 clean_env "$DLRUN" --nproc-per-nod 2 show.py
+expect_grep "  did you mean" "did you mean --nproc-per-node?" "$TMP/err"
+one_line
+expect_rc "--redirects with a bad value" 2 clean_env "$DLRUN" --redirects 7 show.py
+one_line
+
+# --log-dir/--tee: the per-rank files of --output-dir
+clean_env "$DLRUN" --nproc-per-node 2 --log-dir logs2 --tee 3 show.py >/dev/null
+expect_eq "--log-dir: rank 1's stdout" "$(cat logs2/rank.1/stdout)" "1 2 1 show.py "
+
+# --- the environment torchrun gives ---
+envline() { clean_env "$@" "$DLRUN" -np 1 sh -c 'echo "$TORCHELASTIC_RUN_ID|$ROLE_NAME|$ROLE_RANK|$ROLE_WORLD_SIZE|$TORCHELASTIC_USE_AGENT_STORE|$TORCH_NCCL_ASYNC_ERROR_HANDLING|$NCCL_ASYNC_ERROR_HANDLING|${TORCHELASTIC_ERROR_FILE:+file}"'; }
+expect_eq "torchrun's variables" "$(envline)" "none|default|0|1|False|1|1|file"
+expect_eq "  the user's NCCL_ASYNC_ERROR_HANDLING for both names" \
+    "$(envline NCCL_ASYNC_ERROR_HANDLING=0)" "none|default|0|1|False|0|0|file"
+out=$(clean_env "$DLRUN" --rdzv-id job9 --role trainer -np 1 sh -c 'echo $TORCHELASTIC_RUN_ID $ROLE_NAME')
+expect_eq "  --rdzv-id, --role" "$out" "job9 trainer"
+out=$(clean_env "$DLRUN" -np 2 --oversubscribe --bind-to core sh -c 'echo $OMP_NUM_THREADS/$(nproc)' | sort -u)
+expect_eq "OMP_NUM_THREADS: the CPUs the rank is bound to" "${out%/*}" "${out#*/}"
+out=$(clean_env OMP_NUM_THREADS=3 "$DLRUN" -np 1 sh -c 'echo $OMP_NUM_THREADS')
+expect_eq "  the user's OMP_NUM_THREADS stays" "$out" 3
+out=$(clean_env taskset -c 0-1 "$DLRUN" -np 1 --bind-to none sh -c 'echo $OMP_NUM_THREADS' 2>/dev/null)
+[ "$(nproc)" -ge 2 ] && expect_eq "  unbound: this host's CPUs shared by its ranks" "$out" 2
+cat >fail.py <<'EOF2'
+import os
+from torch.distributed.elastic.multiprocessing.errors import record
+@record
+def main():
+    if os.environ["RANK"] == "1":
+        raise ValueError("bad batch 7")
+main()
+EOF2
+mkdir -p tmpd
+expect_rc "a rank raises under @record" 1 clean_env TMPDIR="$TMP/tmpd" "$DLRUN" --nproc-per-node 2 fail.py
+expect_grep "  the failure line" "rank 1 (host .*) exited with code 1" "$TMP/err"
+expect_grep "  the root cause" "rank 1's root cause (its TORCHELASTIC_ERROR_FILE): ValueError: bad batch 7" "$TMP/err"
+expect_eq "  the error files go with the job" "$(ls tmpd | wc -l)" 0
+
 done_testing
