@@ -29,8 +29,8 @@ int horovod_check(const struct job *j)
 {
     if (!j->opt.gloo)
         return 0;
-    if (j->plan.per_task)
-        return cmd_fail(EXIT_USAGE, "--gloo: srun or mpirun started every "
+    if (j->plan.per_task || j->opt.mpi == MPI_SRUN)
+        return cmd_fail(EXIT_USAGE, "--gloo: srun or mpirun starts every "
                         "rank, so no dlrun can serve Horovod's rendezvous for "
                         "all; start one dlrun for the job (dlrun --gloo -np N "
                         "PROG) and let it start the ranks");
