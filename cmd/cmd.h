@@ -31,4 +31,10 @@ int cmd_submit(int argc, char **argv);
  * `return die_usage(...)` style exits from subcommands. */
 int cmd_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Put text (borrowed; NULL: nothing) after "dlrun: " in every cmd_fail
+ * line until called again: where the words come from when a parser runs
+ * on words that are not the command line (dlrun script checking the
+ * dlrun line of the script it writes with dlrun run's parser). */
+void cmd_fail_context(const char *text);
+
 #endif

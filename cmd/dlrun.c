@@ -40,12 +40,21 @@ static const struct {
     { "submit", cmd_submit },
 };
 
+static const char *fail_context;
+
+void cmd_fail_context(const char *text)
+{
+    fail_context = text;
+}
+
 int cmd_fail(int code, const char *fmt, ...)
 {
     va_list ap;
 
     fflush(stdout);
     fputs("dlrun: ", stderr);
+    if (fail_context)
+        fputs(fail_context, stderr);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);

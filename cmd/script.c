@@ -485,20 +485,51 @@ static const char *const *pick_list(const struct site_profile *p, int key)
     return p && p->v[key].set ? (const char *const *)p->v[key].items : NULL;
 }
 
+static int has_word(char *const *v, size_t n, const char *word)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i], word) == 0)
+            return 1;
+    return 0;
+}
+
+/* Whether the profile's --map-by is left out: it was made for the
+ * profile's GPUs per node (ppr:4:socket for 8), the command line asks for
+ * another count and gives no --map-by of its own.  The ranks then follow
+ * their GPUs (dlrun's default), which fits any count. */
+static int drop_map_by(const struct cli *c, const struct site_profile *p)
+{
+    const char *g = c->v[SITE_GPUS_PER_NODE];
+    const char *pg = p && p->v[SITE_GPUS_PER_NODE].set ?
+                     p->v[SITE_GPUS_PER_NODE].text : NULL;
+
+    return g && pg && strtol(g, NULL, 10) != strtol(pg, NULL, 10) &&
+           !has_word(c->dlrun_args.v, c->dlrun_args.n, "--map-by");
+}
+
 /* The profile's dlrun-options, then the command line's (dlrun takes the
- * last of a repeated option): a new array of borrowed strings. */
+ * last of a repeated option): a new array of borrowed strings.  *dropped:
+ * the profile's --map-by value left out (drop_map_by), or NULL. */
 static const char **dlrun_args(const struct cli *c,
-                               const struct site_profile *p)
+                               const struct site_profile *p,
+                               const char **dropped)
 {
     const char *const *prof = pick_list(p, SITE_DLRUN_OPTIONS);
     size_t n = 0, k = 0;
+    int drop = drop_map_by(c, p);
     const char **v;
 
+    *dropped = NULL;
     while (prof && prof[n])
         n++;
     v = calloc(n + c->dlrun_args.n + 1, sizeof *v);
-    for (size_t i = 0; v && i < n; i++)
+    for (size_t i = 0; v && i < n; i++) {
+        if (drop && i + 1 < n && strcmp(prof[i], "--map-by") == 0) {
+            *dropped = prof[++i];
+            continue;
+        }
         v[k++] = prof[i];
+    }
     for (size_t i = 0; v && i < c->dlrun_args.n; i++)
         v[k++] = c->dlrun_args.v[i];
     return v;
@@ -668,7 +699,8 @@ static int render(const struct cli *c, const struct site_profile *p,
     struct jobspec j;
     struct err e = { "" };
     char sig[8], *path = NULL, *text = NULL;
-    const char **args = dlrun_args(c, p);
+    const char *dropped;
+    const char **args = dlrun_args(c, p, &dropped);
     struct lines l;
     int rc = EXIT_FAIL;
 
@@ -693,9 +725,21 @@ static int render(const struct cli *c, const struct site_profile *p,
     r->sched = j.sched;
     r->text = jobscript_render(&j, text, path, &e);
     rc = r->text ? EXIT_OK : cmd_fail(EXIT_USAGE, "%s", e.msg);
+    /* what would stop the job at its start stops it here */
+    if (rc == EXIT_OK && (rc = script_check_job(&j, p, p ? p->name : NULL))) {
+        free(r->text);
+        r->text = NULL;
+        rc = -rc;       /* printed */
+    } else if (rc == EXIT_OK && dropped) {
+        fprintf(stderr, "dlrun: note: profile %s's --map-by %s is for its %s "
+                "GPUs a node; with --gpus-per-node %s the ranks follow their "
+                "GPUs (give --map-by to choose)\n", p->name, dropped,
+                p->v[SITE_GPUS_PER_NODE].text, c->v[SITE_GPUS_PER_NODE]);
+    }
 out:
     if (rc == EXIT_FAIL)
         cmd_fail(EXIT_FAIL, "out of memory");
+    rc = rc < 0 ? -rc : rc;
     lines_free(&l);
     free(args);
     free(path);

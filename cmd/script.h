@@ -46,4 +46,31 @@ void script_template_dirs(struct template_dirs *d);
 int script_load_profiles(const char *config, struct sites *s, char ***origin);
 void script_origins_free(char **origin, size_t n);
 
+struct bind_rank;
+struct jobspec;
+struct options;
+struct topo;
+
+/* The node of profile p (named name) as a topology: its topology: file,
+ * or the XML its node: line makes; desc (len bytes) says which, for
+ * messages.  NULL when p describes no node (desc "") or, after printing
+ * the error, when it cannot be loaded (desc set).  Caller frees with
+ * topo_free. */
+struct topo *script_profile_topo(const struct site_profile *p,
+                                 const char *name, char *desc, size_t len);
+
+/* Place nlocal ranks with o's binding options on t, the node of profile
+ * name (desc: its description), the first gpus of its GPUs granted.  0
+ * with out (nlocal entries) filled, or EXIT_USAGE after one line. */
+int script_place(const struct topo *t, const char *desc, const char *name,
+                 const struct options *o, long gpus, int nlocal,
+                 struct bind_rank *out);
+
+/* Check the dlrun line j makes: its words through dlrun run's parser,
+ * then one node's ranks placed on profile p's node (name: p's name; p
+ * NULL or without a node: the words only).  EXIT_OK, or EXIT_USAGE after
+ * one line. */
+int script_check_job(const struct jobspec *j, const struct site_profile *p,
+                     const char *name);
+
 #endif

@@ -8,6 +8,7 @@
 
 #include "jobspec.h"
 #include "shquote.h"
+#include "strv.h"
 #include "template.h"
 
 enum {
@@ -122,31 +123,41 @@ static const char *const head_exports[] = {
     "PATH", "LD_LIBRARY_PATH", "PYTHONPATH", NULL
 };
 
-/* Append text as it is (shell syntax we wrote) with a space before it;
- * NULL when out of memory (then *line is freed). */
-static char *append_raw(char *line, const char *text)
-{
-    char *out = NULL;
+/* The dlrun command being built: the script's text (line, each word
+ * quoted) or the words dlrun will get (argv), or both. */
+struct words {
+    char *line;             /* owned; NULL when out of memory */
+    struct strv *argv;      /* NULL: not wanted */
+};
 
-    if (line && asprintf(&out, "%s %s", line, text) < 0)
-        out = NULL;
-    free(line);
-    return out;
+static void put(struct words *w, const char *word)
+{
+    if (w->line)
+        w->line = append_word(w->line, word);
+    if (w->argv)
+        strv_addf(w->argv, "%s", word);
 }
 
 /* -x NAME, and nothing when NAME is unset in the script: ${NAME+-x NAME}.
  * The head sends the value it has (the script's) to every agent inside
  * its environment or the ssh channel, never on a command line, which
- * `ps` shows every user of every node. */
-static char *append_export(char *line, const char *name)
+ * `ps` shows every user of every node.  In argv: -x NAME. */
+static void put_export(struct words *w, const char *name)
 {
-    char buf[128];
+    char buf[128], *out = NULL;
 
     if (strcmp(name, "PATH") == 0)      /* always set in a job */
         snprintf(buf, sizeof buf, "-x %s", name);
     else
         snprintf(buf, sizeof buf, "${%s+-x %s}", name, name);
-    return append_raw(line, buf);
+    if (w->line && asprintf(&out, "%s %s", w->line, buf) < 0)
+        out = NULL;
+    free(w->line);
+    w->line = out;
+    if (w->argv) {
+        strv_addf(w->argv, "-x");
+        strv_addf(w->argv, "%s", name);
+    }
 }
 
 /* The options of the one dlrun that starts every node over SSH: the
@@ -154,24 +165,34 @@ static char *append_export(char *line, const char *name)
  * there), the GPUs as ranks on each node whatever slots the scheduler
  * lists, and the script's environment for the remote ranks (the
  * profile's env by name: its values are exported above the line). */
-static char *head_options(char *line, const struct jobspec *j)
+static void head_options(struct words *w, const struct jobspec *j)
 {
     char g[32];
 
-    line = append_word(append_word(line, "--alloc"), sched_name(j->sched));
+    put(w, "--alloc");
+    put(w, sched_name(j->sched));
     if (j->gpus_per_node > 0) {
         snprintf(g, sizeof g, "%ld", j->gpus_per_node);
-        line = append_word(append_word(line, "--nproc-per-node"), g);
+        put(w, "--nproc-per-node");
+        put(w, g);
     }
     for (size_t i = 0; head_exports[i]; i++)
-        line = append_export(line, head_exports[i]);
+        put_export(w, head_exports[i]);
     /* the names: the template exported the values ({{#env}}) */
     for (size_t i = 0; j->env && j->env[i]; i++) {
         char *name = strndup(j->env[i], strcspn(j->env[i], "="));
-        line = name ? append_word(append_word(line, "-x"), name) : NULL;
+
+        if (!name && w->argv)
+            w->argv->failed = 1;
+        if (!name) {
+            free(w->line);
+            w->line = NULL;
+            continue;
+        }
+        put(w, "-x");
+        put(w, name);
         free(name);
     }
-    return line;
 }
 
 /* mpirun's options before the dlrun it starts on each node: no binding
@@ -196,25 +217,42 @@ static char *mpirun_args(const struct jobspec *j)
     return line;
 }
 
-/* dlrun [--nproc-per-node G] ARGS -- PROG ARGS, every word quoted; under
- * PBS, NQSV and LSF without mpirun, the head's options first. */
-static char *dlrun_line(const struct jobspec *j)
+/* dlrun [--nproc-per-node G] ARGS -- PROG ARGS; under PBS, NQSV and
+ * LSF without mpirun, the head's options first.  The program's name is
+ * in line only. */
+static void dlrun_words(const struct jobspec *j, struct words *w)
 {
-    char *line = append_word(strdup(""), j->dlrun ? j->dlrun : "dlrun");
     char g[32];
 
+    if (w->line)
+        w->line = append_word(w->line, j->dlrun ? j->dlrun : "dlrun");
     if (j->sched != SCHED_SLURM && !j->mpirun) {
-        line = head_options(line, j);
+        head_options(w, j);
     } else if (!j->per_gpu && j->gpus_per_node > 0) {
         snprintf(g, sizeof g, "%ld", j->gpus_per_node);
-        line = append_word(append_word(line, "--nproc-per-node"), g);
+        put(w, "--nproc-per-node");
+        put(w, g);
     }
     for (size_t i = 0; j->dlrun_args && j->dlrun_args[i]; i++)
-        line = append_word(line, j->dlrun_args[i]);
-    line = append_word(line, "--");
+        put(w, j->dlrun_args[i]);
+    put(w, "--");
     for (size_t i = 0; j->command && j->command[i]; i++)
-        line = append_word(line, j->command[i]);
-    return line;
+        put(w, j->command[i]);
+}
+
+static char *dlrun_line(const struct jobspec *j)
+{
+    struct words w = { strdup(""), NULL };
+
+    dlrun_words(j, &w);
+    return w.line;
+}
+
+void jobscript_dlrun_argv(const struct jobspec *j, struct strv *out)
+{
+    struct words w = { NULL, out };
+
+    dlrun_words(j, &w);
 }
 
 static int check_job(const struct jobspec *j, struct err *err)

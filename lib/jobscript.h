@@ -42,4 +42,12 @@ struct jobspec {
 char *jobscript_render(const struct jobspec *j, const char *text,
                        const char *file, struct err *err);
 
+struct strv;
+
+/* The words the script's dlrun gets after its own name, appended to out
+ * (its failed flag set when out of memory): the same as in the rendered
+ * line, with -x NAME for the variables the script passes with the value
+ * it has when it runs.  For checking them with dlrun's own parser. */
+void jobscript_dlrun_argv(const struct jobspec *j, struct strv *out);
+
 #endif

@@ -14,6 +14,7 @@
 #include <yaml.h>
 
 #include "jobspec.h"
+#include "nodeshape.h"
 #include "readall.h"
 
 enum kind { K_TEXT, K_TOKEN, K_COUNT, K_BOOL, K_LIST, K_ENV, K_CODE, K_PATH };
@@ -49,6 +50,8 @@ static const struct key_def key_defs[] = {
     { "setup", SITE_SETUP, K_CODE, 0, 0 },
     { "env", SITE_ENV, K_ENV, 0, 0 },
     { "dlrun-options", SITE_DLRUN_OPTIONS, K_LIST, 0, 0 },
+    { "node", SITE_NODE, K_TEXT, 0, 0 },
+    { "topology", SITE_TOPOLOGY, K_PATH, 0, 0 },
 };
 #define NDEFS (sizeof key_defs / sizeof key_defs[0])
 
@@ -232,6 +235,7 @@ static int add_item(struct loader *ld, const yaml_node_t *n,
 /* Per-key checks of a scalar's text. */
 static int check_text(const struct key_def *d, const char *s, struct err *err)
 {
+    struct nodeshape shape;
     char name[8];
     long n;
 
@@ -241,6 +245,7 @@ static int check_text(const struct key_def *d, const char *s, struct err *err)
     case SITE_LAUNCHER: return jobspec_parse_launcher(s, err) < 0 ? -1 : 0;
     case SITE_TIME: return jobspec_parse_time(s, &n, err);
     case SITE_SIGNAL: return jobspec_parse_signal(s, name, &n, err);
+    case SITE_NODE: return nodeshape_parse(s, &shape, err);
     default: return jobspec_check_line(s, err);
     }
 }

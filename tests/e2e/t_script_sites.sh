@@ -95,4 +95,82 @@ expect_rc "--directive with a newline" 2 "$DLRUN" script $JZ \
     --directive "$(printf 'a\nb')" -- p
 one_line "--directive newline"
 
+# --- the dlrun line through dlrun run's parser, placed on the node ---
+cat >"$TMP/bad.yaml" <<'EOS'
+profiles:
+  typo:
+    scheduler: slurm
+    gpus-per-node: 8
+    node: "package:2 core:32 gpu:8"
+    dlrun-options: [--map-by, "ppr:4:sockt"]
+  unknown:
+    scheduler: slurm
+    gpus-per-node: 8
+    dlrun-options: [--frobnicate]
+  word:
+    scheduler: pbs
+    gpus-per-node: 8
+    dlrun-options: [--max-restarts, "3", oops]
+EOS
+expect_rc "profile's --map-by ppr:4:sockt" 2 "$DLRUN" script --config "$TMP/bad.yaml" \
+    --profile typo -N 2 -- python train.py
+one_line "ppr:4:sockt"
+expect_grep "  names the value" "the script's dlrun line: --map-by 'ppr:4:sockt': use" "$TMP/err"
+expect_eq "  nothing written" "$(wc -c <"$TMP/out" | tr -d ' ')" 0
+expect_rc "--dlrun-arg that dlrun does not know" 2 "$DLRUN" script --profile neuron \
+    -N 2 --dlrun-arg --frobnicate -- python train.py
+one_line "unknown --dlrun-arg"
+expect_grep "  names it" "unknown option '--frobnicate'" "$TMP/err"
+expect_rc "profile's unknown dlrun option" 2 "$DLRUN" script --config "$TMP/bad.yaml" \
+    --profile unknown -N 2 -- python train.py
+one_line "unknown dlrun-options"
+expect_rc "a word that is not an option before --" 2 "$DLRUN" script \
+    --config "$TMP/bad.yaml" --profile word -N 2 -- python train.py
+one_line "stray word"
+expect_grep "  names it" "'oops' is not a dlrun option" "$TMP/err"
+expect_rc "--map-by typo on the command line" 2 "$DLRUN" script --profile squid -N 2 \
+    --map-by ppr:4:sockt -- python train.py
+one_line "--map-by ppr:4:sockt"
+# Neuron's ppr:4:socket wants 8 ranks; --gpus-per-node 2 makes 2: the
+# profile's --map-by (made for its 8 GPUs) is left out, with a note, and
+# the ranks follow their GPUs
+expect_rc "neuron --gpus-per-node 2: adapts" 0 "$DLRUN" script --profile neuron \
+    -N 2 --gpus-per-node 2 -- python train.py
+expect_grep "  without the profile's --map-by" "^exec dlrun --nproc-per-node 2 -- python train.py\$" "$TMP/out"
+one_line "neuron --gpus-per-node 2 note"
+expect_grep "  the note says why" "note: profile neuron's --map-by ppr:4:socket is for its 8 GPUs a node; with --gpus-per-node 2" "$TMP/err"
+# ... but a --map-by given with it is the user's: placed or refused
+expect_rc "neuron --gpus-per-node 2 --map-by ppr:4:socket: refused" 2 "$DLRUN" script \
+    --profile neuron -N 2 --gpus-per-node 2 --map-by ppr:4:socket -- python train.py
+one_line "neuron --gpus-per-node 2 --map-by ppr:4:socket"
+expect_grep "  says the node and the way out" \
+    "profile neuron's node (2 sockets x 32 cores, 8 GPUs), 2 ranks a node: --map-by ppr:4:socket asks for 8 ranks .* but 2 were planned" "$TMP/err"
+expect_eq "  nothing written" "$(wc -c <"$TMP/out" | tr -d ' ')" 0
+# ... and so is a profile's own count
+cat >"$TMP/neuron2.yaml" <<'EOS'
+profiles:
+  neuron2:
+    scheduler: slurm
+    gpus-per-node: 2
+    node: "package:2 core:32 gpu:8"
+    dlrun-options: [--map-by, "ppr:4:socket"]
+EOS
+expect_rc "a profile of 2 GPUs a node with ppr:4:socket: refused" 2 "$DLRUN" script \
+    --config "$TMP/neuron2.yaml" --profile neuron2 -N 2 -- python train.py
+one_line "profile neuron2"
+expect_rc "more GPUs than the node has" 2 "$DLRUN" script --profile squid -N 2 \
+    --gpus-per-node 16 -- python train.py
+one_line "--gpus-per-node 16"
+expect_grep "  says how many it has" "16 GPUs per node asked for, but profile squid's node (2 sockets x 38 cores, 8 GPUs) has 8" "$TMP/err"
+cat >"$TMP/node.yaml" <<'EOS'
+profiles:
+  n:
+    scheduler: slurm
+    node: "package:2 core:8 gpu:3"
+EOS
+expect_rc "node: with GPUs uneven over the sockets" 2 "$DLRUN" script --config "$TMP/node.yaml" \
+    --profile n -N 1 -- p
+one_line "node: uneven"
+expect_grep "  at FILE:LINE:COLUMN" "node.yaml:4:11: profiles.n.node: node: 3 GPUs do not spread evenly over 2 sockets" "$TMP/err"
+
 done_testing
