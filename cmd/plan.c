@@ -14,9 +14,11 @@ static const char usage_head[] =
 
 static void print_binding(const struct bind_rank *b)
 {
-    char gpu[48] = "-";
+    char gpu[96] = "-";
 
-    if (b->gpu >= 0)
+    if (b->ngpus > 1)
+        snprintf(gpu, sizeof gpu, "%s (all %d)", b->gpu_list, b->ngpus);
+    else if (b->gpu >= 0)
         snprintf(gpu, sizeof gpu, "%d (%s)", b->gpu, b->gpu_busid);
     printf(" %-20s %s", b->cpus[0] ? b->cpus : "-", gpu);
 }

@@ -214,9 +214,11 @@ void bind_opts_describe(const struct bind_opts *o, char *buf, size_t len)
 
 void bind_describe(const struct bind_rank *r, char *buf, size_t len)
 {
-    char gpu[64] = "none";
+    char gpu[128] = "none";
 
-    if (r->gpu >= 0)
+    if (r->ngpus > 1)
+        snprintf(gpu, sizeof gpu, "%s (all %d)", r->gpu_list, r->ngpus);
+    else if (r->gpu >= 0)
         snprintf(gpu, sizeof gpu, "%d (%s)", r->gpu, r->gpu_busid);
     snprintf(buf, len, "cpus %s gpu %s%s%s", r->cpus[0] ? r->cpus : "none", gpu,
              r->visible[0] ? " CUDA_VISIBLE_DEVICES=" : "", r->visible);
@@ -244,6 +246,13 @@ int bind_visible(const struct bind_rank *r, const char *inherited, char *buf,
         return err_set(err, "CUDA_VISIBLE_DEVICES=%.64s has no entry %d for "
                        "--gpu-bind isolate", inherited, r->gpu);
     n = strcspn(p, ",");
+    for (int i = 1; i < r->ngpus; i++) {    /* the rank drives several */
+        if (p[n] != ',' || p[n + 1] == ',' || !p[n + 1])
+            return err_set(err, "CUDA_VISIBLE_DEVICES=%.64s has fewer than %d "
+                           "entries for --gpu-bind isolate", inherited,
+                           r->ngpus);
+        n += 1 + strcspn(p + n + 1, ",");
+    }
     snprintf(buf, len, "%.*s", (int)n, p);
     return 0;
 }
@@ -272,6 +281,8 @@ struct ctx {
     int *gpu;               /* owned: each rank's GPU in PCI order, or -1 */
     int *gpu_rel;           /* owned: each rank's GPU among the usable, or -1 */
     int gpus_used;          /* some rank has a GPU */
+    int *use, nuse;         /* owned: the usable GPUs in PCI order */
+    int all_gpus;           /* the node's only rank drives every usable GPU */
     struct dom *doms;       /* owned, ndoms entries */
     int ndoms;
     struct slot *slots;     /* owned, nlocal entries, in mapping order */
@@ -287,6 +298,7 @@ static void ctx_free(struct ctx *c)
     free(c->doms);
     free(c->gpu);
     free(c->gpu_rel);
+    free(c->use);
     free(c->rank_slot);
 }
 
@@ -425,6 +437,10 @@ static int ctx_gpus(struct ctx *c, const char *granted, struct err *err)
         c->gpu[k] = nuse ? use[k % nuse] : -1;
     }
     c->gpus_used = nuse > 0;
+    c->all_gpus = c->nlocal == 1 && nuse > 1;
+    c->use = use;
+    c->nuse = nuse;
+    use = NULL;
     rc = 0;
 out:
     free(use);
@@ -754,13 +770,45 @@ out:
     return rc;
 }
 
+/* The node's only rank drives every usable GPU: by default it runs on
+ * the cores of all their homes (sockets or NUMA nodes; the whole node when
+ * they span it), not on GPU 0's alone. */
+static void place_all_gpus(struct ctx *c)
+{
+    hwloc_bitmap_t place = c->slots[c->rank_slot[0]].place;
+
+    if (!c->all_gpus || c->o->map != MAP_DEFAULT)
+        return;
+    hwloc_bitmap_zero(place);
+    for (int i = 0; i < c->nuse; i++)
+        hwloc_bitmap_or(place, place, topo_gpu_home(c->t, c->use[i])->cpuset);
+}
+
 static int ctx_assign(struct ctx *c, struct err *err)
 {
-    if (c->gpus_used)
-        return assign_by_gpu(c, err);
-    for (int k = 0; k < c->nlocal; k++)
+    if (c->gpus_used && assign_by_gpu(c, err) < 0)
+        return -1;
+    for (int k = 0; k < c->nlocal && !c->gpus_used; k++)
         take(c, k, k);
+    place_all_gpus(c);
     return 0;
+}
+
+/* r drives every usable GPU: their list, and under isolate every one's
+ * PCI index. */
+static void fill_all_gpus(const struct ctx *c, struct bind_rank *r)
+{
+    size_t n = 0, v = 0;
+
+    r->ngpus = c->nuse;
+    for (int i = 0; i < c->nuse && n + 12 < sizeof r->gpu_list; i++)
+        n += (size_t)snprintf(r->gpu_list + n, sizeof r->gpu_list - n, "%s%d",
+                              i ? "," : "", i);
+    r->visible[0] = '\0';
+    for (int i = 0; c->o->gpu == GPU_BIND_ISOLATE && i < c->nuse &&
+                    v + 12 < sizeof r->visible; i++)
+        v += (size_t)snprintf(r->visible + v, sizeof r->visible - v, "%s%d",
+                              i ? "," : "", c->use[i]);
 }
 
 /* ---- each rank's result ---- */
@@ -832,6 +880,9 @@ static int fill_rank(const struct ctx *c, int k, struct bind_rank *r,
     topo_gpu_busid(c->t, r->gpu_pci, r->gpu_busid, sizeof r->gpu_busid);
     if (r->gpu_pci >= 0 && c->o->gpu == GPU_BIND_ISOLATE)
         snprintf(r->visible, sizeof r->visible, "%d", r->gpu_pci);
+    r->ngpus = r->gpu_pci >= 0;
+    if (c->all_gpus)
+        fill_all_gpus(c, r);
     rc = 0;
 out:
     hwloc_bitmap_free(mask);

@@ -79,9 +79,16 @@ struct bind_rank {
     int gpu_pci;                /* the same GPU's index in PCI order among all
                                    of the node's GPUs, -1 none */
     char gpu_busid[32];         /* "0000:07:00.0", "" none */
-    char visible[16];           /* --gpu-bind isolate: CUDA_VISIBLE_DEVICES
-                                   when the parent has none (gpu_pci); ""
-                                   otherwise (leave it alone) */
+    char visible[64];           /* --gpu-bind isolate: CUDA_VISIBLE_DEVICES
+                                   when the parent has none (gpu_pci, or
+                                   every GPU's for ngpus > 1); "" otherwise
+                                   (leave it alone) */
+    int ngpus;                  /* GPUs the rank drives: 0, 1, or every
+                                   usable GPU when it is the node's only
+                                   rank (TF MirroredStrategy, one process
+                                   driving all GPUs); gpu is the first */
+    char gpu_list[64];          /* ngpus > 1: the usable indices, "0,1,2,3";
+                                   "" otherwise */
 };
 
 /* Plan nlocal local ranks (local ranks 0..nlocal-1) on one node of
@@ -89,7 +96,9 @@ struct bind_rank {
  * indices in PCI order ("2,3", ranges "0-3" too), in the order CUDA will
  * number them; NULL = every GPU of t, "" = none.  out: nlocal entries,
  * caller-provided, all filled on success (contents undefined on failure).
- * Local rank k uses usable GPU k mod their count.  0 / -1 with err, e.g.
+ * Local rank k uses usable GPU k mod their count; a node's only rank
+ * uses all of them, on the cores of every one's socket or NUMA node (by
+ * default; an explicit --map-by keeps its place).  0 / -1 with err, e.g.
  * "--map-by ppr:4:socket asks for 8 ranks on this node's 2 sockets but 10
  * were planned: ...". */
 int bind_node(const struct topo *t, int nlocal, const struct bind_opts *o,
@@ -98,7 +107,8 @@ int bind_node(const struct topo *t, int nlocal, const struct bind_opts *o,
 /* CUDA_VISIBLE_DEVICES for rank r under --gpu-bind isolate, into buf (len
  * bytes).  inherited: the CUDA_VISIBLE_DEVICES the ranks would inherit
  * (Slurm sets it), NULL or "" if none.  With inherited, its entry number
- * r->gpu (Slurm's list under cgroups is "0,1" for granted GPUs "4,5");
+ * r->gpu (Slurm's list under cgroups is "0,1" for granted GPUs "4,5"), or
+ * its first r->ngpus entries for a rank that drives several;
  * without, r->visible.  "" when r->visible is "" (do not set it).
  * 0 / -1 with err when inherited has too few entries. */
 int bind_visible(const struct bind_rank *r, const char *inherited, char *buf,

@@ -104,7 +104,10 @@ static int entry_ok(const struct bind_rank *r, const cpu_set_t *allowed)
 
     if (!memchr(r->cpus, '\0', sizeof r->cpus) ||
         !memchr(r->gpu_busid, '\0', sizeof r->gpu_busid) ||
-        !memchr(r->visible, '\0', sizeof r->visible))
+        !memchr(r->visible, '\0', sizeof r->visible) ||
+        !memchr(r->gpu_list, '\0', sizeof r->gpu_list))
+        return 0;
+    if (r->ngpus < 0 || r->ngpus > 4096 || (r->ngpus > 0) != (r->gpu >= 0))
         return 0;
     if (r->gpu < -1 || r->gpu_pci < -1 || (r->gpu < 0) != (r->gpu_pci < 0) ||
         (r->gpu_busid[0] == '\0') != (r->gpu_pci < 0))

@@ -156,6 +156,11 @@ static const struct brow brows[] = {
       "--map-by ppr:40:socket puts 40 ranks on socket 0, which has 38 cores" },
     { NULL, SQUID, 8, "ppr:4:socket:PE=10", NULL, NULL, 0, NULL,
       "puts 4 ranks of 10 cores each on socket 0, which has 38 cores" },
+    /* one rank drives every usable GPU, on the cores of all their sockets */
+    { "squid-one-rank-all", SQUID, 1, NULL, NULL, NULL, 0, NULL, NULL },
+    { "squid-one-rank-isolate", SQUID, 1, NULL, NULL, "isolate", 0, NULL, NULL },
+    { "squid-one-rank-granted-45", SQUID, 1, NULL, NULL, "isolate", 0, "4,5", NULL },
+    { "dgx-one-rank-all", DGX, 1, NULL, NULL, NULL, 0, NULL, NULL },
     /* dgx: NPS4, GPUs 0,1 on NUMA 3, 2,3 on 1, 4,5 on 7, 6,7 on 5 */
     { "dgx-default-8", DGX, 8, NULL, NULL, NULL, 0, NULL, NULL },
     { "dgx-ppr4socket-core", DGX, 8, "ppr:4:socket", "core", NULL, 0, NULL, NULL },
@@ -457,6 +462,11 @@ static void check_visible(void)
     r.visible[0] = '\0';
     ok(bind_visible(&r, "0,1", buf, sizeof buf, &err) == 0 && buf[0] == '\0',
        "not isolated: leave CUDA_VISIBLE_DEVICES alone");
+    r = (struct bind_rank){ .gpu = 0, .gpu_pci = 4, .visible = "4,5", .ngpus = 2 };
+    ok(bind_visible(&r, "0,1,2", buf, sizeof buf, &err) == 0 &&
+       strcmp(buf, "0,1") == 0, "a rank driving 2 GPUs: 2 inherited entries");
+    ok(bind_visible(&r, "0", buf, sizeof buf, &err) < 0 &&
+       strstr(err.msg, "fewer than 2"), "  an inherited list too short refused");
 }
 
 int main(void)

@@ -51,6 +51,7 @@ static int plan_here(int n, struct bind_rank *r)
         r[k].gpu_pci = k + 4;
         snprintf(r[k].gpu_busid, sizeof r[k].gpu_busid, "0000:%02x:00.0", k + 7);
         snprintf(r[k].visible, sizeof r[k].visible, "%d", k + 4);
+        r[k].ngpus = 1;
     }
     topo_free(t);
     return rc;
@@ -284,8 +285,14 @@ static void test_bad_entries(void)
     ok(refused(), "a CPU list without its NUL: refused, removed");
     rewrite(xs, e1 + offsetof(struct bind_rank, gpu_busid), 32, -1);
     ok(refused(), "a bus id without its NUL: refused, removed");
-    rewrite(xs, e1 + offsetof(struct bind_rank, visible), 16, -1);
+    rewrite(xs, e1 + offsetof(struct bind_rank, visible),
+            sizeof ((struct bind_rank *)0)->visible, -1);
     ok(refused(), "CUDA_VISIBLE_DEVICES without its NUL: refused, removed");
+    rewrite(xs, e1 + offsetof(struct bind_rank, gpu_list),
+            sizeof ((struct bind_rank *)0)->gpu_list, -1);
+    ok(refused(), "a GPU list without its NUL: refused, removed");
+    rewrite(&minus2, e1 + offsetof(struct bind_rank, ngpus), sizeof minus2, -1);
+    ok(refused(), "-2 GPUs: refused, removed");
     rewrite(&minus2, e1 + offsetof(struct bind_rank, gpu), sizeof minus2, -1);
     ok(refused(), "GPU -2: refused, removed");
     rewrite(&minus1, e1 + offsetof(struct bind_rank, gpu_pci), 4, -1);
