@@ -153,6 +153,11 @@ static const struct optdef table[] = {
       "dlrun starts the ranks itself; pass MCA settings with --mca K V" },
     { "hostfile-format", OPT_REFUSE_ARG, 1, D_ALL, 0, "--hostfile reads "
       "Open MPI, Horovod and PBS host files as they are" },
+    { "check-build", OPT_REFUSE, 0, D_ALL, 0, "horovodrun's --check-build: "
+      "`dlrun check` shows what dlrun finds here; Horovod's own build: "
+      "python3 -c 'import horovod'" },
+    { "cb", OPT_REFUSE, 0, D_ALL, 0, "horovodrun's -cb (--check-build): "
+      "`dlrun check` shows what dlrun finds here" },
     { "disable-cache", OPT_ACCEPT, 0, D_ALL, 0, NULL },
     { "tcp", OPT_ACCEPT, 0, D_ALL, 0, NULL },
 };

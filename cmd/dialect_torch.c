@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "proc.h"
 
 /* mpirun's "-np 1 ./a : -np 1 ./b": a lone ":" with more after it. */
 static int mpmd_refuse(char **prog, int n)
@@ -60,4 +61,37 @@ int dialect_finish(struct options *o, int argc, char **argv)
     }
     memcpy(o->progv + k, argv + o->prog, (size_t)n * sizeof *o->progv);
     return 0;
+}
+
+static int ends_py(const char *p)
+{
+    size_t n = strlen(p);
+
+    return n > 3 && strcmp(p + n - 3, ".py") == 0;
+}
+
+int dialect_check_program(char **prog)
+{
+    const char *p = prog[0], *path = getenv("PATH");
+    char found[4096];
+    struct stat st;
+    int here = stat(p, &st) == 0 && S_ISREG(st.st_mode);
+    int runs = here && access(p, X_OK) == 0;
+
+    /* "–np" (en dash) copied from a web page is not -np */
+    if ((unsigned char)p[0] == 0xe2 && (unsigned char)p[1] == 0x80 &&
+        (unsigned char)p[2] >= 0x90 && (unsigned char)p[2] <= 0x95)
+        return cmd_fail(EXIT_USAGE, "'%s' starts with a typographic dash "
+                        "(copied from a web page?): type it as -%s", p, p + 3);
+    if (!strchr(p, '/')) {
+        if (!here || proc_find_program(p, path, found, sizeof found) == 0)
+            return 0;
+        return cmd_fail(EXIT_NOTFOUND, "cannot run '%s': not in PATH, but a "
+                        "file here: run it as %s%s", p,
+                        runs ? "./" : ends_py(p) ? "python3 " : "./", p);
+    }
+    if (!here || runs)
+        return 0;
+    return cmd_fail(EXIT_NOEXEC, "cannot run '%s': not executable; %s%s", p,
+                    ends_py(p) ? "run it as python3 " : "chmod +x ", p);
 }

@@ -51,6 +51,11 @@ int job_prepare(struct job *j, int collective)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
     if (torch_by_hand(j) != 0)
         return EXIT_USAGE;
+    /* -np N on this host alone is --nproc-per-node N (torchrun's and
+     * horovodrun's users expect it to run): the binding warns instead */
+    if (strcmp(j->alloc.source, "local") == 0 && !j->opt.plan.per_node &&
+        j->opt.plan.ranks > alloc_slots(&j->alloc))
+        j->opt.plan.per_node = j->opt.plan.ranks;
     if (plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
     if (collective && j->agent)

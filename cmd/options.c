@@ -368,6 +368,10 @@ int options_parse(int argc, char **argv, struct options *o, const char *usage)
     }
     if (rc != 0)
         return rc;
+    /* mpirun's --map-by ppr:N:node: N ranks on each node */
+    if (o->bind.map == MAP_PPR && o->bind.ppr_obj == OBJ_NODE &&
+        !o->plan.per_node)
+        o->plan.per_node = o->bind.ppr;
     o->bind.oversubscribe = o->plan.oversubscribe;
     o->alloc.want_ranks = o->plan.ranks;
     o->alloc.want_nodes = o->plan.nodes;

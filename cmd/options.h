@@ -92,6 +92,12 @@ int options_parse(int argc, char **argv, struct options *o, const char *usage);
 
 void options_free(struct options *o);
 
+/* Before starting prog on this host: a program that cannot run for a
+ * reason a hint fixes (train.py here but not in PATH: python3 train.py;
+ * not executable; "–np" with a typographic dash) gets that hint, one line.
+ * 0, or the exit code (127, 126, 2) after printing (cmd/dialect_torch.c). */
+int dialect_check_program(char **prog);
+
 /* Keep s (malloc'd) until options_free; returns s, or NULL (and frees s)
  * when out of memory. */
 char *options_keep(struct options *o, char *s);

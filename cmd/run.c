@@ -107,8 +107,11 @@ int cmd_run(int argc, char **argv)
     prog = j.opt.progv;
     rc = job_prepare(&j, 1);
     /* the head's agents enter --wdir on their nodes */
-    if (rc == 0 && (j.plan.per_task || !head_wanted(&j)))
+    if (rc == 0 && (j.plan.per_task || !head_wanted(&j))) {
         rc = enter_wdir(&j);
+        if (rc == 0)
+            rc = dialect_check_program(prog);
+    }
     if (rc == 0)
         rc = horovod_check(&j);
     if (rc == 0)

@@ -45,6 +45,55 @@ expect_rc "MPMD refused" 2 clean_env "$DLRUN" -np 1 ./a A : -np 1 ./b B
 expect_grep "  names the dlrun way" "picks its part by RANK" "$TMP/err"
 one_line
 
+# --- Open MPI's mpirun, MPICH's mpiexec (Hydra), horovodrun ---
+out=$(clean_env FOO=a "$DLRUN" -np 2 -npernode 2 -H localhost:2 -x FOO -x BAR=b -mca btl self --mca pml ob1 -map-by slot -bind-to none -rank-by slot -tag-output -oversubscribe --allow-run-as-root sh -c 'echo $RANK $FOO $BAR $OMPI_MCA_btl $OMPI_MCA_pml' | sort | tr '\n' '|')
+expect_eq "mpirun's single-dash words, -x, -mca K V" "$out" "[0] 0 a b self ob1|[1] 1 a b self ob1|"
+expect_rc "-report-bindings" 0 clean_env "$DLRUN" -np 1 -report-bindings true
+expect_grep "  reports" "rank 0 host" "$TMP/err"
+expect_rc "-rank-by core: refused, names the dlrun way" 2 clean_env "$DLRUN" -np 1 -rank-by core true
+expect_grep "  names --rank-by slot" "rank-by slot" "$TMP/err"
+out=$(clean_env "$DLRUN" plan -H a:2,b:2 --map-by ppr:1:node | grep -c '^[0-9]')
+expect_eq "--map-by ppr:1:node: one rank per node" "$out" 2
+ln -s "$DLRUN" mpirun
+out=$(clean_env ./mpirun plan -N 1 -H a:2,b:2 | grep -c '^[0-9]')
+expect_eq "a link named mpirun: -N is ranks per node" "$out" 2
+out=$(clean_env "$DLRUN" plan -N 1 -H a:2,b:2 | grep -c '^[0-9]')
+expect_eq "dlrun's -N: nodes" "$out" 2
+out=$(clean_env "$DLRUN" plan -N 1 -H a:2,b:2 | grep -c '^[0-9].* b ')
+expect_eq "  (the first node only)" "$out" 0
+out=$(clean_env "$DLRUN" -ppn 2 -hosts localhost -genv A B -genvall -env C=D -genvlist HOME -l sh -c 'echo $A $C ${HOME:+home}' | sort | tr '\n' '|')
+expect_eq "Hydra's -ppn -hosts -genv -env -genvlist -l" "$out" "[0] B D home|[1] B D home|"
+out=$(clean_env "$DLRUN" -f hf -n 2 sh -c 'echo $RANK' | sort | tr '\n' ' ')
+expect_eq "Hydra's -f hostfile -n 2" "$out" "0 1 "
+ln -s "$DLRUN" horovodrun
+out=$(clean_env ./horovodrun -np 2 -H localhost:2 --network-interface lo --start-timeout 30 --verbose sh -c 'echo $HOROVOD_RANK $NCCL_SOCKET_IFNAME' | sort | tr '\n' '|')
+expect_eq "horovodrun's -np -H --network-interface --start-timeout --verbose" "$out" "0 lo|1 lo|"
+expect_rc "horovodrun's --mpi (a flag)" 0 clean_env ./horovodrun -np 1 --mpi true
+expect_rc "dlrun's --mpi none (a value)" 0 clean_env "$DLRUN" -np 1 --mpi none true
+expect_rc "mpirun's --display-map" 2 clean_env "$DLRUN" -np 1 --display-map true
+expect_grep "  names dlrun plan" "dlrun plan" "$TMP/err"
+one_line
+expect_rc "horovodrun -cb" 2 clean_env ./horovodrun -cb
+expect_grep "  names dlrun check" "dlrun check" "$TMP/err"
+
+# --- the program: hints, not bare errors ---
+printf 'print(1)\n' >t.py
+expect_rc "t.py not in PATH" 127 clean_env "$DLRUN" -np 1 t.py
+expect_grep "  hints python3" "run it as python3 t.py" "$TMP/err"
+one_line
+expect_rc "./t.py not executable" 126 clean_env "$DLRUN" -np 1 ./t.py
+expect_grep "  hints python3" "run it as python3 ./t.py" "$TMP/err"
+printf '#!/bin/sh\necho hi\n' >x.sh && chmod +x x.sh
+expect_rc "x.sh here, not in PATH" 127 clean_env "$DLRUN" -np 1 x.sh
+expect_grep "  hints ./" "run it as ./x.sh" "$TMP/err"
+expect_rc "a typographic dash (–np)" 2 clean_env "$DLRUN" –np 1 true
+expect_grep "  says so" "type it as -np" "$TMP/err"
+one_line
+
+# --- plan takes a run's line ---
+out=$(clean_env "$DLRUN" plan -np 1 --nproc-per-node 1 show.py a | grep '^program:')
+expect_eq "plan shows the program a run would start" "$out" "program:    ${PYTHON_EXEC:-python3} -u show.py a"
+
 # --- torchrun's lines ---
 PY=/usr/bin/python3     # Debian's, with torch
 export PYTHON_EXEC=$PY  # torchrun's own override of its interpreter
