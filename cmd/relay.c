@@ -22,6 +22,7 @@
 
 #include "cmd.h"
 #include "envwire.h"
+#include "hostname.h"
 #include "shquote.h"
 #include "sshexec.h"
 
@@ -96,6 +97,7 @@ static int opt_int(const char *name, const char *v, int *out)
 
 static int parse(int argc, char **argv, struct sshexec_opts *o)
 {
+    struct err err = { "" };
     static const struct option lo[] = {
         { "ssh-port", required_argument, NULL, 'p' },
         { "ssh-user", required_argument, NULL, 'u' },
@@ -128,6 +130,8 @@ static int parse(int argc, char **argv, struct sshexec_opts *o)
         optind + 2 == argc)
         return cmd_fail(EXIT_USAGE, "relay: expected HOST -- COMMAND...");
     o->host = argv[optind];
+    if (hostname_check(o->host, &err) < 0)  /* before libssh sees it */
+        return cmd_fail(EXIT_USAGE, "relay: %s", err.msg);
     return 0;
 }
 

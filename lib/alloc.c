@@ -7,10 +7,13 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "hostlist.h"
+#include "hostname.h"
 
 static const struct alloc_source *const sources[] = {
     &alloc_source_hosts, &alloc_source_hostfile, &alloc_source_slurm_step,
@@ -189,6 +192,8 @@ int alloc_add_node(struct alloc *a, const char *name, int slots, int merge,
     if (++a->names_seen > ALLOC_MAX_NAMES)
         return err_set(err, "more than %d host names: too many for one job",
                        ALLOC_MAX_NAMES);
+    if (hostname_check(name, err) < 0)
+        return -1;
     if (!merge)
         return append_node(a, name, slots, err);
     if (index_grow(a, err) < 0)
@@ -242,8 +247,10 @@ int alloc_add_hostlist(struct alloc *a, const char *list, const char *list_var,
     }
     if (!tpn) {
         for (size_t i = 0; i < nhosts; i++)
-            if (alloc_add_node(a, hosts[i], 1, 0, err) < 0)
+            if (alloc_add_node(a, hosts[i], 1, 0, err) < 0) {
+                err_prefix(err, "%s", list_var);
                 goto out;
+            }
         rc = 0;
         goto out;
     }
@@ -255,11 +262,20 @@ int alloc_add_hostlist(struct alloc *a, const char *list, const char *list_var,
                     ntasks_var, err) < 0)
         goto out;
     for (size_t i = 0; i < nhosts; i++)
-        if (alloc_add_node(a, hosts[i], counts[i], 0, err) < 0)
+        if (alloc_add_node(a, hosts[i], counts[i], 0, err) < 0) {
+            err_prefix(err, "%s", list_var);
             goto out;
+        }
     rc = 0;
 out:
     hostlist_free(hosts, nhosts);
     free(counts);
     return rc;
+}
+
+void alloc_this_host(char *buf, size_t size)
+{
+    if (gethostname(buf, size - 1) < 0 || hostname_check(buf, NULL) < 0)
+        snprintf(buf, size, "localhost");
+    buf[size - 1] = '\0';
 }

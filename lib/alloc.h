@@ -83,9 +83,15 @@ int alloc_getint(char **envp, const char *name, int min, int max, int *out,
 
 /* Append a node (name copied); repeated names are merged into one node
  * with their slots added when merge is set.  Returns the node's index, or
- * -1 with err (also past ALLOC_MAX_NAMES names). */
+ * -1 with err (also past ALLOC_MAX_NAMES names, and for a name that
+ * cannot be a host: see hostname.h; the caller says where it came from).
+ * This host's own name (gethostname) goes through alloc_this_host. */
 int alloc_add_node(struct alloc *a, const char *name, int slots, int merge,
                    struct err *err);
+
+/* This host's name (gethostname) into buf; "localhost" when the kernel's
+ * name is not one that alloc_add_node takes. */
+void alloc_this_host(char *buf, size_t size);
 
 /* Nodes from a Slurm-style hostlist and tasks-per-node string; checks that
  * the counts agree and sum to ntasks (ntasks < 0: no check).  tpn NULL

@@ -137,7 +137,7 @@ static int local_read(const struct alloc_request *req, char **envp,
     int gpus = local_gpu_count(envp);
 
     (void)req;
-    gethostname(host, sizeof host - 1);
+    alloc_this_host(host, sizeof host);
     if (alloc_add_node(a, host, cpus > 0 ? (int)cpus : 1, 0, err) < 0)
         return -1;
     a->nodes[0].cpus = a->nodes[0].slots;

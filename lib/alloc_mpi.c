@@ -60,7 +60,7 @@ static int add_this_host(struct alloc *a, struct err *err)
 {
     char host[256] = "localhost";
 
-    gethostname(host, sizeof host - 1);
+    alloc_this_host(host, sizeof host);
     return alloc_add_node(a, host, a->task.local_size, 0, err) < 0 ? -1 : 0;
 }
 

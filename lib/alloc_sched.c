@@ -122,7 +122,7 @@ static int lsf_parse(const char *s, struct alloc *a, struct err *err)
             return err_set(err, "LSB_MCPU_HOSTS: host %s has %d slots; "
                            "expected 1 to 65536", name, slots);
         if (alloc_add_node(a, name, slots, 1, err) < 0)
-            return -1;
+            return err_prefix(err, "LSB_MCPU_HOSTS");
         s += used;
     }
     while (isspace((unsigned char)*s))

@@ -189,7 +189,7 @@ static int read_hosts(struct alloc *a, unsigned size, struct err *err)
         i = alloc_add_node(a, h, 1, 1, err);
         free(h);
         if (i < 0)
-            return -1;
+            return err_prefix(err, "PMIx: PMIX_HOSTNAME of rank %u", r);
         a->task_node[r] = i;
     }
     return 0;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "hostname.h"
 #include "plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -60,6 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     text[size] = '\0';
     split_env(text, envp, 64);
     if (alloc_detect(&req, envp, &a, &err) == 0) {
+        for (size_t i = 0; i < a.nnodes; i++)
+            if (hostname_check(a.nodes[i].name, NULL) < 0)
+                abort();        /* every source checks its names */
         if (plan_build(&a, &preq, &p, &err) == 0) {
             check_plan(&p);
             plan_free(&p);

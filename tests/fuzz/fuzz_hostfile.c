@@ -1,20 +1,21 @@
 /* fuzz_hostfile.c - host files and -H lists: any text is accepted or
  * refused with a message, never a crash, and accepted ones have hosts
- * with positive slots. */
+ * with positive slots and names that are host names. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "hostfile.h"
+#include "hostname.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check(const struct alloc *a)
 {
     for (size_t i = 0; i < a->nnodes; i++)
-        if (a->nodes[i].slots < 1 || !a->nodes[i].name[0])
-            abort();
+        if (a->nodes[i].slots < 1 || hostname_check(a->nodes[i].name, NULL))
+            abort();        /* only host names get through */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

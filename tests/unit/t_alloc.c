@@ -100,6 +100,23 @@ static const struct row rows[] = {
       "slots after ':'" },
     { "-H empty entry", { NULL }, { .hosts = "h1,,h2" }, NULL, NULL, 0, 0, 0,
       0, "empty entry" },
+    /* issue 11 item 9: what cannot be a host name is refused at every
+     * source, and the message says which */
+    { "-H option-like host", { NULL }, { .hosts = "--ssh-config=x:1" }, NULL,
+      NULL, 0, 0, 0, 0, "-H: host name \"--ssh-config=x\": a label starts "
+      "with '-'" },
+    { "-H shell text", { NULL }, { .hosts = "$(touch /tmp/x):1" }, NULL, NULL,
+      0, 0, 0, 0, "-H: host name \"$(touch\"" },
+    { "slurm job: bad name in the node list", { "SLURM_JOB_ID=7",
+      "SLURM_JOB_NODELIST=n1,-oProxyCommand=x", NULL }, { 0 }, NULL, NULL, 0,
+      0, 0, 0, "SLURM_JOB_NODELIST: host name \"-oProxyCommand=x\"" },
+    { "slurm step: bad name in the node list", { "SLURM_JOB_ID=7",
+      "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=a;b", "SLURM_STEP_NUM_TASKS=1",
+      "SLURM_STEP_TASKS_PER_NODE=1", "SLURM_PROCID=0", "SLURM_LOCALID=0",
+      "SLURM_NODEID=0", NULL }, { 0 }, NULL, NULL, 0, 0, 0, 0,
+      "SLURM_STEP_NODELIST: host name \"a;b\"" },
+    { "lsf: bad name", { "LSB_MCPU_HOSTS=hostA 2 -x 1", NULL }, { 0 },
+      NULL, NULL, 0, 0, 0, 0, "LSB_MCPU_HOSTS: host name \"-x\"" },
     { "--alloc unknown", { NULL }, { .force = "sge" }, NULL, NULL, 0, 0, 0, 0,
       "unknown allocation source" },
     { "-H and --hostfile", { NULL }, { .hosts = "a", .hostfile = "f" }, NULL,
@@ -171,6 +188,8 @@ static const struct hf_row hf_rows[] = {
     { "zero slots", "n1 slots=0\n", NULL, "hosts:1:4" },
     { "empty file", "# nothing\n\n", NULL, "no hosts" },
     { "bad colon slots", "n1:x\n", NULL, "hosts:1" },
+    { "bad host name", "n1\n`id` slots=2\n", NULL,
+      "hosts:2: host name \"`id`\"" },
 };
 
 static void check_hostfiles(void)
