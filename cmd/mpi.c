@@ -264,6 +264,8 @@ static void srun_argv(const struct job *j, char **prog, struct strv *a)
     strv_addf(a, "--nodes=%d", j->plan.nnodes);
     strv_addf(a, "--distribution=arbitrary");
     strv_addf(a, "--kill-on-bad-exit=1");
+    strv_addf(a, "--export=ALL");   /* the DLRUN_X_ values, whatever
+                                       SLURM_EXPORT_ENV says */
     if (j->opt.tag_output)
         strv_addf(a, "--label");
     strv_addf(a, "%s", n > 0 ? self : "dlrun");

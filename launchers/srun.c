@@ -4,7 +4,10 @@
  * srun runs in its own process group (a terminal's Ctrl-C reaches dlrun,
  * which stops the job in order), gets SIGTERM if dlrun dies (so the step
  * ends), and --kill-on-bad-exit ends every node when one agent fails.
- * Each agent finds its node from SLURMD_NODENAME. */
+ * Each agent finds its node from SLURMD_NODENAME.  The broker's token and
+ * the -x values (DLRUN_X_*) reach the agents in srun's environment, never
+ * on its command line: --export=ALL, whatever SLURM_EXPORT_ENV says
+ * (sbatch --export=NONE sets it, and the agents would get neither). */
 #include "launcher.h"
 
 #include <limits.h>
@@ -42,6 +45,7 @@ static void srun_argv(const struct agent_job *job, const char *nodes,
     strv_addf(a, "--kill-on-bad-exit=1");
     strv_addf(a, "--cpu-bind=none");
     strv_addf(a, "--mpi=none");
+    strv_addf(a, "--export=ALL");
     strv_addf(a, "--nodelist=%s", nodes);
     for (char **p = job->agent_args; *p; p++)
         strv_addf(a, "%s", *p);

@@ -63,6 +63,15 @@ check "srun agents (sbatch -N4)" 8 "$(cat "$TMP/head.pid" 2>/dev/null)"
 for _ in $(seq 600); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.2; done
 ranks_had "srun" 4 || sed 's/^/  | /' "$TMP/srun.out"
 
+# --- the same where srun would pass no environment (sbatch --export=NONE
+# sets SLURM_EXPORT_ENV=NONE): the agents' srun says --export=ALL ---
+sed 's/^export SECRET_A/export SLURM_EXPORT_ENV=NONE; export SECRET_A/' "$TMP/job.sh" >"$TMP/none.sh"
+jid=$(sbatch --parsable -N4 --ntasks-per-node=2 -o "$TMP/none.out" "$TMP/none.sh")
+wait_up 8
+check "srun agents under SLURM_EXPORT_ENV=NONE" 8 "$(cat "$TMP/head.pid" 2>/dev/null)"
+for _ in $(seq 600); do squeue -h -j "$jid" 2>/dev/null | grep -q . || break; sleep 0.2; done
+ranks_had "NONE" 4 || sed 's/^/  | /' "$TMP/none.out"
+
 # --- ssh agents, a tree (--fanout 2): the values inside the channel ---
 cat >"$TMP/ssh.sh" <<EOS
 echo \$\$ >"$TMP/head.pid"
