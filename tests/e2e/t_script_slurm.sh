@@ -69,8 +69,8 @@ out=$TMP/job-$id.out
 for r in 0 1 2 3; do
     expect_grep "  rank $r of 4 in the output" "rank $r of 4 on node" "$out"
 done
-expect_eq "  ranks on node1 and node2" \
-    "$(sed -n 's/.* on \(node[0-9]*\) .*/\1/p' "$out" | sort -u | tr '\n' ' ')" "node1 node2 "
+expect_eq "  ranks on two nodes" \
+    "$(sed -n 's/.* on \(node[0-9]*\) .*/\1/p' "$out" | sort -u | wc -l | tr -d ' ')" 2
 expect_eq "  the profile's env reached every rank, quotes and \$ intact" \
     "$(grep -c "mark it's \$marked$" "$out" | tr -d ' ')" 4 || sed 's/^/  | /' "$out"
 

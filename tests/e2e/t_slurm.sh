@@ -25,7 +25,7 @@ check_env_json() {
     # file per task (%t): srun forwards output in 1 KiB pieces, so long lines
     # from different tasks can interleave on a shared stdout.
     expect_rc "srun -N2 --ntasks-per-node=2 dlrun env --json" 0 \
-        within 300 srun -N2 --ntasks-per-node=2 --output="$TMP/env.%t" \
+        within 300 srun -N2 -w "node[1-2]" --ntasks-per-node=2 --output="$TMP/env.%t" \
         sh -c 'printf "%s %s " "$SLURM_LOCALID" "$SLURM_NODEID"; exec "$0" env --json' "$DLRUN"
     cat "$TMP"/env.[0-9]* >"$TMP/env.out"
     expect_rc "env --json of every task agrees with Slurm" 0 \
@@ -148,9 +148,11 @@ mpi_after_pmix() {
 }
 
 # One dlrun per node, each starting its node's ranks (torchrun's model).
+# (-w node[1-2]: the checks name node1; without it Slurm may pass over a
+# node still completing the step before)
 per_node() {
     expect_rc "srun -N2 --ntasks-per-node=1 dlrun --nproc-per-node 2" 0 \
-        within 600 srun -N2 --ntasks-per-node=1 --output="$TMP/pn.%t" \
+        within 600 srun -N2 -w "node[1-2]" --ntasks-per-node=1 --output="$TMP/pn.%t" \
         "$DLRUN" --nproc-per-node 2 "$PY" "$E2E/allreduce.py"
     cat "$TMP"/pn.* >"$TMP/pn.out"
     expect_ranks "per-node mode" "$TMP/pn.out"

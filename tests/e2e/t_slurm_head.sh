@@ -33,15 +33,15 @@ expect_eq "salloc -N2: dlrun -np 4 ddp_train.py" "$?" 0
 expect_eq "  4 ranks with identical weights" "$(grep -c ' ok$' "$TMP/salloc.out")" 4 ||
     sed 's/^/  | /' "$TMP/salloc.out"
 
-# --- salloc: a rank fails on node2, the whole job ends with its code ---
+# --- salloc: a rank fails on the second node, the whole job ends with its code ---
 within 300 salloc -N2 --ntasks-per-node=2 sh -c "
     s=\$(date +%s%N)
     \"$DLRUN\" -np 4 sh -c 'if [ \$RANK = 3 ]; then sleep 1; exit 3; fi; exec \"$TMP/$MARK-sleep\" 120'
     echo \"rc=\$? ms=\$(( (\$(date +%s%N) - s) / 1000000 ))\"
 " >"$TMP/fail.out" 2>&1
 set -- $(sed -n 's/^rc=\([0-9]*\) ms=\([0-9]*\)$/\1 \2/p' "$TMP/fail.out")
-expect_eq "rank 3 exits 3 on node2: dlrun's code" "${1:-none}" 3 || sed 's/^/  | /' "$TMP/fail.out"
-expect_grep "  names rank and host" "rank 3 (host node2, pid [0-9]*) exited with code 3" "$TMP/fail.out"
+expect_eq "rank 3 exits 3 on the second node: dlrun's code" "${1:-none}" 3 || sed 's/^/  | /' "$TMP/fail.out"
+expect_grep "  names rank and host" "rank 3 (host node[1-4], pid [0-9]*) exited with code 3" "$TMP/fail.out"
 # order, not speed: the other ranks sleep 120 s
 if [ "${2:-999999}" -lt 120000 ]; then pass "  the sleeping ranks were ended (${2}ms; rank failed at 1s)"; else
     fail "  the job waited for the sleeping ranks (${2:-?}ms)"; fi
