@@ -5,6 +5,7 @@
 #include "cmd.h"
 #include "job.h"
 #include "json.h"
+#include "script.h"
 
 static const char usage_head[] =
     "usage: dlrun plan [OPTIONS] [--json] [[--] PROG [ARGS...]]\n"
@@ -101,6 +102,10 @@ int cmd_plan(int argc, char **argv)
     struct job j = { 0 };
     int rc;
 
+    /* a site's node from its profile, not this allocation */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--profile") == 0)
+            return script_plan(argc, argv);
     snprintf(usage, sizeof usage, "%s%s", usage_head, options_help);
     rc = options_parse(argc, argv, &j.opt, usage);
     if (rc != 0)

@@ -73,4 +73,8 @@ int script_place(const struct topo *t, const char *desc, const char *name,
 int script_check_job(const struct jobspec *j, const struct site_profile *p,
                      const char *name);
 
+/* `dlrun plan --profile NAME ...` (argv[0] "plan"; cmd_plan hands over
+ * when --profile is among its options).  An exit code. */
+int script_plan(int argc, char **argv);
+
 #endif

@@ -173,4 +173,34 @@ expect_rc "node: with GPUs uneven over the sockets" 2 "$DLRUN" script --config "
 one_line "node: uneven"
 expect_grep "  at FILE:LINE:COLUMN" "node.yaml:4:11: profiles.n.node: node: 3 GPUs do not spread evenly over 2 sockets" "$TMP/err"
 
+# --- dlrun plan --profile: the site's node, one block per group ---
+expect_rc "plan --profile squid -N 2" 0 "$DLRUN" plan --profile squid -N 2 -- python3 bench.py
+expect_grep "  the node" "^node:       2 sockets x 38 cores, 8 GPUs\$" "$TMP/out"
+expect_grep "  one block for both nodes" "^nodes 0-1 (2 nodes), 8 ranks each: ranks 0-7 on node 0" "$TMP/out"
+# SQUID's ppr:4:socket: ranks 0-3 on socket 0 with GPUs 0-3, 4-7 on socket 1
+expect_eq "  sockets, NUMA nodes, CPUs and GPUs of the 8 local ranks" \
+    "$(awk '/^  [0-9]/ { printf "%s/%s/%s/%s ", $3, $4, $5, $6 }' "$TMP/out")" \
+    "0/0/0-8/0 0/0/9-17/1 0/0/18-26/2 0/0/27-35/3 1/1/38-46/4 1/1/47-55/5 1/1/56-64/6 1/1/65-73/7 "
+expect_eq "  no warning" "$(grep -c warning "$TMP/out")" 0
+expect_rc "plan --profile squid -N 500" 0 "$DLRUN" plan --profile squid -N 500
+expect_eq "  one block of 8 lines, not 4000" "$(grep -c '^  [0-9]' "$TMP/out")" 8
+expect_rc "plan --profile jean-zay -N 3 -np 10: two groups" 0 "$DLRUN" plan \
+    --profile jean-zay -N 3 -np 10
+expect_eq "  the groups" "$(grep '^nodes* [0-9]' "$TMP/out" | cut -d: -f1)" \
+    "$(printf 'node 0 (1 node), 4 ranks each\nnodes 1-2 (2 nodes), 3 ranks each')"
+expect_grep "  a GPU left unused" "^warning: nodes 1-2: 3 ranks and 4 GPUs: 1 unused" "$TMP/out"
+expect_rc "plan: 8 ranks on 4 GPUs" 0 "$DLRUN" plan --profile jean-zay -N 2 --nproc-per-node 8
+expect_grep "  warns: ranks share a GPU" "^warning: nodes 0-1: 8 ranks share 4 GPUs" "$TMP/out"
+expect_rc "plan: one rank on 4 GPUs" 0 "$DLRUN" plan --profile jean-zay -N 2 --nproc-per-node 1
+expect_grep "  warns: one rank, 4 GPUs" "^warning: nodes 0-1: one rank and 4 GPUs" "$TMP/out"
+expect_rc "plan: the profile's ppr:4:socket with 4 ranks" 2 "$DLRUN" plan --profile squid \
+    -N 2 --nproc-per-node 4
+one_line "plan ppr:4:socket, 4 ranks"
+expect_rc "plan: a profile without a node" 2 "$DLRUN" plan --config "$TMP/bad.yaml" \
+    --profile unknown -N 2
+one_line "plan: no node"
+expect_grep "  says what to add" "describes no node: add node:" "$TMP/err"
+expect_rc "plan: no such profile" 2 "$DLRUN" plan --profile nope -N 2
+one_line "plan: no profile"
+
 done_testing

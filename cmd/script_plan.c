@@ -1,0 +1,256 @@
+/* script_plan.c - `dlrun plan --profile NAME -N 2 [-- PROG]`: where the
+ * ranks of a job would run on a site's nodes (CPUs, socket, NUMA node,
+ * GPU of every local rank), from the node the profile describes, before
+ * any hours are spent in its queue.  Nodes with the same number of ranks
+ * are the same plan: one block per group of them, not a line per rank. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bind.h"
+#include "cmd.h"
+#include "options.h"
+#include "placement.h"
+#include "script.h"
+#include "topo.h"
+
+static const char usage_head[] =
+    "usage: dlrun plan --profile NAME [--config FILE] [-N NODES] [OPTIONS]\n"
+    "           [-- PROG ARGS]\n"
+    "The placement of every rank on the site's node that profile NAME\n"
+    "describes (node: or topology: in sites.yaml), its dlrun-options first;\n"
+    "one block per group of nodes with the same ranks.  Runs nothing.\n\n";
+
+/* What plan --profile was given, beside dlrun's own options. */
+struct pplan {
+    const char *name, *config;
+    const struct site_profile *p;
+    struct options o;
+    struct topo *t;
+    char desc[256];
+    int nodes;          /* nodes of the job */
+    long gpus;          /* GPUs a node of the job is given */
+};
+
+/* Take --profile NAME and --config FILE (before --) out of argv into pp;
+ * argv keeps the rest, in order.  Returns the new argc, -1 printed. */
+static int take_own(int argc, char **argv, struct pplan *pp)
+{
+    int k = 1;
+
+    for (int i = 1; i < argc; i++) {
+        const char **to = strcmp(argv[i], "--profile") == 0 ? &pp->name :
+                          strcmp(argv[i], "--config") == 0 ? &pp->config :
+                          NULL;
+
+        if (strcmp(argv[i], "--") == 0) {
+            while (i < argc)
+                argv[k++] = argv[i++];
+            break;
+        }
+        if (to && i + 1 >= argc)
+            return cmd_fail(EXIT_USAGE, "plan: %s needs a value", argv[i]), -1;
+        if (to)
+            *to = argv[++i];
+        else
+            argv[k++] = argv[i];
+    }
+    argv[k] = NULL;
+    return k;
+}
+
+/* argv with the profile's dlrun-options after argv[0]: a new array of
+ * borrowed strings (NULL: out of memory). */
+static char **with_profile(int argc, char **argv, const struct site_profile *p,
+                           int *n)
+{
+    char *const *prof = p->v[SITE_DLRUN_OPTIONS].set ?
+                        p->v[SITE_DLRUN_OPTIONS].items : NULL;
+    size_t np = p->v[SITE_DLRUN_OPTIONS].set ? p->v[SITE_DLRUN_OPTIONS].nitems
+                                              : 0;
+    char **v = calloc((size_t)argc + np + 1, sizeof *v);
+
+    if (!v)
+        return NULL;
+    v[0] = argv[0];
+    for (size_t i = 0; i < np; i++)
+        v[1 + i] = prof[i];
+    for (int i = 1; i < argc; i++)
+        v[np + (size_t)i] = argv[i];
+    *n = argc + (int)np;
+    return v;
+}
+
+/* Ranks of node i of the job: --nproc-per-node on every node (until -np
+ * runs out), -np spread evenly, else one a GPU. */
+static int node_ranks(const struct pplan *pp, int i)
+{
+    int per = pp->o.plan.per_node, np = pp->o.plan.ranks, n = pp->nodes;
+
+    if (per > 0 && np > 0)
+        return np - per * i >= per ? per : np - per * i > 0 ? np - per * i : 0;
+    if (per > 0)
+        return per;
+    if (np > 0)
+        return np / n + (i < np % n);
+    return pp->gpus > 0 ? (int)pp->gpus : 1;
+}
+
+static void print_rank(const struct pplan *pp, int local, int first,
+                       const struct bind_rank *b)
+{
+    char sock[64], numa[64], gpu[96] = "-";
+
+    placement_where(pp->t, &b->mask, PLACE_SOCKET, sock, sizeof sock);
+    placement_where(pp->t, &b->mask, PLACE_NUMA, numa, sizeof numa);
+    if (b->ngpus > 1)
+        snprintf(gpu, sizeof gpu, "%s (all %d)", b->gpu_list, b->ngpus);
+    else if (b->gpu >= 0)
+        snprintf(gpu, sizeof gpu, "%d (%s)", b->gpu, b->gpu_busid);
+    printf("  %-6d %-6d %-7s %-5s %-20s %s\n", local, first + local,
+           b->cpus[0] ? sock : "any", b->cpus[0] ? numa : "any",
+           b->cpus[0] ? b->cpus : "- (not bound)", gpu);
+}
+
+/* The warnings of one node's plan: ranks sharing a GPU, GPUs left. */
+static void warn_gpus(const struct pplan *pp, int n,
+                      const struct bind_rank *b, const char *nodes)
+{
+    long usable = pp->gpus;
+
+    if (usable <= 0 || pp->o.bind.gpu == GPU_BIND_NONE)
+        return;
+    if (n > usable)
+        printf("warning: %s: %d ranks share %ld GPU%s (rank %d and rank "
+               "%ld both on GPU %d): memory and time are shared too\n",
+               nodes, n, usable, usable == 1 ? "" : "s", 0, usable,
+               b[0].gpu);
+    else if (n == 1 && usable > 1)
+        printf("warning: %s: one rank and %ld GPUs: it is given them all "
+               "(CUDA_VISIBLE_DEVICES %s), and the program must drive them "
+               "all (TF MirroredStrategy, spawn-based DDP) or they stay "
+               "unused\n", nodes, usable, b[0].gpu_list[0] ?
+               b[0].gpu_list : "lists them");
+    else if (n < usable)
+        printf("warning: %s: %d rank%s and %ld GPUs: %ld unused\n", nodes,
+               n, n == 1 ? "" : "s", usable, usable - n);
+}
+
+/* One block: nodes a..z (same ranks n each), first rank of node a. */
+static int print_group(const struct pplan *pp, int a, int z, int n,
+                       int first)
+{
+    struct bind_rank *b = calloc((size_t)(n ? n : 1), sizeof *b);
+    char nodes[64];
+    int rc;
+
+    if (!b)
+        return cmd_fail(EXIT_FAIL, "out of memory");
+    snprintf(nodes, sizeof nodes, a == z ? "node %d" : "nodes %d-%d", a, z);
+    rc = n ? script_place(pp->t, pp->desc, pp->name, &pp->o, pp->gpus, n, b)
+           : EXIT_OK;
+    if (rc == EXIT_OK) {
+        printf("\n%s (%d node%s), %d rank%s each: rank%s %d", nodes,
+               z - a + 1, a == z ? "" : "s", n, n == 1 ? "" : "s",
+               n == 1 ? "" : "s", first);
+        if (n > 1)
+            printf("-%d", first + n - 1);
+        printf(" on node %d%s\n", a, a == z ? "" : ", the same on the next "
+               "nodes with the ranks after them");
+        printf("  %-6s %-6s %-7s %-5s %-20s %s\n", "LOCAL", "RANK", "SOCKET",
+               "NUMA", "CPUS", "GPU");
+        for (int k = 0; k < n; k++)
+            print_rank(pp, k, first, &b[k]);
+        warn_gpus(pp, n, b, nodes);
+    }
+    free(b);
+    return rc;
+}
+
+static int print_plan(const struct pplan *pp, const char *origin)
+{
+    int first = 0, total = 0, rc = EXIT_OK;
+
+    for (int i = 0; i < pp->nodes; i++)
+        total += node_ranks(pp, i);
+    printf("profile:    %s (%s)\n", pp->name, origin ? origin : "?");
+    printf("node:       %s\n", pp->desc);
+    printf("layout:     %d rank%s on %d node%s, %ld GPU%s a node given\n",
+           total, total == 1 ? "" : "s", pp->nodes, pp->nodes == 1 ? "" : "s",
+           pp->gpus, pp->gpus == 1 ? "" : "s");
+    for (int a = 0; a < pp->nodes && rc == EXIT_OK;) {
+        int n = node_ranks(pp, a), z = a;
+
+        while (z + 1 < pp->nodes && node_ranks(pp, z + 1) == n)
+            z++;
+        rc = print_group(pp, a, z, n, first);
+        first += n * (z - a + 1);
+        a = z + 1;
+    }
+    return rc;
+}
+
+/* Nodes and GPUs a node: the command line's, the profile's, the node's. */
+static void job_shape(struct pplan *pp)
+{
+    const struct site_value *n = &pp->p->v[SITE_NODES];
+    const struct site_value *g = &pp->p->v[SITE_GPUS_PER_NODE];
+    struct topo_summary s;
+
+    topo_describe(pp->t, &s);
+    pp->nodes = pp->o.plan.nodes > 0 ? pp->o.plan.nodes :
+                n->set ? atoi(n->text) : 1;
+    pp->gpus = g->set ? atol(g->text) : s.gpus;
+}
+
+static int load(struct pplan *pp, struct sites *s, char ***origin)
+{
+    if (script_load_profiles(pp->config, s, origin) < 0)
+        return -1;
+    pp->p = sites_find(s, pp->name);
+    if (!pp->p)
+        return cmd_fail(EXIT_USAGE, "plan: no profile '%s' (dlrun script "
+                        "--list-profiles lists them)", pp->name), -1;
+    pp->t = script_profile_topo(pp->p, pp->name, pp->desc, sizeof pp->desc);
+    if (!pp->t && !pp->desc[0])
+        return cmd_fail(EXIT_USAGE, "plan: profile %s describes no node: add "
+                        "node: \"package:2 core:38 gpu:8\" or topology: "
+                        "FILE.xml (man dlrun-sites.yaml)", pp->name), -1;
+    return pp->t ? 0 : -1;
+}
+
+int script_plan(int argc, char **argv)
+{
+    struct pplan pp;
+    struct sites s = { 0 };
+    char usage[4096], **origin = NULL, **v = NULL;
+    int rc = EXIT_USAGE, n;
+
+    memset(&pp, 0, sizeof pp);
+    snprintf(usage, sizeof usage, "%s%s", usage_head, options_help);
+    argc = take_own(argc, argv, &pp);
+    if (argc < 0 || load(&pp, &s, &origin) < 0)
+        goto out;
+    if (!(v = with_profile(argc, argv, pp.p, &n))) {
+        rc = cmd_fail(EXIT_FAIL, "out of memory");
+        goto out;
+    }
+    cmd_fail_context("plan --profile: ");
+    rc = options_parse(n, v, &pp.o, usage);
+    cmd_fail_context(NULL);
+    if (rc != 0) {
+        rc = rc == 1 ? EXIT_OK : rc;
+        goto out;
+    }
+    job_shape(&pp);
+    rc = print_plan(&pp, origin[pp.p - s.profiles]);
+    if (rc == EXIT_OK && fflush(stdout) != 0)
+        rc = EXIT_FAIL;
+out:
+    options_free(&pp.o);
+    topo_free(pp.t);
+    free(v);
+    script_origins_free(origin, s.n);
+    sites_free(&s);
+    return rc;
+}
