@@ -29,27 +29,27 @@
 #endif
 
 static const char script_usage[] =
-    "usage: dlrun script [--profile NAME] [--scheduler slurm|pbs|nqsv|lsf]\n"
+    "usage: dlrun script [--profile NAME] [--scheduler slurm|pbs|nqsv|lsf|pjm]\n"
     "           -N NODES [OPTIONS] [--] PROG [ARGS...]\n"
     "Print a job script whose body runs PROG under dlrun on NODES nodes.\n";
 
 static const char submit_usage[] =
     "usage: dlrun submit [--dry-run] [--profile NAME] [--scheduler S]\n"
     "           -N NODES [OPTIONS] [--] PROG [ARGS...]\n"
-    "Make the job script as `dlrun script` does and submit it (sbatch, qsub\n"
-    "or bsub); print the job id.\n"
+    "Make the job script as `dlrun script` does and submit it (sbatch, qsub,\n"
+    "bsub or pjsub); print the job id.\n"
     "      --dry-run            print the script and the submit command only\n";
 
 static const char options_text[] =
     "Job (each overrides the profile):\n"
     "  -P, --profile NAME       a site profile from sites.yaml\n"
-    "      --scheduler S        slurm, pbs, nqsv or lsf\n"
+    "      --scheduler S        slurm, pbs, nqsv, lsf or pjm\n"
     "  -N, --nodes N            nodes\n"
     "      --gpus-per-node G    GPUs on each node\n"
     "      --cores-per-node C   CPU cores on each node\n"
     "      --tasks per-node|per-gpu  one dlrun per node starting G ranks\n"
     "                           (default), or one scheduler task per GPU\n"
-    "      --launcher dlrun|mpirun  PBS, NQSV, LSF: the script's dlrun starts\n"
+    "      --launcher dlrun|mpirun  PBS, NQSV, LSF, PJM: the script's dlrun starts\n"
     "                           an agent on each node over ssh (default), or\n"
     "                           Open MPI's mpirun starts a dlrun per task\n"
     "  -t, --time TIME          wall time: HH:MM:SS, D-HH:MM:SS or minutes\n"
@@ -714,7 +714,7 @@ static int render(const struct cli *c, const struct site_profile *p,
         goto out;
     rc = EXIT_USAGE;
     if (j.sched < 0) {
-        usage_error("no scheduler: give --scheduler slurm|pbs|nqsv|lsf or "
+        usage_error("no scheduler: give --scheduler slurm|pbs|nqsv|lsf|pjm or "
                     "--profile NAME");
         goto out;
     }

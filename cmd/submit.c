@@ -22,7 +22,8 @@
 static void submit_argv(int sched, const char *file, const char *argv[4])
 {
     argv[0] = sched == SCHED_SLURM ? "sbatch" :
-              sched == SCHED_LSF ? "bsub" : "qsub";
+              sched == SCHED_LSF ? "bsub" : sched == SCHED_PJM ? "pjsub" :
+              "qsub";
     argv[1] = sched == SCHED_SLURM ? "--parsable" : file;
     argv[2] = sched == SCHED_SLURM ? file : NULL;
     argv[3] = NULL;
@@ -35,6 +36,7 @@ static void submit_argv(int sched, const char *file, const char *argv[4])
  *   qsub (PBS)          123.server
  *   qsub (NQSV)         Request 123.sqd submitted to queue: SQUID.
  *   bsub                Job <123> is submitted to queue <normal>.
+ *   pjsub (PJM)         [INFO] PJM 0000 pjsub Job 123 submitted.
  * Anything else: the first line as it is.  Rewrites out in place. */
 static const char *job_id(int sched, char *out)
 {
@@ -44,6 +46,8 @@ static const char *job_id(int sched, char *out)
         s = e + 8;
     if (sched == SCHED_LSF && (e = strchr(out, '<')))
         s = e + 1;
+    if (sched == SCHED_PJM && (e = strstr(out, " Job ")))
+        s = e + 5;
     s += strspn(s, " \t\n");
     s[strcspn(s, sched == SCHED_LSF ? ">\n" : sched == SCHED_SLURM ?
               ";\n" : " \t\n")] = '\0';

@@ -270,6 +270,10 @@ static int check_job(const struct jobspec *j, struct err *err)
         return err_set(err, "launcher mpirun is for PBS, NQSV and LSF: in a "
                        "Slurm job dlrun starts the nodes with srun (--tasks "
                        "per-gpu: one srun task per GPU)");
+    if (j->requeue && j->sched == SCHED_PJM)
+        return err_set(err, "--requeue is not available for PJM jobs here "
+                       "(pjsub --restart is the site's to allow): give "
+                       "--no-requeue");
     if (j->requeue && !j->signal_name)
         return err_set(err, "--requeue needs the signal sent before the "
                        "time limit (--signal USR1@90)");

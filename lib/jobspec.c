@@ -33,7 +33,7 @@ const char *jobspec_visible(const char *s, char buf[80])
 
 static const char *const sched_names[SCHED_COUNT] = {
     [SCHED_SLURM] = "slurm", [SCHED_PBS] = "pbs", [SCHED_NQSV] = "nqsv",
-    [SCHED_LSF] = "lsf",
+    [SCHED_LSF] = "lsf", [SCHED_PJM] = "pjm",
 };
 
 int sched_parse(const char *s, struct err *err)
@@ -43,7 +43,7 @@ int sched_parse(const char *s, struct err *err)
             return i;
     char b[80];
 
-    return err_set(err, "unknown scheduler '%s' (slurm, pbs, nqsv or lsf)",
+    return err_set(err, "unknown scheduler '%s' (slurm, pbs, nqsv, lsf or pjm)",
                    jobspec_visible(s, b));
 }
 

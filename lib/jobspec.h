@@ -8,7 +8,9 @@
 
 #include "err.h"
 
-enum sched { SCHED_SLURM, SCHED_PBS, SCHED_NQSV, SCHED_LSF, SCHED_COUNT };
+enum sched {
+    SCHED_SLURM, SCHED_PBS, SCHED_NQSV, SCHED_LSF, SCHED_PJM, SCHED_COUNT
+};
 
 /* The scheduler named s ("slurm", "pbs", "nqsv", "lsf"), or -1 with err. */
 int sched_parse(const char *s, struct err *err);

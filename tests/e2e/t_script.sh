@@ -169,7 +169,7 @@ refuse "--launcher mpirun under Slurm" "launcher mpirun is for PBS, NQSV and LSF
 refuse "option without its value" "needs a value" --scheduler slurm -N
 refuse "--dry-run is for submit" "--dry-run is an option of dlrun submit" \
     --dry-run --scheduler slurm -N 1 -- prog
-refuse "unknown profile" "no profile 'nope' (profiles: jean-zay, neuron, squid" \
+refuse "unknown profile" "no profile 'nope' (profiles: flow, jean-zay, neuron, squid" \
     --profile nope -N 1 -- prog
 
 # --- YAML errors through the command: FILE:LINE:COLUMN and the key ---
@@ -229,7 +229,7 @@ expect_grep "launcher: mpirun in a profile" \
 expect_grep "  --launcher dlrun over it: the head" \
     "^exec dlrun --alloc lsf --nproc-per-node 2 -x PATH .* -- prog\$" "$TMP/l.sh"
 expect_eq "  no mpirun but in comments" "$(grep -c '^[^#]*mpirun' "$TMP/l.sh" | tr -d ' ')" 0
-expect_eq "--list-profiles" "$("$DLRUN" script --list-profiles | cut -f1 | tr '\n' ' ')" "site other jean-zay neuron squid "
+expect_eq "--list-profiles" "$("$DLRUN" script --list-profiles | cut -f1 | tr '\n' ' ')" "site other flow jean-zay neuron squid "
 
 # --- templates: --template, errors in a template at FILE:LINE:COLUMN ---
 printf '#!/bin/sh\n# {{nodes}} nodes\n{{#env}}\n{{nope}}\n{{/env}}\n' >"$TMP/t.sh.in"
@@ -375,8 +375,8 @@ EOS
     }
     expect_eq "bash completion: dlrun s<TAB>" "$(comp dlrun s)" "script submit "
     expect_eq "bash completion: dlrun script --prof<TAB>" "$(comp dlrun script --prof)" "--profile "
-    expect_eq "bash completion: dlrun script --profile <TAB>" "$(comp dlrun script --profile '')" "jean-zay neuron squid "
-    expect_eq "bash completion: dlrun submit --scheduler <TAB>" "$(comp dlrun submit --scheduler '')" "lsf nqsv pbs slurm "
+    expect_eq "bash completion: dlrun script --profile <TAB>" "$(comp dlrun script --profile '')" "flow jean-zay neuron squid "
+    expect_eq "bash completion: dlrun submit --scheduler <TAB>" "$(comp dlrun submit --scheduler '')" "lsf nqsv pbs pjm slurm "
     expect_eq "bash completion: dlrun submit --dry<TAB>" "$(comp dlrun submit --dry)" "--dry-run "
     expect_eq "bash completion: dlrun script --launcher <TAB>" "$(comp dlrun script --launcher '')" "dlrun mpirun "
     expect_eq "bash completion: dlrun run --launcher <TAB> (dlrun's own)" "$(comp dlrun run --launcher '')" "local srun ssh "

@@ -16,13 +16,58 @@ one_line() {
     expect_grep "$1: says dlrun:" "^dlrun: " "$TMP/err"
 }
 
+# --- PJM (Flow): the template, the profile, pjsub ---
+GOLD=$TOP/tests/golden/script
+# golden NAME ARGS... : dlrun script ARGS prints GOLD/NAME.sh exactly
+# (DLRUN_UPDATE_GOLDEN=1 rewrites it) and it is valid bash
+golden() {
+    name=$1; shift
+    if ! "$DLRUN" script "$@" >"$TMP/$name.sh" 2>"$TMP/err"; then
+        fail "golden $name: dlrun script failed"; sed 's/^/  err: /' "$TMP/err"; return
+    fi
+    if [ "${DLRUN_UPDATE_GOLDEN:-}" = 1 ]; then
+        cp "$TMP/$name.sh" "$GOLD/$name.sh" && pass "golden $name (rewritten)"
+    elif cmp -s "$TMP/$name.sh" "$GOLD/$name.sh"; then pass "golden $name"; else
+        fail "golden $name differs from tests/golden/script/$name.sh"
+        diff -u "$GOLD/$name.sh" "$TMP/$name.sh" | head -n 30 | sed 's/^/  | /'
+    fi
+    bash -n "$TMP/$name.sh" 2>"$TMP/err" && pass "  $name: bash -n" ||
+        { fail "  $name: bash -n"; sed 's/^/  err: /' "$TMP/err"; }
+}
+golden pjm --scheduler pjm -N 2 --gpus-per-node 4 --cores-per-node 40 -t 1:30:00 \
+    -p cx-small -A z00000a -J train --map-by ppr:2:socket -- python train.py --lr 0.1
+golden pjm-mpirun --scheduler pjm -N 2 --gpus-per-node 4 --launcher mpirun \
+    --env NCCL_DEBUG=INFO -- python train.py
+golden pjm-per-gpu --scheduler pjm -N 2 --gpus-per-node 4 --tasks per-gpu \
+    --launcher mpirun -- python train.py
+golden profile-flow --profile flow -N 2 -- python3 train.py --epochs 3
+expect_grep "pjm: the head reads PJM's node file" "^exec dlrun --alloc pjm --nproc-per-node 4 " "$TMP/pjm.sh"
+expect_grep "pjm-per-gpu: 8 MPI processes" "^#PJM --mpi proc=8\$" "$TMP/pjm-per-gpu.sh"
+expect_grep "flow: mpirun on the node file, one dlrun a node" \
+    '^exec mpirun -machinefile "$PJM_O_NODEINF" --bind-to none -x PATH .* -np 2 -npernode 1 dlrun --nproc-per-node 4 --map-by ppr:2:socket --bind-to core -- python3 train.py --epochs 3$' \
+    "$TMP/profile-flow.sh"
+expect_rc "pjm --requeue: refused" 2 "$DLRUN" script --scheduler pjm -N 1 --requeue -- p
+one_line "pjm --requeue"
+mkdir -p "$TMP/bin"
+cat >"$TMP/bin/pjsub" <<'EOS'
+#!/bin/sh
+# pjsub FILE: keep the script, answer as PJM does
+cp "$1" "$STUB_DIR/pjsub.script"
+echo "[INFO] PJM 0000 pjsub Job 932267 submitted."
+EOS
+chmod +x "$TMP/bin/pjsub"
+STUB_DIR=$TMP PATH=$TMP/bin:$PATH expect_rc "submit --profile flow" 0 "$DLRUN" submit \
+    --profile flow -N 2 -- python3 train.py
+expect_eq "  the job id from pjsub's line" "$(cat "$TMP/out")" 932267
+expect_grep "  pjsub got the script" "^#PJM -L rscgrp=cx-small\$" "$TMP/pjsub.script"
+
 # --- the bundled profiles, found without --config ---
-for p in squid neuron jean-zay; do
+for p in squid neuron jean-zay flow; do
     expect_rc "--profile $p without --config" 0 "$DLRUN" script --profile "$p" \
         -N 2 -- python3 bench.py
 done
 "$DLRUN" script --list-profiles >"$TMP/list" 2>"$TMP/err"
-for p in squid neuron jean-zay; do
+for p in squid neuron jean-zay flow; do
     expect_eq "--list-profiles: $p and its file" \
         "$(grep "^$p	" "$TMP/list" | cut -f2)" "$SITES/$p.yaml"
 done

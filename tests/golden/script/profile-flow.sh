@@ -1,0 +1,16 @@
+#!/bin/bash
+# Made by `dlrun script`; submit with pjsub (or make it with dlrun submit).
+#PJM -L rscgrp=cx-small
+#PJM -L node=2
+#PJM --mpi proc=2
+#PJM -L elapse=01:00:00
+#PJM -g z00000a
+#PJM -j
+
+cd "$PJM_O_WORKDIR" || exit 1
+module load gcc/10.3.0
+module load cuda/11.4.2
+module load openmpi_cuda/4.1.2
+export OMP_NUM_THREADS=10
+source "$HOME/venv/bin/activate"
+exec mpirun -machinefile "$PJM_O_NODEINF" --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -x OMP_NUM_THREADS -np 2 -npernode 1 dlrun --nproc-per-node 4 --map-by ppr:2:socket --bind-to core -- python3 train.py --epochs 3
