@@ -114,7 +114,7 @@ static const struct row rows[] = {
     { "bad scheduler",
       "profiles:\n  a:\n    scheduler: sge\n",
       "s.yaml:3:16: profiles.a.scheduler: unknown scheduler 'sge' (slurm, "
-      "pbs, nqsv or lsf)" },
+      "pbs, nqsv, lsf or pjm)" },
     { "bad time",
       "profiles:\n  a:\n    time: 1:30\n",
       "s.yaml:3:11: profiles.a.time: '1:30' is not a wall time of at least "
