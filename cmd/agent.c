@@ -204,8 +204,8 @@ static int take_lifeline(void)
     int fd, nul;
 
     if (!getenv("DLRUN_TOKEN") && envwire_read(0, &got, &err) < 0)
-        return cmd_fail(EXIT_FAIL, "agent: no broker secrets on stdin: %s",
-                        err.msg), -1;
+        return cmd_fail(EXIT_FAIL, "agent: cannot read the broker secrets "
+                        "and -x values on stdin: %s", err.msg), -1;
     for (size_t i = 0; i < got.n; i++) {
         char *eq = strchr(got.v[i], '=');
         if (!envwire_travels(got.v[i], (size_t)(eq - got.v[i]))) {
