@@ -38,4 +38,30 @@ expect_eq "  the job ends well" "$?" 0 || sed 's/^/  | /' "$TMP/err"
 expect_eq "  every rank has both values, and no DLRUN_X_ variable" \
     "$(sort -u "$TMP/out" | cut -d' ' -f2- | sort -u)" "[$A] [$B] [0]"
 expect_eq "  12 ranks said so" "$(wc -l <"$TMP/out" | tr -d ' ')" 12
+# --- what a remote agent reads on stdin before its lifeline ---
+agent() { env $CLEAN "$DLRUN" agent --hosts=sim1:1 --np=1 --node=0 --lifeline -- true; }
+printf 'DLRUN_TOKEN=00\n' >"$TMP/in1"
+expect_rc "agent: stdin ends before the empty line" 1 agent <"$TMP/in1"
+expect_grep "  says so" "cannot read the broker secrets and -x values on stdin: it ended before" "$TMP/err"
+printf 'DLRUN_TOKEN=00\nLD_PRELOAD=/tmp/x.so\n\n' >"$TMP/in2"
+expect_rc "agent: a variable that does not travel" 1 agent <"$TMP/in2"
+expect_grep "  refused" "unexpected variable on stdin" "$TMP/err"
+printf 'DLRUN_X_A=1\\q\n\n' >"$TMP/in3"
+expect_rc "agent: a bad escape" 1 agent <"$TMP/in3"
+expect_grep "  refused" "bad escape" "$TMP/err"
+# a good stream: the value (two lines, a backslash) reaches the rank
+"$DLRUN" broker --bind 127.0.0.1 >"$TMP/broker.env" 2>/dev/null & bp=$!
+for _ in $(seq 100); do [ "$(wc -l <"$TMP/broker.env")" -ge 2 ] && break; sleep 0.1; done
+{ cat "$TMP/broker.env"; printf 'DLRUN_X_S=%s\n\n' 'a\nb\\c'; } >"$TMP/in4"
+mkfifo "$TMP/fifo"
+env $CLEAN "$DLRUN" agent --hosts=sim1:1 --np=1 --node=0 --lifeline $SIM -- \
+    sh -c 'printf "[%s]\n" "$S"' <"$TMP/fifo" >"$TMP/a.out" 2>"$TMP/a.err" & ap=$!
+exec 3>"$TMP/fifo"
+cat "$TMP/in4" >&3
+wait $ap; rc=$?
+exec 3>&-
+kill $bp; wait $bp 2>/dev/null
+expect_eq "agent: secrets and -x values from stdin: the rank runs" "$rc" 0 ||
+    sed 's/^/  | /' "$TMP/a.err"
+expect_eq "  with S as sent" "$(cat "$TMP/a.out")" "$(printf '[a\nb\\c]')"
 done_testing
