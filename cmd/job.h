@@ -35,6 +35,26 @@ struct job {
  * mode, where the scheduler serves it); 0 or the exit code, printed. */
 int job_mpi_resolve(struct job *j, char **prog);
 
+/* The run-time guard of --mpi=auto (cmd/mpi.c): when dlrun hosts no PMIx
+ * server for ranks it decided are not MPI programs, a rank that maps a
+ * libmpi anyway (a module of its own, ctypes) would be an MPI job of its
+ * own; the guard looks for one while the job starts (growing intervals,
+ * ten minutes) and stops the ranks with one line naming --mpi=pmix. */
+struct supervise;
+struct mpi_guard {
+    struct job *j;                      /* borrowed */
+    struct supervise *sv;               /* borrowed */
+    int (*inner)(void *ctx, int readable);  /* the hook it wraps, or NULL */
+    void *inner_ctx;
+    long start_ms, next_ms;
+    int interval_ms, done;
+    int tripped;                        /* 1: it stopped the ranks */
+};
+
+/* Put the guard g (zeroed by the caller, alive while sv runs) into sv's
+ * periodic hook when this launch wants it. */
+void job_mpi_guard(struct job *j, struct supervise *sv, struct mpi_guard *g);
+
 /* mpirun bound this task for one rank; a dlrun that starts a node's ranks
  * or binds its rank itself takes every CPU the cgroup allows back first
  * (a note under --report-bindings).  Call before job_bind.  Cannot fail. */

@@ -202,6 +202,7 @@ static int run_attempt(struct job *j, struct launch_job *lj,
 {
     struct err err = { "" };
     struct local_broker lb = { 0 };
+    struct mpi_guard guard = { 0 };
     int rc = EXIT_FAIL, exec_errno = 0, watched = 0;
 
     if (j->subtree && start_subtree(j, lj, sv) < 0)
@@ -236,11 +237,14 @@ static int run_attempt(struct job *j, struct launch_job *lj,
         sv->extra_ctx = &lb;
     }
     watched = 1;
+    job_mpi_guard(j, sv, &guard);
     rc = supervise_run(sv);
     if (rc < 0)
         rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
+    if (guard.tripped)          /* its line said why */
+        rc = EXIT_USAGE;
     /* an agent's failure line is the head's to print */
-    if (sv->failed >= 0 && sv->ranks[sv->failed].rank >= 0 && !j->agent)
+    else if (sv->failed >= 0 && sv->ranks[sv->failed].rank >= 0 && !j->agent)
         report_failure(j, sv);
     end_leftovers(sv);
 out:

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -16,6 +18,7 @@
 #include "mpidetect.h"
 #include "pmix_host.h"
 #include "strv.h"
+#include "supervise.h"
 
 extern char **environ;
 
@@ -83,10 +86,14 @@ static void drop_launcher_env(void)
     }
 }
 
+/* --mpi=auto found no MPI program and hosts nothing: the guard watches. */
+static int guard_wanted;
+
 int job_mpi_resolve(struct job *j, char **prog)
 {
     struct options *o = &j->opt;
     int across = j->plan.self_node >= 0 && !j->agent && j->plan.nnodes > 1;
+    int was_auto = o->mpi == MPI_AUTO;
 
     if (j->plan.self_node >= 0 && launcher_binds(&j->alloc))
         drop_launcher_env();
@@ -99,6 +106,7 @@ int job_mpi_resolve(struct job *j, char **prog)
     if (o->mpi == MPI_AUTO)
         o->mpi = !across && pmix_host_available() &&
                  mpidetect_argv(prog, getenv("PATH")) ? MPI_PMIX : MPI_NONE;
+    guard_wanted = was_auto && o->mpi == MPI_NONE && j->plan.nranks > 1;
     if (o->mpi == MPI_PMIX && !pmix_host_available())
         return cmd_fail(EXIT_USAGE, "--mpi=pmix: this dlrun was built "
                         "without PMIx (install libpmix-dev and rebuild; "
@@ -132,6 +140,77 @@ void job_launcher_affinity(struct job *j)
                 "dlrun plans on the CPUs %s of the node (put --bind-to none "
                 "on the mpirun line)\n", cpus_str(&was, a, sizeof a),
                 cpus_str(&now, b, sizeof b));
+}
+
+static long guard_now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A running rank that maps a libmpi: stop every rank (SIGTERM: no restart
+ * follows a stop dlrun was told to make) with one line. */
+static void guard_check(struct mpi_guard *g)
+{
+    struct supervise *sv = g->sv;
+    int across = g->j->plan.self_node >= 0 && g->j->plan.nnodes > 1;
+    char lib[128];
+
+    for (int i = 0; i < sv->n && !g->tripped; i++) {
+        struct sv_rank *r = &sv->ranks[i];
+        if (!r->running || r->rank < 0 || !mpidetect_pid(r->pid, lib, sizeof lib))
+            continue;
+        g->tripped = 1;
+        fprintf(stderr, "dlrun: rank %d (pid %d) loaded %s but dlrun hosts no "
+                "PMIx server for it: each rank would be an MPI job of its own; "
+                "%s\n", r->rank, (int)r->pid, lib, across ? "one dlrun per "
+                "node cannot host one across nodes: start the ranks with "
+                "srun --mpi=pmix or mpirun (dlrun per task), or run one dlrun "
+                "in the allocation with --mpi=pmix" : "run with --mpi=pmix "
+                "(--mpi=none to allow it)");
+        sv->signal_received = SIGTERM;
+        for (int k = 0; k < sv->n; k++)
+            if (sv->ranks[k].running && sv->ranks[k].rank >= 0)
+                killpg(sv->ranks[k].pid, SIGTERM);
+    }
+}
+
+/* sv's periodic hook: the wrapped one's, then a look at the ranks at
+ * 100 ms, 200 ms, ... every 2 s, for the first ten minutes (MPI is loaded
+ * while the program starts; reading every rank's maps forever would cost
+ * a long job for nothing). */
+static int guard_tick(void *ctx, int readable)
+{
+    struct mpi_guard *g = ctx;
+    int inner = g->inner ? g->inner(g->inner_ctx, readable) : -1;
+    long now = guard_now_ms(), mine;
+
+    if (!g->done && !g->tripped && now >= g->next_ms) {
+        guard_check(g);
+        g->interval_ms = g->interval_ms < 1000 ? 2 * g->interval_ms : 2000;
+        g->next_ms = now + g->interval_ms;
+        g->done = now - g->start_ms > 600000;
+    }
+    mine = g->done || g->tripped ? -1 : g->next_ms - now;
+    if (mine < 0)
+        return inner;
+    return inner >= 0 && inner < mine ? inner : (int)mine;
+}
+
+void job_mpi_guard(struct job *j, struct supervise *sv, struct mpi_guard *g)
+{
+    if (!guard_wanted || j->opt.mpi != MPI_NONE)
+        return;
+    *g = (struct mpi_guard){ .j = j, .sv = sv, .inner = sv->extra,
+                             .inner_ctx = sv->extra_ctx, .interval_ms = 50 };
+    g->start_ms = guard_now_ms();
+    g->next_ms = g->start_ms + 50;
+    if (!sv->extra)
+        sv->extra_fd = -1;
+    sv->extra = guard_tick;
+    sv->extra_ctx = g;
 }
 
 /* Failures in the PMIx server's threads (across nodes). */

@@ -20,7 +20,9 @@ int mpidetect_python_text(const unsigned char *b, size_t n)
     if (n > SCRIPT_SCAN)
         n = SCRIPT_SCAN;
     return memmem(b, n, "mpi4py", 6) != NULL ||
-           memmem(b, n, "horovod", 7) != NULL;
+           memmem(b, n, "horovod", 7) != NULL ||
+           memmem(b, n, "pyrannc", 7) != NULL ||
+           memmem(b, n, "libmpi", 6) != NULL;
 }
 
 /* The file offset of virtual address addr (in a PT_LOAD), or 0. */
@@ -144,7 +146,8 @@ static int python_argv(char *const *argv)
         const char *a = argv[i];
         if (strcmp(a, "-m") == 0)
             return argv[i + 1] && (strncmp(argv[i + 1], "mpi4py", 6) == 0 ||
-                                   strncmp(argv[i + 1], "horovod", 7) == 0);
+                                   strncmp(argv[i + 1], "horovod", 7) == 0 ||
+                                   strncmp(argv[i + 1], "pyrannc", 7) == 0);
         if (strcmp(a, "-c") == 0)
             return argv[i + 1] &&
                    mpidetect_python_text((const void *)argv[i + 1],
@@ -175,4 +178,103 @@ int mpidetect_argv(char *const *argv, const char *path)
     if (proc_find_program(argv[0], path, file, sizeof file) < 0)
         return 0;
     return test_path(file, 0);
+}
+
+/* The line's file name when it is a libmpi* ("/usr/lib/.../libmpi.so.40"). */
+static int maps_line_mpi(const char *line, size_t n, char *lib, size_t len)
+{
+    const char *slash = NULL, *base;
+    size_t blen;
+
+    for (size_t i = 0; i < n; i++)
+        if (line[i] == '/')
+            slash = line + i;
+    if (!slash)
+        return 0;
+    base = slash + 1;
+    blen = n - (size_t)(base - line);
+    if (blen < 6 || memcmp(base, "libmpi", 6) != 0)
+        return 0;
+    if (len)
+        snprintf(lib, len, "%.*s", (int)blen, base);
+    return 1;
+}
+
+int mpidetect_maps_text(const char *b, size_t n, char *lib, size_t len)
+{
+    while (n > 0) {
+        const char *nl = memchr(b, '\n', n);
+        size_t line = nl ? (size_t)(nl - b) : n;
+
+        if (maps_line_mpi(b, line, lib, len))
+            return 1;
+        if (!nl)
+            break;
+        b += line + 1;
+        n -= line + 1;
+    }
+    return 0;
+}
+
+/* /proc/PID/maps, read whole (it has no size to stat); 0 / 1 as above. */
+static int pid_maps_mpi(pid_t pid, char *lib, size_t len)
+{
+    char path[64], buf[65536];
+    size_t keep = 0;
+    ssize_t got;
+    int fd, rc = 0;
+
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    /* chunk by chunk; a line cut at a chunk's end is carried over */
+    while (!rc && (got = read(fd, buf + keep, sizeof buf - keep)) > 0) {
+        size_t n = keep + (size_t)got;
+        const char *last = memrchr(buf, '\n', n);
+        size_t whole = last ? (size_t)(last - buf) + 1 : n;
+
+        rc = mpidetect_maps_text(buf, whole, lib, len);
+        keep = n - whole;
+        memmove(buf, buf + whole, keep);
+    }
+    close(fd);
+    return rc || (keep && mpidetect_maps_text(buf, keep, lib, len));
+}
+
+/* pid's children (/proc/PID/task/PID/children) into kids; how many. */
+static int children_of(pid_t pid, pid_t *kids, int max)
+{
+    char path[96];
+    FILE *f;
+    int n = 0, k;
+
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid,
+             (int)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return 0;
+    while (n < max && fscanf(f, "%d", &k) == 1)
+        kids[n++] = (pid_t)k;
+    fclose(f);
+    return n;
+}
+
+int mpidetect_pid(pid_t pid, char *lib, size_t len)
+{
+    pid_t q[64];
+    int head = 0, tail = 1, level_end = 1, depth = 0;
+
+    q[0] = pid;
+    while (head < tail) {
+        if (pid_maps_mpi(q[head], lib, len))
+            return 1;
+        if (depth < 4)
+            tail += children_of(q[head], q + tail, 64 - tail);
+        if (++head == level_end) {
+            depth++;
+            level_end = tail;
+        }
+    }
+    return 0;
 }

@@ -4,15 +4,19 @@
  *  - an ELF executable whose DT_NEEDED names a libmpi* (Open MPI's
  *    libmpi.so.40, MPICH's libmpich.so.12, libmpi_cxx...);
  *  - a script (#! line naming python) or `python SCRIPT` whose first
- *    64 KiB mention mpi4py or horovod; `python -m mpi4py`, `python -c CODE`
- *    with the same words.
- * A program that loads MPI some other way (through a library of its own,
- * dlopen, a shell wrapper) is not seen: --mpi=pmix says so.
+ *    64 KiB mention mpi4py, horovod, pyrannc (RaNNC) or libmpi (ctypes);
+ *    `python -m mpi4py`, `python -c CODE` with the same words.
+ * A program that loads MPI some other way (through a module of its own,
+ * dlopen, a shell wrapper) is not seen here: at run time
+ * mpidetect_pid() finds the libmpi its ranks map, and the launch stops
+ * them with a line naming --mpi=pmix rather than letting each rank be an
+ * MPI job of its own.
  */
 #ifndef DLRUN_MPIDETECT_H
 #define DLRUN_MPIDETECT_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* 1 when argv (NULL-terminated, argv[0] searched in path as execvp
  * would; path may be NULL) runs an MPI program, else 0 (also when the
@@ -24,7 +28,18 @@ int mpidetect_argv(char *const *argv, const char *path);
  * mentions mpi4py or horovod, else 0.  Any bytes are safe. */
 int mpidetect_file(const unsigned char *b, size_t n);
 
-/* 1 when the n bytes of Python text mention mpi4py or horovod. */
+/* 1 when the n bytes of Python text mention mpi4py, horovod, pyrannc or
+ * libmpi. */
 int mpidetect_python_text(const unsigned char *b, size_t n);
+
+/* 1 when process pid or one of its descendants (4 levels, 64 processes:
+ * a shell wrapper's python) maps an MPI library (a file named libmpi*,
+ * /proc/PID/maps), with that file's name copied into lib (len bytes);
+ * 0 when none does or /proc cannot be read. */
+int mpidetect_pid(pid_t pid, char *lib, size_t len);
+
+/* 1 when the n bytes of a /proc/PID/maps text map a libmpi*, with its
+ * file name in lib (len bytes).  Any bytes are safe. */
+int mpidetect_maps_text(const char *b, size_t n, char *lib, size_t len);
 
 #endif

@@ -1,6 +1,6 @@
 /* fuzz_mpidetect.c - --mpi=auto reads the program's file: any bytes (a
  * corrupt or hostile ELF, a script) give 0, 1 or 2, never a read out of
- * bounds. */
+ * bounds; the same bytes as a /proc/PID/maps text give 0 or 1. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     r = mpidetect_file(copy, size);
     if (r < 0 || r > 2)
         abort();
+    {
+        char lib[32];
+        r = mpidetect_maps_text((const char *)copy, size, lib, sizeof lib);
+        if (r < 0 || r > 1 || (r && !memchr(lib, '\0', sizeof lib)))
+            abort();
+    }
     free(copy);
     return 0;
 }

@@ -148,10 +148,47 @@ static void test_argv(void)
     rmdir(dir);
 }
 
+/* The words of programs that load MPI without mpi4py or horovod. */
+static void test_more_words(void)
+{
+    static const char rannc[] = "import pyrannc\nmodel = pyrannc.RaNNCModule(m, o)\n";
+    static const char cdll[] = "import ctypes\nctypes.CDLL('libmpi.so.40')\n";
+
+    ok(mpidetect_python_text((const void *)rannc, strlen(rannc)),
+       "RaNNC (pyrannc): MPI");
+    ok(mpidetect_python_text((const void *)cdll, strlen(cdll)),
+       "ctypes.CDLL of libmpi: MPI");
+}
+
+/* /proc/PID/maps lines: a libmpi* file is MPI, its name is given. */
+static void test_maps(void)
+{
+    static const char mpi[] =
+        "55d0c0000000-55d0c0001000 r--p 00000000 08:01 123 /usr/bin/python3.11\n"
+        "7f00aa000000-7f00aa100000 r-xp 00000000 08:01 456 "
+        "/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.4\n[heap]\n";
+    static const char mpich[] = "7f0 r-xp 0 0:0 1 /opt/mpich/lib/libmpich.so.12";
+    static const char none[] =
+        "7f00 r-xp 0 0:0 1 /usr/lib/libtorch.so\n"
+        "7f01 rw-p 0 0:0 0 \n7f02 r--p 0 0:0 1 /tmp/libmpi/notes.txt\n";
+    char lib[64] = "";
+
+    ok(mpidetect_maps_text(mpi, strlen(mpi), lib, sizeof lib) &&
+       strcmp(lib, "libmpi.so.40.30.4") == 0, "maps with Open MPI's libmpi");
+    ok(mpidetect_maps_text(mpich, strlen(mpich), lib, sizeof lib) &&
+       strcmp(lib, "libmpich.so.12") == 0, "maps with MPICH, no last newline");
+    ok(!mpidetect_maps_text(none, strlen(none), lib, sizeof lib),
+       "libtorch, anonymous memory, a folder named libmpi: not MPI");
+    ok(!mpidetect_pid(getpid(), lib, sizeof lib), "this test maps no libmpi");
+    ok(!mpidetect_pid(-1, lib, sizeof lib), "no such process: 0");
+}
+
 int main(void)
 {
     test_elf();
     test_text();
+    test_more_words();
+    test_maps();
     test_argv();
     return tap_done();
 }
