@@ -2,8 +2,10 @@
  * (train.py runs under Python) and mpirun's MPMD form. */
 #include "dialect.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -36,11 +38,32 @@ static int wants_python(const char *p)
     return stat(p, &st) == 0 && S_ISREG(st.st_mode) && access(p, X_OK) != 0;
 }
 
+/* torchrun --standalone's run id: a random UUID (version 4). */
+static int standalone_id(struct options *o)
+{
+    unsigned char b[16];
+    char *s = NULL;
+
+    if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
+        return 0;   /* "none", as without --standalone */
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+    if (asprintf(&s, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+                 "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
+                 b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
+                 b[14], b[15]) < 0 || !options_keep(o, s))
+        return cmd_fail(EXIT_FAIL, "out of memory");
+    o->torch.run_id = s;
+    return 0;
+}
+
 int dialect_finish(struct options *o, int argc, char **argv)
 {
     int n = argc - o->prog, k = 0, py;
     const char *python = getenv("PYTHON_EXEC");     /* torchrun's override */
 
+    if (o->torch.standalone && !o->torch.run_id && standalone_id(o) != 0)
+        return EXIT_FAIL;
     if (n <= 0)
         return 0;
     if (mpmd_refuse(argv + o->prog, n) != 0)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "dialect.h"
 #include "envout.h"
 #include "envwire.h"
 #include "horovod.h"
@@ -51,6 +52,9 @@ int job_prepare(struct job *j, int collective)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
     if (torch_by_hand(j) != 0)
         return EXIT_USAGE;
+    /* mpirun without -np fills every slot */
+    if (j->opt.dialect == D_MPIRUN)
+        j->alloc.default_ranks = 0;
     /* -np N on this host alone is --nproc-per-node N (torchrun's and
      * horovodrun's users expect it to run): the binding warns instead */
     if (strcmp(j->alloc.source, "local") == 0 && !j->opt.plan.per_node &&

@@ -1,0 +1,196 @@
+#!/bin/sh
+# t_dialects_diff.sh - the differential test of the dialects: command lines
+# from torchrun's and Open MPI's documentation, Horovod's docs and the seeds
+# (../shared/seeds: blog posts with horovodrun and mpirun lines) run with the
+# real tool (Debian's torchrun 1.13 through bench/torchrun-wrapper.py,
+# Open MPI's mpirun) and with dlrun in its place; every rank's variables
+# and the job's outcome must agree.  Lines for a tool that is not installed
+# here (horovodrun, MPICH's mpiexec) are compared with the mpirun line that
+# means the same.  Lines dlrun refuses must exit 2 with one line naming the
+# dlrun way.
+#
+# Differences by design, not compared: MASTER_ADDR (torchrun: localhost,
+# dlrun: 127.0.0.1), OMP_NUM_THREADS (torchrun: 1, dlrun: the rank's CPUs),
+# TORCHELASTIC_USE_AGENT_STORE (True under torchrun's static rendezvous,
+# whose agent serves the store; dlrun has no agent store), a random
+# TORCHELASTIC_RUN_ID (--standalone: compared as "uuid"), the exit code of
+# a failed job beyond failed or not (torchrun exits 1, dlrun with the
+# failing rank's code).
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3     # Debian's, with torch
+[ -x "$PY" ] && "$PY" -c 'import torch.distributed.run' 2>/dev/null ||
+    skip "skip: $PY has no torch.distributed.run"
+command -v mpirun >/dev/null 2>&1 || skip "skip: Open MPI's mpirun not installed"
+TORCHRUN="$PY $TOP/bench/torchrun-wrapper.py"
+export PYTHON_EXEC=$PY  # dlrun's Python for torchrun lines (torchrun's own override)
+root=""
+[ "$(id -u)" -eq 0 ] && root=--allow-run-as-root
+unset SLURM_JOB_ID SLURM_STEP_ID PMIX_NAMESPACE OMPI_COMM_WORLD_RANK PMI_RANK \
+    PBS_NODEFILE LSB_MCPU_HOSTS NQSV_MPIOPTS OMP_NUM_THREADS \
+    NCCL_ASYNC_ERROR_HANDLING TORCH_NCCL_ASYNC_ERROR_HANDLING
+cd "$TMP" || exit 1
+mkdir -p w
+printf 'localhost slots=2\n' >hf
+ln -s "$DLRUN" mpirun
+ln -s "$DLRUN" horovodrun
+
+# The probe: each rank writes what it was given to $PROBE_OUT/rank.N, the
+# facts under one name whichever tool gave them.
+cat >probe.py <<'EOF'
+import json, os, sys
+e = os.environ
+def pick(*names):
+    for n in names:
+        if n in e:
+            return e[n]
+    return None
+rec = {
+    "rank": pick("OMPI_COMM_WORLD_RANK", "RANK"),
+    "size": pick("OMPI_COMM_WORLD_SIZE", "WORLD_SIZE"),
+    "local_rank": pick("OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK"),
+    "local_size": pick("OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE"),
+    "cwd": os.getcwd(), "argv": sys.argv[1:],
+}
+if "HOROVOD_RANK" in e and "OMPI_COMM_WORLD_RANK" not in e:
+    rec["hvd"] = [e["HOROVOD_RANK"], e["HOROVOD_SIZE"], e["HOROVOD_LOCAL_RANK"],
+                  e["HOROVOD_LOCAL_SIZE"]]
+for k in ("FOO", "BAR", "NCCL_DEBUG", "OMPI_MCA_pml", "OMPI_MCA_btl"):
+    rec[k] = e.get(k)
+if e.get("PROBE_TORCH"):
+    for k in ("GROUP_RANK", "GROUP_WORLD_SIZE", "ROLE_RANK", "ROLE_WORLD_SIZE",
+              "ROLE_NAME", "TORCHELASTIC_RESTART_COUNT",
+              "TORCHELASTIC_MAX_RESTARTS", "NCCL_ASYNC_ERROR_HANDLING"):
+        rec[k] = e.get(k)
+    rid = e.get("TORCHELASTIC_RUN_ID", "")
+    rec["run_id"] = "uuid" if len(rid) == 36 and rid.count("-") == 4 else rid
+    rec["error_file"] = "TORCHELASTIC_ERROR_FILE" in e
+if e.get("HOROVOD_RANK") and "hvd" in rec:
+    rec["rank"], rec["size"] = rec["hvd"][0], rec["hvd"][1]
+    rec["local_rank"], rec["local_size"] = rec["hvd"][2], rec["hvd"][3]
+    del rec["hvd"]
+with open(os.path.join(e["PROBE_OUT"], "rank.%s" % rec["rank"]), "w") as f:
+    json.dump(rec, f, sort_keys=True)
+    f.write("\n")
+fail = [a for a in sys.argv[1:] if a.startswith("--fail=")]
+if fail and rec["rank"] == fail[0][7:]:
+    # fail once every rank has written (fail-fast would end them first)
+    import time
+    for _ in range(600):
+        if len(os.listdir(e["PROBE_OUT"])) >= int(rec["size"]):
+            break
+        time.sleep(0.1)
+    sys.exit(3)
+EOF
+cp probe.py w/probe.py
+
+free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# run_one NAME CMD...: the job's outcome (ok/failed) then every rank's record
+run_one() {
+    out=$TMP/out.$1; shift
+    rm -rf "$out"; mkdir -p "$out"
+    PROBE_OUT=$out timeout 300 "$@" >"$out.log" 2>&1
+    rc=$?
+    { [ $rc -eq 0 ] && echo ok || echo failed; cat "$out"/rank.* 2>/dev/null; } |
+        sed "s|$TMP|TMP|g"
+}
+
+# same WHAT "REF CMD" "DLRUN CMD": both run, results must be equal
+n=0
+same() {
+    n=$((n + 1))
+    want=$(eval "run_one ref$n $2")
+    got=$(eval "run_one dl$n $3")
+    case $want in ok*|failed*) ;; *) fail "$1: the reference did not run"; return ;; esac
+    if [ "$(printf '%s\n' "$want" | wc -l)" -lt 2 ]; then
+        fail "$1: the reference started no rank"; sed 's/^/  | /' "$TMP/out.ref$n.log"; return
+    fi
+    expect_eq "$1" "$got" "$want" || sed 's/^/  dlrun: /' "$TMP/out.dl$n.log"
+}
+
+# torchrun: the same arguments after "torchrun" and after "dlrun"
+torch() {
+    what=$1; shift
+    same "torchrun $what" "env PROBE_TORCH=1 $TORCHRUN $*" "env PROBE_TORCH=1 $DLRUN $*"
+}
+# torchrun 1.13 knows only underscores; newer ones take hyphens too
+torch_hyphen() {
+    what=$1 ref=$2 dl=$3
+    same "torchrun $what" "env PROBE_TORCH=1 $TORCHRUN $ref" "env PROBE_TORCH=1 $DLRUN $dl"
+}
+# mpirun: the same arguments after "mpirun"/"dlrun" (and a link named mpirun)
+mpi() {
+    what=$1; shift
+    same "mpirun $what" "mpirun $root $*" "$DLRUN $root $*"
+}
+mpi_link() {
+    what=$1; shift
+    same "mpirun $what (dlrun as mpirun)" "mpirun $root $*" "./mpirun $root $*"
+}
+
+# --- torchrun's documentation (torch.distributed.run, "Usage") ---
+torch "--standalone --nproc_per_node=2" --standalone --nproc_per_node=2 probe.py a b
+torch_hyphen "--nproc-per-node 2 --max-restarts 1 (torch 2's hyphens)" \
+    "--standalone --nproc_per_node 2 --max_restarts 1 probe.py" \
+    "--standalone --nproc-per-node 2 --max-restarts 1 probe.py"
+p=$(free_port)
+torch "--nnodes=1 --nproc_per_node=2 (static, one node)" --nnodes=1 --nproc_per_node=2 --master_port=$p probe.py x
+p=$(free_port)
+torch "--rdzv_backend=c10d --rdzv_endpoint (one node)" --nnodes=1:1 --nproc_per_node=2 --rdzv_id=job1 --rdzv_backend=c10d --rdzv_endpoint=localhost:$p probe.py
+torch "--role --max_restarts --monitor_interval" --standalone --nproc_per_node=1 --role trainer --max_restarts=3 --monitor_interval=1 probe.py
+torch "-m (module)" --standalone --nproc_per_node=2 -m probe m
+torch "--no_python" --standalone --nproc_per_node=1 --no_python $PY probe.py np
+torch "--run_path" --standalone --nproc_per_node=1 --run_path probe.py rp
+torch "--log_dir --tee 3" --standalone --nproc_per_node=2 --log_dir logs --tee 3 probe.py
+torch "--redirects 3" --standalone --nproc_per_node=2 --redirects 3 probe.py
+torch "--start_method=spawn" --standalone --nproc_per_node=2 --start_method=spawn probe.py
+torch "a failing rank" --standalone --nproc_per_node=2 probe.py --fail=1
+
+# lines dlrun refuses: one launcher per node by hand
+refuse() {
+    what=$1; shift
+    expect_rc "torchrun $what: refused" 2 "$DLRUN" "$@"
+    expect_grep "  names the dlrun way" "use -H host1,host2 or run under srun/sbatch" "$TMP/err"
+    expect_eq "  one line" "$(wc -l <"$TMP/err")" 1
+}
+refuse "static, node 0 of 2" --nnodes=2 --node_rank=0 --master_addr=127.0.0.1 --master_port=29500 --nproc_per_node=1 probe.py
+refuse "rendezvous, 2 nodes" --nnodes=2 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 probe.py
+refuse "elastic 1:4" --nnodes=1:4 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 probe.py
+
+# --- Open MPI's mpirun (its man page, Horovod's docs/mpirun.rst, the seeds) ---
+mpi "-np 2" -np 2 $PY probe.py a
+mpi "-n 2 -x FOO=bar -x BAR" -n 2 -x FOO=bar -x BAR $PY probe.py
+mpi "Horovod's mpirun line" -np 2 -bind-to none -map-by slot -x NCCL_DEBUG=INFO -x LD_LIBRARY_PATH -x PATH -mca pml ob1 -mca btl ^openib $PY probe.py
+mpi "-H localhost:2 -npernode 2" -H localhost:2 -npernode 2 $PY probe.py
+mpi "-host localhost:2 -np 2" -host localhost:2 -np 2 $PY probe.py
+mpi "-hostfile" -hostfile hf $PY probe.py
+mpi "-machinefile -np 1" -machinefile hf -np 1 $PY probe.py
+mpi "-wdir" -np 2 -wdir "$TMP/w" $PY probe.py
+mpi "--mca btl self -map-by slot -bind-to core -rank-by slot" -np 2 --mca btl self -map-by slot -bind-to core -rank-by slot $PY probe.py
+mpi "-np 3 -oversubscribe" -np 3 -oversubscribe $PY probe.py
+mpi "-tag-output -report-bindings" -np 2 -tag-output -report-bindings $PY probe.py
+mpi "--map-by ppr:2:node" --map-by ppr:2:node -H localhost:2 $PY probe.py
+mpi "a failing rank" -np 2 $PY probe.py --fail=1
+mpi_link "-N 2 -H localhost:2" -N 2 -H localhost:2 $PY probe.py
+mpi_link "no -np: every slot (the seeds' Slurm line)" -bind-to none -map-by slot -x NCCL_DEBUG=INFO -x LD_LIBRARY_PATH -x PATH -mca pml ob1 $PY probe.py
+expect_rc "mpirun's MPMD form: refused" 2 "$DLRUN" -np 1 $PY probe.py : -np 1 $PY probe.py
+expect_grep "  names the dlrun way" "picks its part by RANK" "$TMP/err"
+
+# --- horovodrun (the seeds, Horovod's docs) against mpirun's meaning ---
+same "horovodrun -np 2 -H localhost:2" "mpirun $root -np 2 -H localhost:2 $PY probe.py" \
+    "./horovodrun -np 2 -H localhost:2 $PY probe.py"
+same "horovodrun -np 2 (dlrun in its place)" "mpirun $root -np 2 $PY probe.py" \
+    "$DLRUN -np 2 $PY probe.py"
+same "horovodrun --network-interface --start-timeout --verbose" \
+    "mpirun $root -np 2 -H localhost:2 $PY probe.py" \
+    "$DLRUN -np 2 -H localhost:2 --network-interface lo --start-timeout 30 --verbose $PY probe.py"
+expect_rc "horovodrun –np 4 (a typographic dash, from a seed)" 2 "$DLRUN" –np 4 -H localhost:4 $PY probe.py
+expect_grep "  says so" "type it as -np" "$TMP/err"
+
+# --- MPICH's mpiexec (Hydra) against mpirun's meaning ---
+same "Hydra -n 2 -ppn 2 -hosts -genv" "mpirun $root -np 2 -npernode 2 -H localhost:2 -x FOO=bar $PY probe.py" \
+    "$DLRUN -n 2 -ppn 2 -hosts localhost -genv FOO bar $PY probe.py"
+same "Hydra -f -env -genvlist" "env BAR=b mpirun $root -hostfile hf -x FOO=a -x BAR $PY probe.py" \
+    "env BAR=b $DLRUN -f hf -env FOO a -genvlist BAR $PY probe.py"
+
+done_testing
