@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "envwire.h"
@@ -30,9 +31,14 @@ static char *hosts_with_ranks(const struct plan *p)
 
     if (!m)
         return NULL;
-    for (int i = 0; i < p->nnodes; i++)
-        fprintf(m, "%s%s:%d", i ? "," : "", p->nodes[i].host,
-                p->nodes[i].nranks);
+    for (int i = 0; i < p->nnodes; i++) {
+        const char *login = p->nodes[i].login;
+
+        /* user@host keeps its login; an IPv6 address goes in brackets */
+        fprintf(m, strchr(p->nodes[i].host, ':') ? "%s%s%s[%s]:%d" :
+                "%s%s%s%s:%d", i ? "," : "", login ? login : "",
+                login ? "@" : "", p->nodes[i].host, p->nodes[i].nranks);
+    }
     if (fclose(m) != 0) {
         free(list);
         return NULL;

@@ -31,12 +31,14 @@ static void add_spawn(struct strv *a, const int *nodes, int lo, int hi)
 
 /* The relay's own part: "PATH relay [ssh options] HOST -- REMOTE-PATH". */
 static void relay_prefix(const struct agent_job *job, const char *host,
-                         struct strv *a)
+                         const char *login, struct strv *a)
 {
     strv_addf(a, "%s", job->agent_args[0]);
     strv_addf(a, "relay");
     for (char **p = job->relay_opts; p && *p; p++)
         strv_addf(a, "%s", *p);
+    if (login)          /* user@host in a host file: after --ssh-user, wins */
+        strv_addf(a, "--ssh-user=%s", login);
     strv_addf(a, "%s", host);
     strv_addf(a, "--");
     strv_addf(a, "%s", job->remote_dlrun ? job->remote_dlrun
@@ -54,7 +56,7 @@ static void agent_argv(const struct agent_job *job, int lo, int hi,
     if (local)
         strv_addf(a, "%s", job->agent_args[0]);
     else
-        relay_prefix(job, host, a);
+        relay_prefix(job, host, job->plan->nodes[node].login, a);
     for (char **p = job->agent_args + 1; *p; p++)
         strv_addf(a, "%s", *p);
     strv_addf(a, "--node=%d", node);

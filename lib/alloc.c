@@ -78,8 +78,10 @@ void alloc_free(struct alloc *a)
 {
     if (!a)
         return;
-    for (size_t i = 0; i < a->nnodes; i++)
+    for (size_t i = 0; i < a->nnodes; i++) {
         free(a->nodes[i].name);
+        free(a->nodes[i].login);
+    }
     free(a->nodes);
     free(a->task_node);
     free(a->jobid);

@@ -16,6 +16,8 @@ struct alloc_node {
     char *name;     /* owned */
     int slots;      /* ranks this node takes: tasks (Slurm step) or slots */
     int cpus;       /* CPUs the scheduler granted here, 0 when unknown */
+    char *login;    /* owned or NULL: the "user" of "user@host" in a host
+                       file or -H: the ssh launcher logs in as this user */
 };
 
 /* Set when the scheduler started this process as one task of many

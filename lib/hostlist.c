@@ -304,6 +304,9 @@ static const char *swapped(char *buf, const char *item, size_t ilen,
 
     if (n < 0 || n > SHOW_MAX || !item_valid(tmp, (size_t)n))
         return NULL;
+    for (int i = 0; i < n; i++)
+        if (!isprint((unsigned char)tmp[i]))
+            return NULL;        /* a message would show it as '?' */
     return show(buf, tmp, (size_t)n);
 }
 

@@ -130,6 +130,7 @@ static int plan_fill(const struct alloc *a, struct plan *p, int n, int nn,
     for (int i = 0; i < used; i++) {
         int k = cap[i] < n - r ? cap[i] : n - r;
         p->nodes[i].host = a->nodes[i].name;
+        p->nodes[i].login = a->nodes[i].login;
         for (int j = 0; j < k; j++)
             p->rank_node[r++] = i;
     }

@@ -17,6 +17,7 @@ struct plan_request {
 
 struct plan_node {
     const char *host;   /* borrowed from the allocation; NULL = unknown */
+    const char *login;  /* borrowed: user@host's user (ssh), or NULL */
     int first_rank;     /* lowest rank on the node */
     int nranks;         /* LOCAL_WORLD_SIZE */
 };

@@ -96,6 +96,9 @@ static const struct row rows[] = {
     { "-H hostlist with slots, repeats add", { NULL },
       { .hosts = "node[1-3]:2,node1" }, "hosts", "node1:3,node2:2,node3:2",
       -1, 0, 0, 0, NULL },
+    { "-H user@host and ipv6", { NULL },
+      { .hosts = "alice@h1:2,[fe80::1]:4,::1" }, "hosts",
+      "alice@h1:2,fe80::1:4,::1:1", -1, 0, 0, 0, NULL },
     { "-H bad slots", { NULL }, { .hosts = "h1:0" }, NULL, NULL, 0, 0, 0, 0,
       "slots after ':'" },
     { "-H empty entry", { NULL }, { .hosts = "h1,,h2" }, NULL, NULL, 0, 0, 0,
@@ -134,9 +137,11 @@ static char *nodes_str(const struct alloc *a)
 
     buf[0] = '\0';
     for (size_t i = 0; i < a->nnodes && len < sizeof buf; i++)
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s:%d",
-                                i ? "," : "", a->nodes[i].name,
-                                a->nodes[i].slots);
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s%s%s:%d",
+                                i ? "," : "", a->nodes[i].login ?
+                                a->nodes[i].login : "",
+                                a->nodes[i].login ? "@" : "",
+                                a->nodes[i].name, a->nodes[i].slots);
     return buf;
 }
 
@@ -190,6 +195,42 @@ static const struct hf_row hf_rows[] = {
     { "bad colon slots", "n1:x\n", NULL, "hosts:1" },
     { "bad host name", "n1\n`id` slots=2\n", NULL,
       "hosts:2: host name \"`id`\"" },
+    /* issue 11 item 11: host files as Open MPI and PRRTE read them */
+    { "max_slots alone gives its slots", "n1 max_slots=4\nn2 max-slots=2\n",
+      "n1:4,n2:2", NULL },
+    { "slots above max_slots", "n1 slots=8 max_slots=4\n", NULL,
+      "hosts:1: slots=8 is more than max_slots=4" },
+    { "slots above max_slots, max first", "n1 max_slots=4 slots=8\n", NULL,
+      "hosts:1: slots=8 is more than max_slots=4" },
+    { "a host twice with different slots", "n1 slots=2\nn2\nn1 slots=4\n",
+      NULL, "hosts:3: host n1 has slots=4 here but slots=2 at line 1" },
+    { "a host with slots, then bare", "n1 slots=2\nn1\n", NULL,
+      "hosts:2: host n1 has no slots (one per line) here but slots=2 at "
+      "line 1" },
+    { "a host twice with the same slots: once", "n1 slots=2\nn1 slots=2\n",
+      "n1:2", NULL },
+    { "user@host", "alice@n1 slots=2\nn2\n", "alice@n1:2,n2:1", NULL },
+    { "username=", "n1 slots=2 username=bob\n", "bob@n1:2", NULL },
+    { "two logins for a host", "alice@n1\nbob@n1\n", NULL,
+      "hosts:2: host n1: login alice and login bob" },
+    { "bad login", "-oX@n1\n", NULL, "hosts:1: login name \"-oX\"" },
+    { "blanks around =", "n1 slots = 4\nn2 slots= 2 max_slots =3\n",
+      "n1:4,n2:2", NULL },
+    { "// and /* */ comments", "// cluster\nn1 slots=2 // fast\n"
+      "/* spare:\nn9 slots=8 */ n2:3\n", "n1:2,n2:3", NULL },
+    { "an open /* comment", "n1\n/* n2\n", NULL,
+      "hosts:2: a '/*' comment is never closed" },
+    { "count and cpu are slots", "n1 count=2\nn2 cpu=3\n", "n1:2,n2:3",
+      NULL },
+    { "slots given twice on a line", "n1 slots=2 count=3\n", NULL,
+      "hosts:1:12: 'count' given twice" },
+    { "horovod host:N", "n1:4\nn2:2\n", "n1:4,n2:2", NULL },
+    { "deepspeed host slots=N", "worker-0 slots=8\nworker-1 slots=8\n",
+      "worker-0:8,worker-1:8", NULL },
+    { "ipv6 in brackets with slots", "[fe80::1]:2\n", "fe80::1:2", NULL },
+    { "bare ipv6 with slots=", "fe80::2 slots=3\n", "fe80::2:3", NULL },
+    { "not an ipv6 address", "fe80::g\n", NULL, "hosts:1: host name "
+      "\"fe80::g\": not an IPv6 address" },
 };
 
 static void check_hostfiles(void)

@@ -481,7 +481,7 @@ static void test_fixes_are_valid(void)
     static const char *const bad[] = {
         "n[3-1]", "x,n[1,5-2]", "n[1-", "n[]", "n[1,,2]", "n[a-b]", "[",
         "n[09-1]-ib", "rack[1-2]-n[4-3]", "n[5-2,1 ]", "n[5-2, 1]",
-        "n[5-2,x]", "n[1-3,,2]",
+        "n[5-2,x]", "n[1-3,,2]", "n[4-\t3]-ib",
         "a-very-long-host-name-prefix-that-goes-on-and-on-for-a-while-longer-"
         "than-a-message-quotes[9-1]",
     };
