@@ -96,6 +96,46 @@ expect_eq "unknown action" "$rc $(wc -l <"$TMP/err")" "2 1"
 run expand --frob x
 expect_eq "unknown option" "$rc $(wc -l <"$TMP/err")" "2 1"
 
+# --- names that are not hosts, and host files (issue 11 items 9, 11) -----
+# plan ARGS...: dlrun plan ARGS true, as run() does.
+plan() {
+    "$DLRUN" plan "$@" -np 1 true >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+}
+# plan_refuses WHAT MESSAGE ARGS...: exit 2 and one line holding MESSAGE.
+plan_refuses() {
+    what=$1 msg=$2
+    shift 2
+    plan "$@"
+    if [ "$rc" = 2 ] && [ "$(wc -l <"$TMP/err")" = 1 ] &&
+        grep -qF -- "$msg" "$TMP/err"; then
+        pass "$what"
+    else
+        fail "$what: exit $rc, want 2 and one line with: $msg"
+        sed 's/^/  | /' "$TMP/err"
+    fi
+}
+plan_refuses "-H option-like host" \
+    '-H: host name "--ssh-config=x": a label starts with' -H '--ssh-config=x:1'
+plan_refuses "-H shell text" '-H: host name "$(touch' \
+    -H "\$(touch $TMP/pwned):1"
+[ ! -e "$TMP/pwned" ] && pass "  and nothing ran" || fail "  the shell text ran"
+printf 'n1 slots=2\n# spare\nn1 slots=4\n' >"$TMP/hosts"
+plan_refuses "host file: a host with two slot counts" \
+    "$TMP/hosts:3: host n1 has slots=4 here but slots=2 at line 1" \
+    --hostfile "$TMP/hosts"
+printf 'n1 slots=8 max_slots=4\n' >"$TMP/hosts"
+plan_refuses "host file: slots above max_slots" \
+    "$TMP/hosts:1: slots=8 is more than max_slots=4" --hostfile "$TMP/hosts"
+printf 'localhost slots=1\n-oProxyCommand=x slots=1\n' >"$TMP/hosts"
+plan_refuses "host file: option-like host" \
+    "$TMP/hosts:2: host name \"-oProxyCommand=x\"" --hostfile "$TMP/hosts"
+printf '// cluster\nlocalhost max_slots = 3 /* the\nhead */\n' >"$TMP/hosts"
+"$DLRUN" plan --json --hostfile "$TMP/hosts" true >"$TMP/out" 2>"$TMP/err"
+expect_eq "host file: max_slots alone gives its slots, comments" \
+    "$?: $(grep -o '"nranks": *[0-9]*' "$TMP/out" | head -n 1 | tr -d ' ')" \
+    '0: "nranks":3'
+
 # --- the same answers as Slurm's own scontrol ---------------------------
 cat >"$TMP/slurm.conf" <<EOF
 ClusterName=dlrun-hosts-test
