@@ -73,6 +73,12 @@ int dialect_nproc(const char *s, int *out);
  * and o->strs).  0 or the exit code after printing. */
 int dialect_finish(struct options *o, int argc, char **argv);
 
+/* mpirun's MPMD form in the program words w (n of them): o->progv gets a
+ * trampoline that runs each rank's part, o->mpmd_first the first part's
+ * program, o->plan.ranks the sum (cmd/dialect_mpmd.c).  0 when w is one
+ * program, 1 when MPMD, or the exit code (2) after printing. */
+int dialect_mpmd(struct options *o, char **w, int n);
+
 /* The codes from OPT_PER_NODE on (other tools' words), named name, with
  * their values v1, v2 (borrowed from argv or NULL).  0 / -1 after
  * printing (cmd/dialect_opts.c). */

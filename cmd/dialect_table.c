@@ -141,10 +141,10 @@ static const struct optdef table[] = {
       "put the program on a shared file system" },
     { "s", OPT_REFUSE, 0, D_MPIRUN, 0, "mpirun's -s (preload binary): put the "
       "program on a shared file system" },
-    { "app", OPT_REFUSE_ARG, 1, D_ALL, 0, "mpirun's --app FILE (MPMD): run one "
-      "program that picks its part by RANK" },
+    { "app", OPT_REFUSE_ARG, 1, D_ALL, 0, "mpirun's --app FILE (MPMD): write "
+      "the parts on the command line, -np 1 ./a : -np 1 ./b" },
     { "configfile", OPT_REFUSE_ARG, 1, D_ALL, 0, "Hydra's -configfile (MPMD): "
-      "run one program that picks its part by RANK" },
+      "write the parts on the command line, -np 1 ./a : -np 1 ./b" },
     { "timeout", OPT_REFUSE_ARG, 1, D_ALL, 0, "mpirun's --timeout: run dlrun "
       "under timeout(1), e.g. timeout 3600 dlrun ..." },
     { "rmk", OPT_REFUSE_ARG, 1, D_ALL, 0, "Hydra's -rmk: dlrun detects the "

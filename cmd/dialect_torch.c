@@ -12,19 +12,6 @@
 #include "cmd.h"
 #include "proc.h"
 
-/* mpirun's "-np 1 ./a : -np 1 ./b": a lone ":" with more after it. */
-static int mpmd_refuse(char **prog, int n)
-{
-    for (int i = 1; i + 1 < n; i++)
-        if (strcmp(prog[i], ":") == 0)
-            return cmd_fail(EXIT_USAGE, "mpirun's MPMD form (PROG : PROG, "
-                            "several programs in one world) is not supported "
-                            "yet; run one program that picks its part by "
-                            "RANK, e.g. sh -c 'if [ $RANK -lt 1 ]; then exec "
-                            "./a; else exec ./b; fi'");
-    return 0;
-}
-
 /* torchrun runs its program with Python: a .py file, or a file that is
  * there but not executable.  An executable (a.out, a shell script, one in
  * PATH) runs as it is, which torchrun would have fed to Python. */
@@ -66,8 +53,9 @@ int dialect_finish(struct options *o, int argc, char **argv)
         return EXIT_FAIL;
     if (n <= 0)
         return 0;
-    if (mpmd_refuse(argv + o->prog, n) != 0)
-        return EXIT_USAGE;
+    py = dialect_mpmd(o, argv + o->prog, n);
+    if (py != 0)
+        return py == 1 ? 0 : py;
     if (o->torch.module && o->torch.no_python)
         return cmd_fail(EXIT_USAGE, "torchrun's -m and --no-python exclude "
                         "each other: -m runs python3 -m MODULE");

@@ -399,11 +399,13 @@ void options_free(struct options *o)
         free(o->strs[i]);
     free(o->strs);
     free(o->progv);
+    free(o->mpmd_first);
     free(o->exports);
     free(o->ranks_filter);
     o->strs = NULL;
     o->nstrs = 0;
     o->progv = NULL;
+    o->mpmd_first = NULL;
     o->exports = NULL;
     o->ranks_filter = NULL;
 }

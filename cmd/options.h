@@ -72,6 +72,9 @@ struct options {
     char **progv;           /* the program to run after the dialect's rules
                                (torchrun: train.py under Python); owned
                                array of borrowed strings, NULL if none */
+    char **mpmd_first;      /* mpirun's MPMD form: the first part's program
+                               (decides --mpi auto); owned array, borrowed
+                               strings; NULL otherwise */
     int dialect;            /* D_* (cmd/dialect.h): argv[0]'s tool */
     struct torch_opts torch;
     int gloo;               /* horovodrun --gloo: serve Horovod's Gloo

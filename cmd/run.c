@@ -110,12 +110,13 @@ int cmd_run(int argc, char **argv)
     if (rc == 0 && (j.plan.per_task || !head_wanted(&j))) {
         rc = enter_wdir(&j);
         if (rc == 0)
-            rc = dialect_check_program(prog);
+            rc = dialect_check_program(j.opt.mpmd_first ? j.opt.mpmd_first
+                                                         : prog);
     }
     if (rc == 0)
         rc = horovod_check(&j);
     if (rc == 0)
-        rc = job_mpi_resolve(&j, prog);
+        rc = job_mpi_resolve(&j, j.opt.mpmd_first ? j.opt.mpmd_first : prog);
     if (rc != 0)
         goto out;
     if (j.opt.mpi == MPI_SRUN)

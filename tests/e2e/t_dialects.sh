@@ -40,10 +40,20 @@ expect_rc "--wdir /nonexistent refused" 2 clean_env "$DLRUN" --wdir /nonexistent
 expect_grep "  names it" "/nonexistent" "$TMP/err"
 one_line
 
-# --- MPMD (mpirun's PROG : PROG) ---
-expect_rc "MPMD refused" 2 clean_env "$DLRUN" -np 1 ./a A : -np 1 ./b B
-expect_grep "  names the dlrun way" "picks its part by RANK" "$TMP/err"
+# --- MPMD (mpirun's PROG : PROG): several programs in one world ---
+out=$(clean_env "$DLRUN" -np 1 sh -c 'echo a $RANK/$WORLD_SIZE $0' "A'1" : -np 2 sh -c 'echo b $RANK/$WORLD_SIZE $0' B | sort | tr '\n' '|')
+expect_eq "MPMD: ranks numbered in the order of the parts" "$out" "a 0/3 A'1|b 1/3 B|b 2/3 B|"
+expect_rc "MPMD: a part's exit code" 5 clean_env "$DLRUN" -np 1 true : -np 1 sh -c 'exit 5'
+expect_rc "MPMD: a part without -np" 2 clean_env "$DLRUN" -np 1 ./a A : ./b B
+expect_grep "  says so" "MPMD part 2: start it with -np N" "$TMP/err"
 one_line
+expect_rc "MPMD: no -np at all" 2 clean_env "$DLRUN" ./a : ./b
+one_line
+if command -v mpicc >/dev/null 2>&1 && mpicc -o "$TMP/hello" "$E2E/mpi_hello.c" 2>/dev/null; then
+    cp "$TMP/hello" "$TMP/hello2"
+    out=$(clean_env "$DLRUN" -np 1 "$TMP/hello" : -np 1 "$TMP/hello2" | grep '^hello' | sed 's/ on .*//' | sort | tr '\n' '|')
+    expect_eq "MPMD: two MPI programs in one world" "$out" "hello 0 of 2|hello 1 of 2|"
+fi
 
 # --- Open MPI's mpirun, MPICH's mpiexec (Hydra), horovodrun ---
 out=$(clean_env FOO=a "$DLRUN" -np 2 -npernode 2 -H localhost:2 -x FOO -x BAR=b -mca btl self --mca pml ob1 -map-by slot -bind-to none -rank-by slot -tag-output -oversubscribe --allow-run-as-root sh -c 'echo $RANK $FOO $BAR $OMPI_MCA_btl $OMPI_MCA_pml' | sort | tr '\n' '|')

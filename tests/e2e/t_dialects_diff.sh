@@ -173,8 +173,7 @@ mpi "--map-by ppr:2:node" --map-by ppr:2:node -H localhost:2 $PY probe.py
 mpi "a failing rank" -np 2 $PY probe.py --fail=1
 mpi_link "-N 2 -H localhost:2" -N 2 -H localhost:2 $PY probe.py
 mpi_link "no -np: every slot (the seeds' Slurm line)" -bind-to none -map-by slot -x NCCL_DEBUG=INFO -x LD_LIBRARY_PATH -x PATH -mca pml ob1 $PY probe.py
-expect_rc "mpirun's MPMD form: refused" 2 "$DLRUN" -np 1 $PY probe.py : -np 1 $PY probe.py
-expect_grep "  names the dlrun way" "picks its part by RANK" "$TMP/err"
+mpi "MPMD: two programs in one world" -np 1 $PY probe.py A : -np 1 $PY w/probe.py B
 
 # --- horovodrun (the seeds, Horovod's docs) against mpirun's meaning ---
 same "horovodrun -np 2 -H localhost:2" "mpirun $root -np 2 -H localhost:2 $PY probe.py" \
