@@ -91,7 +91,7 @@ static int this_host_only(char **envp, struct alloc *a, struct err *err)
     if (node > 1)
         return err_set(err, "PJM_NODE=%d but PJM_O_NODEINF is not set: the "
                        "hosts of the job are unknown; pass --hostfile", node);
-    gethostname(host, sizeof host - 1);
+    alloc_this_host(host, sizeof host);
     return alloc_add_node(a, host, 1, 0, err) < 0 ? -1 : 0;
 }
 

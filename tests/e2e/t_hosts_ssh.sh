@@ -1,0 +1,25 @@
+#!/bin/sh
+# needs: cluster
+# t_hosts_ssh.sh - user@host in -H and in host files reaches ssh: the relay
+# logs in to that node as that user (issue 11 item 11), over the test
+# cluster's real OpenSSH servers.
+. "$(dirname "$0")/lib.sh"
+use_cluster
+within() { timeout -k 5 "$@"; }
+SSH="--ssh-identity $DLRUN_TEST_SSH_KEY --ssh-known-hosts $DLRUN_TEST_KNOWN_HOSTS"
+
+# root has the test key: root@node runs as root
+within 300 "$DLRUN" -H root@node1:1,root@node2:1 $SSH -- sh -c \
+    'echo "$RANK $(id -un) $(hostname) $MASTER_ADDR"' >"$TMP/root.out" 2>"$TMP/root.err"
+a1=$(getent hosts node1 | awk '{ print $1 }')
+expect_eq "-H root@node: runs there as root, node1 is the master host" \
+    "$(sort "$TMP/root.out" | tr '\n' ' ')" "0 root node1 $a1 1 root node2 $a1 " ||
+    sed 's/^/  | /' "$TMP/root.err"
+
+# nobody has no key: the login given in the host file is the one ssh tries
+printf 'root@node1 slots=1\nnobody@node2 slots=1\n' >"$TMP/hosts"
+within 300 "$DLRUN" --hostfile "$TMP/hosts" $SSH -- true >"$TMP/nobody.out" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ]; then pass "host file nobody@node2: fails ($rc)"; else fail "host file nobody@node2: exit 0"; fi
+expect_grep "  ssh logged in to node2 as nobody" "node2.*no key was accepted for user nobody" "$TMP/nobody.out"
+done_testing
