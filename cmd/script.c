@@ -76,6 +76,8 @@ static const char options_text[] =
     "      --config FILE        read this sites.yaml after the others\n"
     "      --dlrun PATH         the dlrun the script runs (default: dlrun)\n"
     "      --list-profiles      print each profile and its file, and exit\n"
+    "      --check FILE         check the dlrun lines of job script FILE\n"
+    "                           against its profile (# Profile: or --profile)\n"
     "  -h, --help               this text\n"
     "Profiles: /etc/dlrun/sites.yaml, ~/.config/dlrun/sites.yaml,\n"
     "$DLRUN_CONFIG, --config, later ones overriding earlier ones key by key,\n"
@@ -87,7 +89,7 @@ enum {
     O_SCHEDULER = 256, O_GPUS, O_CORES, O_TASKS, O_LAUNCHER, O_GROUP, O_SIGNAL,
     O_REQUEUE, O_NO_REQUEUE, O_MAP_BY, O_BIND_TO, O_GPU_BIND, O_IFACE,
     O_DLRUN_ARG, O_TEMPLATE, O_CONFIG, O_DLRUN, O_LIST, O_DRY_RUN,
-    O_DIRECTIVE, O_DROP_DIRECTIVE, O_MODULE, O_ENV, O_SETUP,
+    O_DIRECTIVE, O_DROP_DIRECTIVE, O_MODULE, O_ENV, O_SETUP, O_CHECK,
 };
 
 static const struct option longopts[] = {
@@ -120,6 +122,7 @@ static const struct option longopts[] = {
     { "module", required_argument, NULL, O_MODULE },
     { "env", required_argument, NULL, O_ENV },
     { "setup", required_argument, NULL, O_SETUP },
+    { "check", required_argument, NULL, O_CHECK },
     { "output", required_argument, NULL, 'o' },
     { "template", required_argument, NULL, O_TEMPLATE },
     { "config", required_argument, NULL, O_CONFIG },
@@ -135,6 +138,7 @@ static const struct option longopts[] = {
 struct cli {
     const char *v[SITE_KEY_COUNT];
     const char *profile, *config, *output;
+    const char *check;      /* --check FILE */
     struct strv dlrun_args;
     /* script lines given on the command line, added to the profile's */
     struct strv directives, drops, modules, env;
@@ -306,6 +310,7 @@ static int cli_one(struct cli *c, int opt, const char *arg)
     case O_MODULE: return add_line(&c->modules, "--module", arg);
     case O_ENV: return add_env(c, arg);
     case O_SETUP: c->setup = arg; return 0;
+    case O_CHECK: c->check = arg; return 0;
     case 'o': return set_output(c, arg);
     case O_TEMPLATE: return set_value(c, SITE_TEMPLATE, "--template", arg);
     case O_CONFIG: c->config = arg; return 0;
@@ -690,6 +695,7 @@ static void fill_job(const struct cli *c, const struct site_profile *p,
     j->modules = l->modules;
     j->env = l->env;
     j->command = (const char *const *)c->command;
+    j->profile = p ? p->name : NULL;
 }
 
 /* Profile and command line into the script text. */
@@ -764,6 +770,11 @@ int script_build(int argc, char **argv, int submit, struct script_result *r)
     }
     if (script_load_profiles(c.config, &s, &origin) < 0)
         goto out;
+    if (c.check) {
+        r->done = 1;
+        rc = script_check_file(c.check, &s, c.profile);
+        goto out;
+    }
     if (c.list_profiles) {
         r->done = 1;
         rc = list_profiles(&s, origin);

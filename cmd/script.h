@@ -73,6 +73,13 @@ int script_place(const struct topo *t, const char *desc, const char *name,
 int script_check_job(const struct jobspec *j, const struct site_profile *p,
                      const char *name);
 
+/* `dlrun script --check FILE`: each line of FILE that runs dlrun through
+ * dlrun run's parser, placed on the node of profile (NULL: the one FILE's
+ * "# Profile:" line names, if any) from s.  Prints one line: what was
+ * checked (stdout, EXIT_OK) or the first error (EXIT_USAGE). */
+int script_check_file(const char *path, const struct sites *s,
+                      const char *profile);
+
 /* `dlrun plan --profile NAME ...` (argv[0] "plan"; cmd_plan hands over
  * when --profile is among its options).  An exit code. */
 int script_plan(int argc, char **argv);

@@ -4,6 +4,7 @@
  * (sites.yaml's node: or topology:) by the binding planner the job will
  * use (lib/bind.c).  What would stop the job at its start stops the
  * script's generation instead, with the same line. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,9 @@
 #include "jobspec.h"
 #include "nodeshape.h"
 #include "options.h"
+#include "readall.h"
 #include "script.h"
+#include "shwords.h"
 #include "strv.h"
 #include "topo.h"
 
@@ -73,28 +76,32 @@ struct topo *script_profile_topo(const struct site_profile *p,
     return t;
 }
 
-/* The words after dlrun's name through options_parse: -1 printed. */
-static int parse_words(struct strv *words, char **argv, struct options *o)
+/* The words after dlrun's name through options_parse: -1 printed, each
+ * message after context. */
+static int parse_words(struct strv *words, char **argv, const char *context,
+                       struct options *o)
 {
+    char ctx[4200];
     int argc = (int)words->n, rc;
 
     /* argv: a copy of the pointers, as options_parse rewrites -np */
     memcpy(argv, words->v, (words->n + 1) * sizeof *argv);
-    cmd_fail_context("the script's dlrun line: ");
+    snprintf(ctx, sizeof ctx, "%sthe script's dlrun line: ", context);
+    cmd_fail_context(ctx);
     rc = options_parse(argc, argv, o, "");
     cmd_fail_context(NULL);
     if (rc == 1)
-        return cmd_fail(EXIT_USAGE, "the script's dlrun line asks for "
-                        "--help: remove it from dlrun-options"), -1;
+        return cmd_fail(EXIT_USAGE, "%sthe script's dlrun line asks for "
+                        "--help: remove it from dlrun-options", context), -1;
     if (rc != 0)
         return -1;
     /* the "--" before the program ends the options: a word before it
      * that is not an option would be taken for the program */
     if (o->prog < 2 || strcmp(argv[o->prog - 1], "--") != 0)
-        return cmd_fail(EXIT_USAGE, "the script's dlrun line: '%s' is not a "
-                        "dlrun option (dlrun-options and --dlrun-arg take "
-                        "dlrun run's options, see dlrun run --help)",
-                        argv[o->prog]), -1;
+        return cmd_fail(EXIT_USAGE, "%sthe script's dlrun line: '%s' is not "
+                        "a dlrun option (dlrun-options and --dlrun-arg take "
+                        "dlrun run's options, see dlrun run --help)", context,
+                        o->prog < argc ? argv[o->prog] : "?"), -1;
     return 0;
 }
 
@@ -129,51 +136,178 @@ int script_place(const struct topo *t, const char *desc, const char *name,
     return 0;
 }
 
-/* The ranks of one node: --nproc-per-node, else one a GPU. */
-static int ranks_per_node(const struct jobspec *j, const struct options *o)
+/* The node's ranks placed on profile p's node, if it describes one. */
+static int check_place(const struct options *o, long gpus,
+                       const struct site_profile *p, const char *name)
 {
-    if (o->plan.per_node > 0)
-        return o->plan.per_node;
-    return (int)j->gpus_per_node;
+    struct topo *t = NULL;
+    struct bind_rank *out = NULL;
+    char desc[256] = "";
+    /* the ranks of one node: --nproc-per-node, else one a GPU */
+    int n = o->plan.per_node > 0 ? o->plan.per_node : (int)gpus, rc;
+
+    t = p ? script_profile_topo(p, name, desc, sizeof desc) : NULL;
+    if (!t || n < 1)
+        return !t && desc[0] ? EXIT_USAGE : EXIT_OK;
+    out = calloc((size_t)n, sizeof *out);
+    rc = !out ? cmd_fail(EXIT_FAIL, "out of memory") :
+         script_place(t, desc, name, o, gpus, n, out);
+    free(out);
+    topo_free(t);
+    return rc;
+}
+
+/* words ("run", then the words after dlrun's name) through dlrun run's
+ * parser, then placed; gpus: the GPUs a node is given. */
+static int check_words(struct strv *words, const char *context, long gpus,
+                       const struct site_profile *p, const char *name)
+{
+    struct options o;
+    char **argv = NULL;
+    int rc = EXIT_USAGE;
+
+    memset(&o, 0, sizeof o);
+    if (!words->failed)
+        argv = calloc(words->n + 1, sizeof *argv);
+    if (!argv)
+        rc = cmd_fail(EXIT_FAIL, "out of memory");
+    else if (parse_words(words, argv, context, &o) == 0) {
+        cmd_fail_context(*context ? context : NULL);
+        rc = check_place(&o, gpus, p, name);
+        cmd_fail_context(NULL);
+    }
+    free(argv);
+    options_free(&o);
+    return rc;
 }
 
 int script_check_job(const struct jobspec *j, const struct site_profile *p,
                      const char *name)
 {
     struct strv words = { 0 };
-    struct options o;
-    struct topo *t = NULL;
-    struct bind_rank *out = NULL;
-    char desc[256] = "", **argv = NULL;
-    int rc = EXIT_USAGE, n;
+    int rc;
 
-    memset(&o, 0, sizeof o);
     strv_addf(&words, "run");
     jobscript_dlrun_argv(j, &words);
-    if (!words.failed)
-        argv = calloc(words.n + 1, sizeof *argv);
-    if (!argv) {
-        rc = cmd_fail(EXIT_FAIL, "out of memory");
-        goto out;
-    }
-    if (parse_words(&words, argv, &o) < 0)
-        goto out;
-    n = ranks_per_node(j, &o);
-    t = p ? script_profile_topo(p, name, desc, sizeof desc) : NULL;
-    if (!t || n < 1) {
-        rc = desc[0] && !t && p ? EXIT_USAGE : EXIT_OK;
-        goto out;
-    }
-    out = calloc((size_t)n, sizeof *out);
-    if (!out)
-        rc = cmd_fail(EXIT_FAIL, "out of memory");
-    else if (script_place(t, desc, name, &o, j->gpus_per_node, n, out) == 0)
-        rc = EXIT_OK;
-out:
-    free(out);
-    free(argv);
-    topo_free(t);
-    options_free(&o);
+    rc = check_words(&words, "", j->gpus_per_node, p, name);
     strv_free(&words);
     return rc;
+}
+
+/* ---- dlrun script --check FILE ---- */
+
+/* The index of the word that runs dlrun in v (its name dlrun, or the
+ * profile's dlrun: path), or -1. */
+static int dlrun_word(const struct strv *v, const char *dlrun)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        const char *slash = strrchr(v->v[i], '/');
+
+        if (strcmp(slash ? slash + 1 : v->v[i], "dlrun") == 0 ||
+            (dlrun && strcmp(v->v[i], dlrun) == 0))
+            return (int)i;
+    }
+    return -1;
+}
+
+static long profile_gpus(const struct site_profile *p)
+{
+    return p && p->v[SITE_GPUS_PER_NODE].set ?
+           atol(p->v[SITE_GPUS_PER_NODE].text) : 0;
+}
+
+/* One line that runs dlrun, checked: 1; a line without dlrun: 0; -1
+ * printed.  what: "FILE:LINE: " for messages. */
+static int check_line(char *line, const char *what,
+                      const struct site_profile *p, const char *name)
+{
+    struct strv v = { 0 }, words = { 0 };
+    struct err e = { "" };
+    size_t len = strlen(line);
+    int at, rc = 0;
+
+    while (len && (line[len - 1] == ' ' || line[len - 1] == '&'))
+        line[--len] = '\0';    /* the requeue scripts' "LINE &" */
+    if (shwords_split(line, &v, &e) < 0 ||
+        (at = dlrun_word(&v, p && p->v[SITE_DLRUN].set ?
+                         p->v[SITE_DLRUN].text : NULL)) < 0)
+        goto out;       /* not a line of dlrun's: set-up code */
+    strv_addf(&words, "run");
+    for (size_t i = (size_t)at + 1; i < v.n; i++)
+        strv_addf(&words, "%s", v.v[i]);
+    rc = words.failed ? cmd_fail(EXIT_FAIL, "out of memory"), -1 :
+         check_words(&words, what, profile_gpus(p), p, name) == EXIT_OK ?
+         1 : -1;
+out:
+    strv_free(&v);
+    strv_free(&words);
+    return rc;
+}
+
+/* The profile a script names in its "# Profile: NAME" line, into name
+ * (len bytes); "" when none. */
+static void named_profile(const char *text, char *name, size_t len)
+{
+    const char *at = strstr(text, "\n# Profile: ");
+
+    name[0] = '\0';
+    if (at)
+        snprintf(name, len, "%.*s", (int)strcspn(at + 12, " \n"), at + 12);
+}
+
+/* Every line of text that runs dlrun, checked: how many, -1 printed. */
+static int check_lines(char *text, const char *path,
+                       const struct site_profile *p, const char *name)
+{
+    char what[4200], *save = NULL;
+    int lineno = 0, found = 0, rc = 0;
+
+    for (char *line = text; line && rc >= 0; line = save) {
+        save = strchr(line, '\n');
+        if (save)
+            *save++ = '\0';
+        lineno++;
+        if (line[strspn(line, " \t")] == '#' || !strstr(line, "dlrun"))
+            continue;
+        snprintf(what, sizeof what, "%s:%d: ", path, lineno);
+        rc = check_line(line, what, p, name);
+        found += rc > 0;
+    }
+    return rc < 0 ? -1 : found;
+}
+
+int script_check_file(const char *path, const struct sites *s,
+                      const char *profile)
+{
+    FILE *f = fopen(path, "r");
+    const struct site_profile *p = NULL;
+    char named[128];
+    size_t len = 0;
+    char *text = f ? read_all(f, 1 << 20, &len) : NULL;
+    int n;
+
+    if (f)
+        fclose(f);
+    if (!text)
+        return cmd_fail(EXIT_USAGE, "--check %s: %s", path,
+                        !f ? strerror(errno) : "cannot read it (over 1 MiB?)");
+    named_profile(text, named, sizeof named);
+    if (!profile && named[0])
+        profile = named;
+    if (profile && !(p = sites_find(s, profile))) {
+        free(text);
+        return cmd_fail(EXIT_USAGE, "--check %s: no profile '%s' (dlrun "
+                        "script --list-profiles lists them)", path, profile);
+    }
+    n = check_lines(text, path, p, profile);
+    free(text);
+    if (n == 0)
+        return cmd_fail(EXIT_USAGE, "--check %s: no line runs dlrun", path);
+    if (n < 0)
+        return EXIT_USAGE;
+    printf("%s: %d dlrun line%s checked%s%s%s\n", path, n, n == 1 ? "" : "s",
+           p ? " against profile " : "", p ? profile : "",
+           p && (p->v[SITE_NODE].set || p->v[SITE_TOPOLOGY].set) ?
+           " and its node" : "");
+    return EXIT_OK;
 }

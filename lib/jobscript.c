@@ -17,7 +17,7 @@ enum {
     V_ACCOUNT, V_JOB_NAME, V_TIME, V_TIME_HM, V_SIGNAL, V_SIGNAL_NAME,
     V_SIGNAL_SECS, V_SIGNAL_MINUTES, V_REQUEUE, V_REQUEUE_GRACE, V_SETUP,
     V_LAUNCHER, V_LAUNCHER_DLRUN, V_LAUNCHER_MPIRUN, V_MPIRUN_ARGS, V_DLRUN_LINE,
-    V_DIRECTIVES, V_MODULES, V_ENV, V_COUNT
+    V_DIRECTIVES, V_MODULES, V_ENV, V_PROFILE, V_COUNT
 };
 
 static const char *const var_names[V_COUNT] = {
@@ -27,7 +27,7 @@ static const char *const var_names[V_COUNT] = {
     "signal_secs", "signal_minutes", "requeue", "requeue_grace", "setup",
     "launcher", "launcher_dlrun", "launcher_mpirun", "mpirun_args",
     "dlrun_line",
-    "directives", "modules", "env",
+    "directives", "modules", "env", "profile",
 };
 
 /* The texts made for one rendering (all owned). */
@@ -329,6 +329,7 @@ static void fill_texts(struct vars *vs, const struct jobspec *j)
     set_copy(vs, V_PARTITION, j->partition);
     set_copy(vs, V_ACCOUNT, j->account);
     set_copy(vs, V_JOB_NAME, j->job_name);
+    set_copy(vs, V_PROFILE, j->profile);
     set_copy(vs, V_REQUEUE, j->requeue ? "1" : NULL);
     set_copy(vs, V_LAUNCHER, j->mpirun ? "mpirun" : "dlrun");
     set_copy(vs, V_LAUNCHER_DLRUN, j->mpirun ? NULL : "1");

@@ -32,6 +32,7 @@ struct jobspec {
     const char *const *env;         /* NAME=VALUE, names checked */
     const char *const *dlrun_args;  /* options for dlrun */
     const char *const *command;     /* PROG ARGS (at least PROG) */
+    const char *profile;            /* the site profile's name, or NULL */
 };
 
 /* Render the script: the template text (file names it in errors).

@@ -218,6 +218,47 @@ expect_rc "node: with GPUs uneven over the sockets" 2 "$DLRUN" script --config "
 one_line "node: uneven"
 expect_grep "  at FILE:LINE:COLUMN" "node.yaml:4:11: profiles.n.node: node: 3 GPUs do not spread evenly over 2 sockets" "$TMP/err"
 
+# --- dlrun script --check FILE: every generated script passes it ---
+for p in squid neuron jean-zay flow; do
+    "$DLRUN" script --profile "$p" -N 2 -o "$TMP/c-$p.sh" -- python3 train.py 2>"$TMP/err" ||
+        fail "script --profile $p"
+    expect_rc "--check of the $p script" 0 "$DLRUN" script --check "$TMP/c-$p.sh"
+    expect_grep "  against its profile's node" "c-$p.sh: 1 dlrun line checked against profile $p and its node" "$TMP/out"
+done
+"$DLRUN" script --profile neuron -N 2 --gpus-per-node 2 -o "$TMP/c-n2.sh" -- p 2>/dev/null
+expect_rc "--check of neuron --gpus-per-node 2 (adapted)" 0 "$DLRUN" script --check "$TMP/c-n2.sh"
+for f in "$TOP"/tests/golden/script/*.sh; do
+    expect_rc "--check $(basename "$f")" 0 "$DLRUN" script --check "$f"
+done
+# a script edited after it was made: the line, and why
+sed 's/ppr:4:socket/ppr:4:sockt/' "$TMP/c-squid.sh" >"$TMP/typo.sh"
+expect_rc "--check: a --map-by typo" 2 "$DLRUN" script --check "$TMP/typo.sh"
+one_line "--check typo"
+expect_grep "  FILE:LINE and the value" "typo.sh:[0-9]*: the script's dlrun line: --map-by 'ppr:4:sockt'" "$TMP/err"
+sed 's/ppr:4:socket/ppr:2:socket/' "$TMP/c-squid.sh" >"$TMP/ppr2.sh"
+expect_rc "--check: ppr:2:socket with 8 ranks on SQUID's node" 2 "$DLRUN" script --check "$TMP/ppr2.sh"
+one_line "--check ppr:2:socket"
+expect_grep "  FILE:LINE and the node" "ppr2.sh:[0-9]*: profile squid's node (2 sockets x 38 cores, 8 GPUs), 8 ranks a node: --map-by ppr:2:socket asks for 4 ranks" "$TMP/err"
+cat >"$TMP/one.yaml" <<'EOS'
+profiles:
+  one:
+    scheduler: nqsv
+    gpus-per-node: 8
+    node: "package:1 core:64 gpu:8"
+EOS
+expect_rc "--check FILE --profile: the placement on another profile's node" 2 \
+    "$DLRUN" script --config "$TMP/one.yaml" --check "$TMP/c-squid.sh" --profile one
+one_line "--check --profile one"
+expect_grep "  one socket" "profile one's node (1 socket x 64 cores, 8 GPUs), 8 ranks a node: --map-by ppr:4:socket asks for 4 ranks" "$TMP/err"
+sed 's/--map-by/--mapby/' "$TMP/c-neuron.sh" >"$TMP/opt.sh"
+expect_rc "--check: an unknown option" 2 "$DLRUN" script --check "$TMP/opt.sh"
+expect_grep "  names it" "unknown option '--mapby'" "$TMP/err"
+printf '#!/bin/sh\necho hello\n' >"$TMP/none.sh"
+expect_rc "--check: no dlrun line" 2 "$DLRUN" script --check "$TMP/none.sh"
+one_line "--check no dlrun"
+expect_rc "--check: no such file" 2 "$DLRUN" script --check "$TMP/missing.sh"
+one_line "--check missing"
+
 # --- dlrun plan --profile: the site's node, one block per group ---
 expect_rc "plan --profile squid -N 2" 0 "$DLRUN" plan --profile squid -N 2 -- python3 bench.py
 expect_grep "  the node" "^node:       2 sockets x 38 cores, 8 GPUs\$" "$TMP/out"

@@ -1,5 +1,6 @@
 #!/bin/bash
 # Made by `dlrun script`; submit with pjsub (or make it with dlrun submit).
+# Profile: flow (dlrun script --check FILE checks the dlrun line against it)
 #PJM -L rscgrp=cx-small
 #PJM -L node=2
 #PJM --mpi proc=2

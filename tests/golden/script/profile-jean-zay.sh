@@ -1,5 +1,6 @@
 #!/bin/bash
 # Made by `dlrun script`; submit with sbatch (or make it with dlrun submit).
+# Profile: jean-zay (dlrun script --check FILE checks the dlrun line against it)
 #SBATCH --nodes=2
 #SBATCH --ntasks-per-node=4
 #SBATCH --gres=gpu:4

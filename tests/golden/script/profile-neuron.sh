@@ -1,5 +1,6 @@
 #!/bin/bash
 # Made by `dlrun script`; submit with sbatch (or make it with dlrun submit).
+# Profile: neuron (dlrun script --check FILE checks the dlrun line against it)
 #SBATCH --nodes=2
 #SBATCH --ntasks-per-node=1
 #SBATCH --gres=gpu:8

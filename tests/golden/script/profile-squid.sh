@@ -1,5 +1,6 @@
 #!/bin/bash
 # Made by `dlrun script`; submit with qsub (or make it with dlrun submit).
+# Profile: squid (dlrun script --check FILE checks the dlrun line against it)
 #PBS -q SQUID
 #PBS --group=G00000
 #PBS -b 2
