@@ -1,0 +1,88 @@
+#!/bin/sh
+# needs: cluster
+# t_script_seeds.sh - the seeds' Slurm jobs as their users would submit
+# them, on the real Slurm of cluster/: KISTI Neuron (one dlrun per node,
+# seed 002) and IDRIS Jean Zay (one Slurm task per GPU, seed 004), each
+# script made by `dlrun submit` from the site's bundled profile (found
+# without --config), adapted on the command line the way a user moves a
+# profile to another machine (this cluster's partition, 8 CPUs and 4
+# GPUs a node; Jean Zay's -C v100-32g and QoS dropped), run by sbatch on
+# 2 nodes: a real PyTorch DDP (gloo) training ends with the same weights
+# on every rank.  The site's environment is stood in for where it is not
+# here: `module` (a stub on PATH) and Neuron's conda set-up (a conda.sh in
+# $HOME); the job script runs them as they are.  Every script passes its
+# own `dlrun script --check` first.
+. "$(dirname "$0")/lib.sh"
+use_cluster
+HOME=$TMP/home
+export HOME
+unset DLRUN_CONFIG XDG_CONFIG_HOME DLRUN_TEMPLATES
+PY=/usr/bin/python3
+"$PY" -c 'import torch' 2>/dev/null || skip "skip: $PY has no torch"
+
+# the site's environment, stood in for: module load, Neuron's conda
+mkdir -p "$TMP/bin" "$HOME/miniconda3/etc/profile.d"
+cat >"$TMP/bin/module" <<'EOS'
+#!/bin/sh
+echo "module $*" >&2
+EOS
+chmod +x "$TMP/bin/module"
+cat >"$HOME/miniconda3/etc/profile.d/conda.sh" <<'EOS'
+conda() { echo "conda $*" >&2; }
+EOS
+PATH=$TMP/bin:$PATH
+export PATH
+
+state() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+finished() { case $(state "$1") in PENDING|RUNNING|CONFIGURING|COMPLETING) return 1 ;; esac; }
+# wait_for SECS WHAT CMD... : poll CMD every half second (a hang guard)
+wait_for() {
+    secs=$1 what=$2; shift 2
+    end=$(($(date +%s) + secs))
+    until "$@"; do
+        [ "$(date +%s)" -ge "$end" ] && { fail "timed out after ${secs}s: $what"; return 1; }
+        sleep 0.5
+    done
+    pass "$what"
+}
+
+# seed NAME RANKS ARGS... : script from profile NAME with ARGS, --check,
+# sbatch through dlrun submit; RANKS ranks end with the same weights
+seed() {
+    name=$1 ranks=$2; shift 2
+    # the binding is planned on this cluster's nodes (8 CPUs, GPUs that
+    # are plain files): --bind-to none --gpu-bind none
+    if ! "$DLRUN" script --profile "$name" -N 2 -p debug --cores-per-node 8 \
+        --directive "--output=$TMP/$name-%j.out" --dlrun "$DLRUN" \
+        --bind-to none --gpu-bind none "$@" -o "$TMP/$name.sh" \
+        -- "$PY" "$E2E/ddp_train.py" 2>"$TMP/err"; then
+        fail "$name: dlrun script"; sed 's/^/  err: /' "$TMP/err"; return
+    fi
+    expect_rc "$name: the script passes dlrun script --check" 0 \
+        "$DLRUN" script --check "$TMP/$name.sh"
+    expect_rc "$name: sbatch takes it (dlrun submit)" 0 "$DLRUN" submit \
+        --profile "$name" -N 2 -p debug --cores-per-node 8 \
+        --directive "--output=$TMP/$name-%j.out" --dlrun "$DLRUN" \
+        --bind-to none --gpu-bind none "$@" -- "$PY" "$E2E/ddp_train.py"
+    id=$(cat "$TMP/out")
+    case $id in ''|*[!0-9]*) fail "  a job id, got '$id'"; return ;; esac
+    wait_for 900 "  job $id finished" finished "$id" || return
+    out=$TMP/$name-$id.out
+    expect_eq "  completed" "$(state "$id")" COMPLETED || sed 's/^/  | /' "$out"
+    expect_eq "  $ranks ranks end with the same weights" \
+        "$(sed -n "s/^rank [0-9]*\\/$ranks weights \\([^ ]*\\) ok\$/\\1/p" "$out" |
+           sort | uniq -c | awk '{ print $1 }')" "$ranks" || sed 's/^/  | /' "$out"
+}
+
+# KISTI Neuron: one dlrun per node; 2 GPUs a node here (the profile's
+# --map-by ppr:4:socket is for 8, left out with a note)
+seed neuron 4 --gpus-per-node 2
+expect_grep "neuron: the script ran the site's set-up" "^conda activate torch\$" "$TMP/neuron.sh"
+# IDRIS Jean Zay: srun starts one task per GPU, 4 a node; the
+# site-only constraint and QoS dropped
+seed jean-zay 8 --drop-directive -C --drop-directive --qos
+expect_eq "jean-zay: no -C, no --qos in the script" \
+    "$(grep -c '^#SBATCH \(-C\|--qos\)' "$TMP/jean-zay.sh" | tr -d ' ')" 0
+expect_grep "jean-zay: srun starts the tasks" "^exec srun " "$TMP/jean-zay.sh"
+
+done_testing
