@@ -1,0 +1,58 @@
+/* stall.h - the stall detector (--stall-timeout): a pure engine fed with
+ * samples of the ranks of one node, no processes or clock of its own, so
+ * that tests drive it with made-up numbers.
+ *
+ * A rank is active in the interval between two samples when it wrote
+ * output, reported progress (dlrun_progress, any broker request), or used
+ * more than 1% of one CPU (CPU time from /proc; a rank blocked in a
+ * collective uses none).  The ranks are stalled once none was active for
+ * the whole timeout.  Ranks that ended are not counted either way. */
+#ifndef DLRUN_STALL_H
+#define DLRUN_STALL_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+/* One rank at one moment: monotonic counters, only their change matters. */
+struct stall_sample {
+    int alive;                  /* 0: ended, ignored */
+    unsigned long long cpu;     /* CPU time of its process group, ticks */
+    unsigned long long output;  /* lines written so far */
+    unsigned long long progress;    /* progress reports so far */
+};
+
+struct stall;
+
+/* An engine for n ranks, stalled after timeout_ms without activity; hz
+ * is the clock ticks per second of cpu.  NULL when out of memory. */
+struct stall *stall_create(int n, long timeout_ms, long hz);
+void stall_destroy(struct stall *s);   /* NULL is a no-op */
+
+/* Take the samples (n of them) at now_ms (monotonic).  The first call
+ * starts the window.  Returns 1 when the ranks are stalled now, else 0. */
+int stall_feed(struct stall *s, long now_ms, const struct stall_sample *v);
+
+/* Milliseconds since the last activity of any rank (0 before any feed). */
+long stall_quiet_ms(const struct stall *s, long now_ms);
+
+/* CPU ticks rank i used since its last activity (its share of the window). */
+unsigned long long stall_window_cpu(const struct stall *s, int i);
+
+/* Forget the past: the window starts again at the next feed (after an
+ * on-demand report, after a restart). */
+void stall_reset(struct stall *s);
+
+/* "600", "600s", "10m", "1h", "1h30m", "90.5s" into milliseconds (>= 1 s,
+ * at most 30 days).  0, or -1 with err naming what: what is the option
+ * or key it came from. */
+int stall_parse_duration(const char *what, const char *text, long *ms,
+                         struct err *err);
+
+/* Where a Python rank waits, from its faulthandler dump (text, len bytes):
+ * the innermost frame of the thread that was current ("Current thread"),
+ * else of the first thread, as "FUNC (FILE:LINE)" with FILE's base name,
+ * into buf (len bytes).  0, or -1 when the text holds no frame. */
+int stall_py_where(const char *text, size_t len, char *buf, size_t buflen);
+
+#endif
