@@ -12,6 +12,7 @@
 #include "broker.h"
 #include "cmd.h"
 #include "envout.h"
+#include "guard.h"
 #include "head.h"
 #include "horovod.h"
 #include "job.h"
@@ -72,6 +73,16 @@ static int add_broker_env(const struct local_broker *lb, struct envset *s)
                        "the broker's per-job token") < 0) ? -1 : 0;
 }
 
+/* The guard's mark (lib/guard.h): what the ranks start carries it. */
+static int add_guard_env(struct envset *s)
+{
+    struct err err = { "" };
+
+    return guard_mark_name() &&
+           envset_set(s, guard_mark_name(), guard_mark_value(), &err,
+                      "dlrun's guard: ends the job's processes") < 0 ? -1 : 0;
+}
+
 /* environ-style arrays for the ranks started here (indexed by rank, NULL
  * for the others); NULL after printing the error. */
 static char ***rank_envps(const struct job *j, const int *ranks, int n,
@@ -82,7 +93,8 @@ static char ***rank_envps(const struct job *j, const int *ranks, int n,
     for (int i = 0; envps && i < n; i++) {
         struct envset s = { .no_from = 1 };
         int r = ranks[i];
-        if (job_rank_env(j, r, &s) != 0 || add_broker_env(lb, &s) < 0) {
+        if (job_rank_env(j, r, &s) != 0 || add_broker_env(lb, &s) < 0 ||
+            add_guard_env(&s) < 0) {
             free_envps(envps, j->plan.nranks);
             return NULL;
         }
@@ -130,6 +142,7 @@ static void end_leftovers(const struct supervise *sv)
     for (int i = 0; keep && i < sv->n; i++)
         keep[i] = sv->ranks[i].pid;
     proc_kill_adopted(keep, keep ? sv->n : 0);
+    guard_kill_job();
     while (waitpid(-1, NULL, WNOHANG) > 0)
         ;
     free(keep);
@@ -328,6 +341,10 @@ int run_launch(struct job *j, char **prog)
         goto out;
     /* descendants that escape their group are reparented to us, found, ended */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* ... and when dlrun is killed, the guard ends them (no cgroup with
+     * DLRUN_CGROUP=0); without one the job runs as before */
+    guard_start(!getenv("DLRUN_CGROUP") || strcmp(getenv("DLRUN_CGROUP"), "0"),
+                &err);
     lj.bind = j->bind;
     if (j->opt.report_bindings)
         job_report_bindings(j, which, lj.nranks);
@@ -338,6 +355,7 @@ int run_launch(struct job *j, char **prog)
     if (rc == 0)
         rc = launch_loop(j, &lj, l, ranks);
     job_pmix_stop(j);
+    guard_stop();
 out:
     free(which);
     free(ranks);

@@ -53,7 +53,7 @@ static int local_start(const struct launch_job *job, struct sv_rank *ranks,
             .err_fd = job->out ? output_child_fd(job->out, i, 2) : -1,
             .cpus = job->bind && CPU_COUNT(&job->bind[r].mask) ?
                     &job->bind[r].mask : NULL,
-            .reset = &reset,
+            .reset = &reset, .guarded = 1,
         };
         int rc;
 

@@ -28,6 +28,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guard.h"
+
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
@@ -40,6 +42,7 @@
 struct child_args {
     const struct proc_spec *spec;
     pid_t parent;
+    int cgroup_fd;      /* the job's cgroup.procs to join, or -1 */
     int errfd;          /* the exec-error pipe's write end (close-on-exec) */
     char **sh_argv;     /* argc + 2 pointers for exec_found */
 };
@@ -55,10 +58,14 @@ void proc_nondefault_signals(sigset_t *out)
             sigaddset(out, sig);
 }
 
-static void child_setup(const struct proc_spec *spec, pid_t parent)
+static void child_setup(const struct proc_spec *spec, pid_t parent,
+                        int cgroup_fd)
 {
     struct sigaction dfl;
 
+    /* first: whatever it starts from now on is in the job's cgroup */
+    if (cgroup_fd >= 0)
+        (void)!write(cgroup_fd, "0", 1);
     setpgid(0, 0);
     prctl(PR_SET_PDEATHSIG, spec->death_sig ? spec->death_sig : SIGKILL);
     if (getppid() != parent)    /* dlrun died before prctl took effect */
@@ -105,7 +112,7 @@ static int child_main(void *arg)
     int e;
     ssize_t n;
 
-    child_setup(a->spec, a->parent);
+    child_setup(a->spec, a->parent, a->cgroup_fd);
     if (a->spec->path)
         exec_found(a->spec, a->sh_argv);
     else
@@ -162,7 +169,8 @@ static pid_t clone_child(struct child_args *a, char *stack, size_t size)
 int proc_spawn(const struct proc_spec *spec, pid_t *pid, int *exec_errno,
                struct err *err)
 {
-    struct child_args a = { .spec = spec, .parent = getpid() };
+    struct child_args a = { .spec = spec, .parent = getpid(),
+                            .cgroup_fd = spec->guarded ? guard_procs_fd() : -1 };
     size_t argc = 0, size;
     char *stack = NULL;
     pid_t child;
@@ -197,8 +205,11 @@ int proc_spawn(const struct proc_spec *spec, pid_t *pid, int *exec_errno,
     n = read(fds[0], &e, sizeof e);
     close(fds[0]);
     *pid = child;
-    if (n != (ssize_t)sizeof e)
+    if (n != (ssize_t)sizeof e) {
+        if (spec->guarded)
+            guard_add(child);
         return 0;
+    }
     waitpid(child, NULL, 0);
     *exec_errno = e;
     return err_set(err, "cannot run '%s': %s", spec->argv[0], strerror(e));
@@ -206,6 +217,8 @@ int proc_spawn(const struct proc_spec *spec, pid_t *pid, int *exec_errno,
 
 static int is_kept(pid_t p, const pid_t *keep, int n)
 {
+    if (p == guard_pid())       /* not adopted: ours, ends after the job */
+        return 1;
     for (int i = 0; i < n; i++)
         if (keep[i] == p)
             return 1;

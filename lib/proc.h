@@ -25,6 +25,10 @@ struct proc_spec {
     const sigset_t *reset;      /* signals whose handler the child resets to
                                    the default (proc_nondefault_signals);
                                    NULL = every signal */
+    int guarded;                /* a rank: joins the job's guard (the
+                                   cgroup before exec, its group after;
+                                   lib/guard.h), so that what it starts
+                                   dies with the job */
 };
 
 /* The signals whose disposition here is not the default (handled or

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "output.h"
 
 static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1,
@@ -82,6 +83,7 @@ static int reap(struct supervise *sv, int stopping)
             r->end = supervise_wall_time();
             /* leftovers in its group (workers it forked) end with it */
             killpg(pid, SIGKILL);
+            guard_forget(pid);
             if (status != 0 && sv->failed < 0 && !stopping) {
                 sv->failed = i;
                 first_fail = 1;

@@ -1,0 +1,62 @@
+#!/bin/sh
+# t_orphans.sh - nothing a rank starts outlives the job: dlrun killed with
+# SIGKILL (no handler of ours runs) with grandchildren in the rank's group,
+# daemons (setsid, double fork), and a daemon with an empty environment;
+# through the job's cgroup where one can be made here, and through the
+# guard's mark alone (DLRUN_CGROUP=0).  Processes are found by a mark in
+# their argv; waits are hang guards (2 minutes; the sleeps last longer),
+# never assertions.
+. "$(dirname "$0")/lib.sh"
+MARK=dlrun-orph-$$
+ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
+S=$TMP/$MARK-sleep
+CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
+    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS"
+leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk -v me=$$ \
+    'index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $1 != me && $0 !~ /awk/ { print $1 }'; }
+# the marked processes but dlrun ($pid: its argv names them too)
+others() { leftovers | grep -vx "${pid:-0}"; }
+# wait_count N: until exactly N of them run (hang guard: 2 minutes)
+wait_count() { for _ in $(seq 1200); do [ "$(others | wc -l)" -eq "$1" ] && return; sleep 0.1; done; }
+wait_gone() { for _ in $(seq 1200); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
+
+# kill_case WHAT N CMD: start dlrun -np 2 CMD, wait for N marked processes,
+# SIGKILL dlrun, expect none left
+kill_case() {
+    what=$1 n=$2; shift 2
+    env $CLEAN "$DLRUN" -np 2 --oversubscribe "$@" >"$TMP/out" 2>&1 & pid=$!
+    wait_count "$n"
+    expect_eq "$what: $n marked processes running" "$(others | wc -l | tr -d ' ')" "$n"
+    kill -KILL $pid; wait $pid 2>/dev/null
+    wait_gone
+    expect_eq "  dlrun SIGKILLed: none left" "$(leftovers)" ""
+    [ -z "$(leftovers)" ] || kill -KILL $(leftovers) 2>/dev/null
+}
+
+# the issue's case: a background child in the rank's own group
+kill_case "grandchildren" 4 sh -c "$S 1000 & exec $S 1001"
+# daemons: a new session, and a double fork (reparented, own session)
+kill_case "setsid daemons" 6 sh -c "setsid sh -c '$S 1002 & exec $S 1003' & exec $S 1001"
+kill_case "double-forked daemons" 4 sh -c "(setsid $S 1004 & ) ; exec $S 1001"
+DLRUN_CGROUP=0 kill_case "no cgroup (the mark alone): setsid daemons" 6 \
+    sh -c "setsid sh -c '$S 1002 & exec $S 1003' & exec $S 1001"
+
+# the end of a job that went well: its daemons end, the guard leaves nothing
+env $CLEAN "$DLRUN" -np 1 sh -c "setsid $S 1005 & cat /proc/self/cgroup" >"$TMP/cg" 2>&1
+expect_eq "a rank's daemon, the job ended: exit 0" "$?" 0
+wait_gone
+expect_eq "  the daemon ended with the job" "$(leftovers)" ""
+cg=$(sed -n 's/^0:://p' "$TMP/cg")
+case $cg in
+*/dlrun-[0-9]*-[0-9]*)
+    pass "the rank ran in the job's cgroup ($cg)"
+    mnt=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+    [ ! -d "$mnt$cg" ] && pass "  removed after the job" ||
+        fail "  cgroup $mnt$cg left behind"
+    # only the cgroup holds a daemon that dropped the environment (the mark)
+    kill_case "a daemon with an empty environment (cgroup)" 4 \
+        sh -c "env -i setsid $S 1006 & exec $S 1001"
+    ;;
+*) echo "# no cgroup v2 folder could be made here: the mark alone was tested" ;;
+esac
+done_testing

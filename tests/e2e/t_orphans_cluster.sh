@@ -1,0 +1,32 @@
+#!/bin/sh
+# needs: cluster
+# t_orphans_cluster.sh - the agent on a remote node killed with SIGKILL (no
+# handler of its runs): what its ranks started, a background child and a
+# setsid daemon, ends too, on that node as on the others.  Processes are
+# found by a mark in their argv; waits are hang guards (the sleeps last
+# longer), never assertions.
+. "$(dirname "$0")/lib.sh"
+use_cluster
+within() { timeout -k 5 "$@"; }
+MARK=dlrun-orphc-$$
+ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
+S=$TMP/$MARK-sleep
+# the ranks' sleeps on every node (all nodes share this host's pids)
+sleeps() { ps -eo pid=,stat=,args= | M="$MARK-sleep 100" awk '
+    index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $0 !~ /awk/ { print $1 }'; }
+wait_sleeps() { for _ in $(seq 1200); do [ "$(sleeps | wc -l)" -eq "$1" ] && return; sleep 0.1; done; }
+SSH="--ssh-identity $DLRUN_TEST_SSH_KEY --ssh-known-hosts $DLRUN_TEST_KNOWN_HOSTS"
+agent_pid() { ip netns pids "dlrun-$1" | while read -r q; do
+    tr '\0' ' ' <"/proc/$q/cmdline" 2>/dev/null | grep -q '^[^ ]*dlrun agent ' && echo "$q"; done | head -n 1; }
+
+"$DLRUN" -H node1:1,node2:1 $SSH -- sh -c \
+    "$S 1000 & setsid $S 1001 & exec $S 1002" >"$TMP/agent.out" 2>&1 & p=$!
+wait_sleeps 6
+expect_eq "two nodes: a rank, its child and its daemon on each" "$(sleeps | wc -l | tr -d ' ')" 6
+for _ in $(seq 1200); do a=$(agent_pid node2); [ -n "$a" ] && break; sleep 0.1; done
+kill -9 "${a:-0}"
+within 300 sh -c "while kill -0 $p 2>/dev/null; do sleep 0.1; done"; wait $p
+wait_sleeps 0
+expect_eq "agent on node2 SIGKILLed: no sleep left on any node" "$(sleeps)" ""
+[ -z "$(sleeps)" ] || kill -9 $(sleeps) 2>/dev/null
+done_testing
