@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -182,17 +181,6 @@ static int serve(struct broker *b, int sfd)
     }
 }
 
-/* Let the broker use as many fds as the hard limit allows. */
-static void raise_fd_limit(void)
-{
-    struct rlimit rl;
-
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-}
-
 int cmd_broker(int argc, char **argv)
 {
     struct broker_opts o = { 0 };
@@ -216,7 +204,7 @@ int cmd_broker(int argc, char **argv)
     sigaddset(&sigs, SIGHUP);
     sigprocmask(SIG_BLOCK, &sigs, NULL);
     sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
-    raise_fd_limit();
+    broker_raise_nofile();
     b = broker_create(addr, o.port, tok, &o.lim, &err);
     if (!b || sfd < 0) {
         rc = cmd_fail(EXIT_FAIL, "broker: %s", b ? strerror(errno) : err.msg);

@@ -31,12 +31,13 @@ static void free_envps(char ***envps, int n)
 }
 
 /* On one node dlrun serves the ranks' broker itself (dlrun kv,
- * dlrun_nccl_unique_id), on loopback, from the supervisor's loop: no
- * thread, one socket.  A new one (new token, no keys) per attempt,
- * unless the environment already names one. */
+ * dlrun_nccl_unique_id) from the supervisor's loop: no thread, one
+ * socket, a Unix one in a 0700 folder (other local users cannot even
+ * connect; loopback TCP if that fails).  A new one (new token, no keys)
+ * per attempt, unless the environment already names one. */
 struct local_broker {
     struct broker *b;
-    char addr[64];
+    char addr[160];
     char token[TOKEN_HEX_LEN + 1];
 };
 
@@ -44,11 +45,19 @@ static int local_broker_start(struct local_broker *lb, struct err *err)
 {
     uint8_t tok[TOKEN_BYTES];
 
-    if (token_new(tok, err) < 0 ||
-        !(lb->b = broker_create("127.0.0.1", 0, tok, NULL, err)))
+    /* every rank's connection is a file, as in `dlrun broker` */
+    broker_raise_nofile();
+    if (token_new(tok, err) < 0)
+        return -1;
+    lb->b = broker_create("unix:", 0, tok, NULL, err);
+    if (!lb->b && !(lb->b = broker_create("127.0.0.1", 0, tok, NULL, err)))
         return -1;
     token_to_hex(tok, lb->token);
-    snprintf(lb->addr, sizeof lb->addr, "127.0.0.1:%d", broker_port(lb->b));
+    if (broker_port(lb->b))
+        snprintf(lb->addr, sizeof lb->addr, "127.0.0.1:%d",
+                 broker_port(lb->b));
+    else
+        snprintf(lb->addr, sizeof lb->addr, "%s", broker_addr(lb->b));
     return 0;
 }
 

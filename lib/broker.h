@@ -22,9 +22,19 @@
 struct broker_limits {
     size_t max_value;       /* bytes in one value; 1 MiB (at most 256 MiB) */
     size_t max_conns;       /* connections at once; 65536, and never more
-                               than RLIMIT_NOFILE leaves room for */
-    size_t max_out;         /* answers queued for one peer, bytes; 4 MiB
-                               plus one largest frame */
+                               than RLIMIT_NOFILE leaves room for.  When
+                               full, a new connection takes the place of
+                               the oldest one that has not authenticated */
+    size_t max_unauth_per_src; /* connections not yet authenticated from
+                               one IP address; 1024: past it, that address's
+                               oldest one goes.  Unix sockets: no cap */
+    size_t max_out;         /* answers queued for one peer, bytes counted
+                               as allocated, before the broker stops
+                               reading its requests; 1 MiB */
+    size_t max_mem;         /* all peers' queued answers and partly read
+                               requests, as allocated; 256 MiB: past it,
+                               every peer with answers still queued is not
+                               read until they are written */
     size_t max_bytes;       /* the store: keys, values, parked requests;
                                1 GiB */
     size_t max_parked;      /* parked GET/BARRIER per connection; 1024 */
@@ -35,18 +45,28 @@ struct broker_limits {
 struct broker_stats {
     size_t conns;           /* open now */
     size_t accepted;        /* since the start */
-    size_t refused;         /* closed at once: max_conns reached */
+    size_t refused;         /* closed at once: max_conns reached and every
+                               connection authenticated */
+    size_t evicted;         /* not yet authenticated, closed to make room
+                               (max_conns or max_unauth_per_src) */
     size_t auth_failed;     /* wrong token, not AUTH first, AUTH timeout */
     size_t proto_failed;    /* bad frame after AUTH */
-    size_t slow_dropped;    /* output queue past max_out */
+    size_t slow_dropped;    /* out of memory for a peer's answers */
+    size_t paused;          /* times a peer was no longer read (max_out or
+                               max_mem) */
     size_t requests;        /* valid requests after AUTH */
+    size_t mem;             /* bytes counted against max_mem now */
+    size_t mem_peak;        /* the most ever */
 };
 
 struct broker;
 
 /* Listen on bind_addr (a numeric IPv4/IPv6 address or a host name;
- * borrowed) and port (0: an ephemeral one the kernel picks).  token (16
- * bytes) is copied; lim (NULL: all defaults) is copied.  Caller must
+ * borrowed) and port (0: an ephemeral one the kernel picks); or, when
+ * bind_addr is "unix:PATH", on a Unix socket at PATH (port unused), and
+ * when it is "unix:" alone, at broker.sock in a new 0700 folder under
+ * $TMPDIR or /tmp that broker_destroy removes.  token (16 bytes) is
+ * copied; lim (NULL: all defaults) is copied.  Caller must
  * broker_destroy().  NULL with err ("cannot listen on ADDR:PORT: ..."). */
 struct broker *broker_create(const char *bind_addr, int port,
                              const uint8_t token[TOKEN_BYTES],
@@ -62,9 +82,14 @@ void broker_destroy(struct broker *b);
 int broker_fd(const struct broker *b);
 
 /* The port and numeric address actually bound; the string is owned by b.
- * "0.0.0.0" or "::" when bound to every address. */
+ * "0.0.0.0" or "::" when bound to every address.  A Unix socket: port 0
+ * and "unix:PATH", the form clients take in DLRUN_BROKER. */
 int broker_port(const struct broker *b);
 const char *broker_addr(const struct broker *b);
+
+/* Raise this process's soft open-file limit to the hard one: every
+ * connection is a file.  Children inherit it. */
+void broker_raise_nofile(void);
 
 /* Milliseconds until the next deadline (a GET, a barrier, an AUTH
  * timeout) is due, 0 if one is due now, -1 when none. */

@@ -99,11 +99,13 @@ static int check_auth_head(const struct bp_msg *m, struct err *err)
 static int check_auth(struct bp_conn *c, const struct bp_msg *m,
                       struct err *err)
 {
+    c->auth_refused = 1;
     if (m->arg != BP_VERSION)
         return err_set(err, "protocol version %lld (this broker speaks %d)",
                        (long long)m->arg, BP_VERSION);
     if (!token_equal(m->val, c->token, TOKEN_BYTES))
         return err_set(err, "wrong token");
+    c->auth_refused = 0;
     c->authed = 1;
     return 0;
 }

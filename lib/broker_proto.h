@@ -74,6 +74,9 @@ struct bp_conn {
     const uint8_t *token;       /* borrowed, TOKEN_BYTES (server only) */
     size_t max_value;
     int authed;
+    int auth_refused;           /* server: a well-formed AUTH came with a
+                                   wrong token or version (the peer may be
+                                   told so; garbage is not answered) */
     uint8_t *buf;               /* owned: the partial frame */
     size_t have, need, cap;     /* need: 0 until the length is known */
     bp_msg_fn on_msg;

@@ -49,6 +49,7 @@ struct bs_store {
     struct bs_waiter **heap;            /* min-heap on deadline */
     size_t nheap, capheap;
     size_t bytes, nvalues, nparked;
+    size_t orphans;                     /* see bs_orphan_bytes */
     bs_reply_fn reply;
     void *ctx;
 };
@@ -61,15 +62,28 @@ void bs_value_ref(struct bs_value *v)
         v->refs++;
 }
 
-void bs_value_unref(struct bs_value *v)
-{
-    if (v && --v->refs == 0)
-        free(v);
-}
-
 static size_t value_cost(const struct bs_value *v)
 {
     return v ? sizeof *v + v->len : 0;
+}
+
+void bs_value_unref(struct bs_value *v)
+{
+    if (!v || --v->refs > 0)
+        return;
+    if (v->orphans)
+        *v->orphans -= value_cost(v);
+    free(v);
+}
+
+/* The store lets go of v: if answers still hold it, count it as theirs. */
+static void let_go(struct bs_store *s, struct bs_value *v)
+{
+    if (v && v->refs > 1) {
+        v->orphans = &s->orphans;
+        s->orphans += value_cost(v);
+    }
+    bs_value_unref(v);
 }
 
 static struct bs_value *value_new(const uint8_t *data, size_t len)
@@ -80,6 +94,7 @@ static struct bs_value *value_new(const uint8_t *data, size_t len)
         return NULL;
     v->refs = 1;
     v->len = len;
+    v->orphans = NULL;
     if (len)
         memcpy(v->data, data, len);
     return v;
@@ -229,7 +244,7 @@ static int set_value(struct bs_store *s, struct entry *e, const uint8_t *data,
         return -1;
     s->nvalues += e->val == NULL;
     s->bytes = s->bytes - freed + need;
-    bs_value_unref(e->val);
+    let_go(s, e->val);
     e->val = v;
     return 0;
 }
@@ -539,7 +554,7 @@ static void do_del(struct bs_store *s, struct bs_peer *p,
     }
     s->bytes -= value_cost(e->val);
     s->nvalues--;
-    bs_value_unref(e->val);
+    let_go(s, e->val);
     e->val = NULL;
     key_maybe_free(s, e);
     reply_to(s, p, m, BP_OK, 0, NULL);
@@ -673,4 +688,9 @@ const struct bs_value *bs_peek(const struct bs_store *s, const char *key)
                                        (const uint8_t *)key, n);
 
     return e ? e->val : NULL;
+}
+
+size_t bs_orphan_bytes(const struct bs_store *s)
+{
+    return s->orphans;
 }

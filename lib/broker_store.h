@@ -23,10 +23,13 @@
 struct bs_value {
     size_t refs;
     size_t len;
+    size_t *orphans;    /* once the store let go while others held it:
+                           the store's count of such bytes (private) */
     uint8_t data[];
 };
 
-/* Take or drop one reference; the last drop frees v.  NULL is a no-op. */
+/* Take or drop one reference; the last drop frees v.  NULL is a no-op.
+ * A value the store let go of must not outlive the store. */
 void bs_value_ref(struct bs_value *v);
 void bs_value_unref(struct bs_value *v);
 
@@ -104,5 +107,9 @@ const struct bs_value *bs_peek(const struct bs_store *s, const char *key);
 size_t bs_bytes(const struct bs_store *s);      /* accounted bytes */
 size_t bs_nkeys(const struct bs_store *s);      /* keys with a value */
 size_t bs_nparked(const struct bs_store *s);    /* all peers' */
+/* Bytes of values the store replaced or deleted that are still held
+ * elsewhere (answers not yet written): memory the store no longer
+ * counts in max_bytes, which the holder must. */
+size_t bs_orphan_bytes(const struct bs_store *s);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -33,6 +34,8 @@ struct client {
     size_t max_value;
     int grace_ms;                   /* ANSWER_GRACE_MS unless set */
     char broken[ERR_MSG_MAX];       /* why the connection is unusable */
+    uint8_t notice;                 /* 1 + the status of the broker's
+                                       notice (id 0) before it closed */
     /* the answer being waited for */
     uint32_t want_id;
     uint8_t want_op;
@@ -83,8 +86,8 @@ int client_parse_addr(const char *broker, char *host, size_t len, int *port,
             colon = NULL;   /* a bare IPv6 address: brackets are needed */
     }
     if (!colon || h_end == h || (size_t)(h_end - h) >= len)
-        return err_set(err, "broker address '%s' is not HOST:PORT or "
-                       "[IPV6]:PORT", broker);
+        return err_set(err, "broker address '%s' is not HOST:PORT, "
+                       "[IPV6]:PORT or unix:PATH", broker);
     errno = 0;
     p = strtol(colon + 1, &end, 10);
     if (errno || end == colon + 1 || *end || p < 1 || p > 65535)
@@ -130,35 +133,85 @@ fail:
     return -1;
 }
 
+/* Sleep before attempt number `tries` (from 1): 20 ms doubling to 1 s,
+ * with jitter so that ranks turned away together do not come back
+ * together; never past deadline. */
+static void backoff(int tries, int64_t deadline)
+{
+    int ms = tries < 6 ? 20 << (tries - 1) : 1000;
+
+    ms = ms / 2 + (int)((unsigned)(mono_ms() ^ getpid()) % (unsigned)(ms / 2 + 1));
+    ms = ms < left_ms(deadline) ? ms : left_ms(deadline);
+    nanosleep(&(struct timespec){ ms / 1000, ms % 1000 * 1000000L }, NULL);
+}
+
 /* Connect to host:port, trying again while it refuses (the broker may not
  * be listening yet) until deadline.  The fd, or -1 with err. */
 static int dial(const char *host, int port, int64_t deadline, struct err *err)
 {
     struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL, *r;
     char serv[16];
-    int fd = -1, saved = ECONNREFUSED, rc, pause_ms = 20;
+    int fd = -1, saved = ECONNREFUSED, rc;
 
     snprintf(serv, sizeof serv, "%d", port);
     rc = getaddrinfo(host, serv, &hints, &res);
     if (rc != 0)
         return err_set(err, "cannot resolve broker host %s: %s", host,
                        gai_strerror(rc));
-    for (;;) {
+    for (int tries = 1;; tries++) {
         for (r = res; r && fd < 0; r = r->ai_next)
             if ((fd = connect_one(r, deadline)) < 0)
                 saved = errno;
         if (fd >= 0 || saved != ECONNREFUSED || left_ms(deadline) == 0)
             break;
-        pause_ms = pause_ms < left_ms(deadline) ? pause_ms : left_ms(deadline);
-        nanosleep(&(struct timespec){ pause_ms / 1000,
-                                      pause_ms % 1000 * 1000000L }, NULL);
-        pause_ms = pause_ms < 500 ? 2 * pause_ms : 1000;
+        backoff(tries, deadline);
     }
     freeaddrinfo(res);
     if (fd < 0)
         return err_set(err, "cannot connect to the broker at %s:%d: %s",
                        host, port, strerror(saved));
     return fd;
+}
+
+/* Connect to the Unix socket at path, trying again while it is not there
+ * yet, refuses, or its backlog is full, until deadline.  The fd (non-
+ * blocking), or -1 with err. */
+static int dial_unix(const char *path, int64_t deadline, struct err *err)
+{
+    struct sockaddr_un un = { .sun_family = AF_UNIX };
+    int fd = -1, saved = 0;
+
+    if (strlen(path) >= sizeof un.sun_path)
+        return err_set(err, "broker address 'unix:%s': the path is longer "
+                       "than %zu bytes", path, sizeof un.sun_path - 1);
+    memcpy(un.sun_path, path, strlen(path) + 1);
+    for (int tries = 1;; tries++) {
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&un, sizeof un) == 0)
+            return fd;
+        saved = errno;
+        if (fd >= 0)
+            close(fd);
+        if ((saved != ENOENT && saved != ECONNREFUSED && saved != EAGAIN) ||
+            left_ms(deadline) == 0)
+            break;
+        backoff(tries, deadline);
+    }
+    return err_set(err, "cannot connect to the broker at unix:%s: %s", path,
+                   strerror(saved));
+}
+
+/* dial or dial_unix, by the form of broker. */
+static int dial_any(const char *broker, int64_t deadline, struct err *err)
+{
+    char host[256];
+    int port;
+
+    if (strncmp(broker, "unix:", 5) == 0)
+        return dial_unix(broker + 5, deadline, err);
+    if (client_parse_addr(broker, host, sizeof host, &port, err) < 0)
+        return -1;
+    return dial(host, port, deadline, err);
 }
 
 /* ---- one request, one answer ---- */
@@ -176,6 +229,11 @@ static int on_answer(void *ctx, const struct bp_msg *m)
 {
     struct client *c = ctx;
 
+    /* the broker's notice before it closes (see broker.c's notice()) */
+    if (m->id == 0 && m->op == BP_AUTH) {
+        c->notice = (uint8_t)(1 + m->status);
+        return -1;
+    }
     if (c->got || m->id != c->want_id || m->op != c->want_op)
         return -1;
     if (m->vlen && !(c->val = malloc(m->vlen + 1)))
@@ -263,6 +321,9 @@ static int recv_answer(struct client *c, int64_t deadline, struct err *err)
         else if (n < 0)
             snprintf(c->broken, sizeof c->broken, "reading from the "
                      "broker: %s", strerror(errno));
+        else if (c->notice)
+            snprintf(c->broken, sizeof c->broken, "the broker closed the "
+                     "connection: %s", bp_status_name(c->notice - 1));
         else
             snprintf(c->broken, sizeof c->broken, "bad answer from the "
                      "broker: %s", perr.msg);
@@ -283,6 +344,8 @@ static int transact(struct client *c, struct bp_msg *m, int64_t deadline,
     c->vlen = 0;
     c->got = 0;
     m->id = c->want_id = c->next_id++;
+    if (!c->next_id)
+        c->next_id = 1;     /* id 0 is the broker's notice */
     c->want_op = m->op;
     if (send_frame(c, m, mono_ms() + c->grace_ms, err) < 0)
         return -1;
@@ -354,22 +417,81 @@ static int set_key(struct bp_msg *m, const char *key, struct err *err)
     return 0;
 }
 
+/* AUTH on c's new connection: 0 done, 1 worth another connection (the
+ * broker had no room, or closed before answering), -1 failed, with err. */
 static int authenticate(struct client *c, const uint8_t tok[TOKEN_BYTES],
                         int64_t deadline, struct err *err)
 {
     struct bp_msg m = { .op = BP_AUTH, .arg = BP_VERSION, .val = tok,
                         .vlen = TOKEN_BYTES };
 
-    if (transact(c, &m, deadline, err) < 0 &&
-        strncmp(c->broken, "the broker closed", 17) == 0)
-        return err_set(err, "the broker closed the connection at AUTH: "
-                       "the token (DLRUN_TOKEN) is not this broker's");
-    if (c->fd < 0)
-        return -1;
-    if (c->status != BP_OK || c->arg < 1)
-        return err_set(err, "the broker refused AUTH");
-    c->max_value = (size_t)c->arg;
-    return 0;
+    if (transact(c, &m, deadline, err) == 0) {
+        if (c->status != BP_OK || c->arg < 1)
+            return err_set(err, "the broker refused AUTH");
+        c->max_value = (size_t)c->arg;
+        return 0;
+    }
+    if (c->notice == 1 + BP_INVALID)
+        return err_set(err, "the broker closed the connection at AUTH: the "
+                       "token (DLRUN_TOKEN) is not this broker's");
+    if (c->notice || strncmp(c->broken, "the broker closed", 17) == 0 ||
+        strstr(c->broken, strerror(ECONNRESET)) ||
+        strstr(c->broken, strerror(EPIPE)))
+        return 1;
+    return -1;
+}
+
+/* Why the last of tries connections was turned away, into err. */
+static void turned_away(const struct client *c, const char *broker, int tries,
+                        int ms, struct err *err)
+{
+    if (c->notice == 1 + BP_LIMIT)
+        err_set(err, "the broker at %s had no room for a new connection "
+                "(%d tries over %d ms): its connection table is full of "
+                "connections that do not authenticate (a flood?); see "
+                "dlrun-broker(7), LIMITS", broker, tries, ms);
+    else if (c->notice == 1 + BP_TIMEOUT)
+        err_set(err, "the broker at %s did not get our AUTH in time (%d "
+                "tries over %d ms): the machine is overloaded", broker,
+                tries, ms);
+    else
+        err_set(err, "the broker at %s closed the connection before "
+                "answering AUTH (%d tries over %d ms): it is overloaded, or "
+                "an older broker that does so for a wrong token "
+                "(DLRUN_TOKEN)", broker, tries, ms);
+}
+
+/* Connect and authenticate, on a new connection each time the broker
+ * turns us away, until deadline. */
+static int connect_auth(struct client *c, const char *broker,
+                        const uint8_t tok[TOKEN_BYTES], int64_t deadline,
+                        struct err *err)
+{
+    int64_t start = mono_ms();
+    int rc = 1, tries = 0, dialed;
+    uint8_t last = 0;
+
+    while (rc == 1) {
+        if (tries++)
+            backoff(tries - 1, deadline);
+        bp_conn_free(&c->pc);
+        bp_conn_init(&c->pc, BP_CLIENT, NULL, BP_MAX_VALUE_CEILING, on_answer,
+                     c);
+        last = c->notice ? c->notice : last;
+        c->notice = 0;
+        c->fd = dial_any(broker, deadline, err);
+        dialed = c->fd >= 0;
+        rc = dialed ? authenticate(c, tok, deadline, err) : -1;
+        /* the deadline came during a try after the broker turned us away:
+         * that is what happened, not "no answer" */
+        if ((rc == 1 || (rc < 0 && dialed && last && !c->notice)) &&
+            left_ms(deadline) == 0) {
+            c->notice = c->notice ? c->notice : last;
+            turned_away(c, broker, tries, (int)(mono_ms() - start), err);
+            rc = -1;
+        }
+    }
+    return rc;
 }
 
 struct client *client_connect(const char *broker, const char *token_hex,
@@ -381,8 +503,11 @@ struct client *client_connect(const char *broker, const char *token_hex,
     char host[256];
     int port;
 
-    if (client_parse_addr(broker, host, sizeof host, &port, err) < 0 ||
-        token_from_hex(token_hex, tok, err) < 0)
+    /* checked before any wait: a typo is not retried */
+    if ((!broker || strncmp(broker, "unix:", 5) != 0) &&
+        client_parse_addr(broker, host, sizeof host, &port, err) < 0)
+        return NULL;
+    if (token_from_hex(token_hex, tok, err) < 0)
         return NULL;
     c = calloc(1, sizeof *c);
     if (!c) {
@@ -390,10 +515,9 @@ struct client *client_connect(const char *broker, const char *token_hex,
         goto fail;
     }
     c->grace_ms = ANSWER_GRACE_MS;
-    bp_conn_init(&c->pc, BP_CLIENT, NULL, BP_MAX_VALUE_CEILING, on_answer, c);
     c->next_id = 1;
-    c->fd = dial(host, port, deadline, err);
-    if (c->fd < 0 || authenticate(c, tok, deadline, err) < 0)
+    c->fd = -1;
+    if (connect_auth(c, broker, tok, deadline, err) < 0)
         goto fail;
     explicit_bzero(tok, sizeof tok);
     return c;

@@ -29,11 +29,14 @@ enum client_rc {
 
 struct client;
 
-/* Connect to broker ("HOST:PORT" or "[V6ADDR]:PORT", borrowed) and
- * authenticate with token_hex (32 hex digits, borrowed).  Refused
- * connections are retried until timeout_ms (> 0) has passed, so a client
- * may start before its broker.  Caller must client_close().  NULL with
- * err. */
+/* Connect to broker ("HOST:PORT", "[V6ADDR]:PORT" or "unix:PATH",
+ * borrowed) and authenticate with token_hex (32 hex digits, borrowed).
+ * Refused connections, and connections the broker turns away before
+ * AUTH (no room: a flood of connections without the token), are retried
+ * with a growing pause until timeout_ms (> 0) has passed, so a client may
+ * start before its broker and outlast a flood.  A wrong token is not
+ * retried.  err says which happened.  Caller must client_close().  NULL
+ * with err. */
 struct client *client_connect(const char *broker, const char *token_hex,
                               int timeout_ms, struct err *err);
 

@@ -41,7 +41,9 @@ class Refused(Exception):
 
 
 def _split(broker):
-    """'HOST:PORT' or '[V6]:PORT' -> (host, port)."""
+    """'HOST:PORT' or '[V6]:PORT' -> (host, port); 'unix:PATH' -> (PATH, None)."""
+    if broker.startswith("unix:") and len(broker) > 5:
+        return broker[5:], None
     if broker.startswith("["):
         host, sep, port = broker[1:].partition("]:")
     else:
@@ -78,9 +80,18 @@ def _connect(host, port, timeout):
     pause = 0.02
     while True:
         try:
+            if port is None:        # a Unix socket (one-node jobs)
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                sock.settimeout(max(deadline - time.monotonic(), 0.001))
+                try:
+                    sock.connect(host)
+                except OSError:
+                    sock.close()
+                    raise
+                return sock
             return socket.create_connection(
                 (host, port), timeout=max(deadline - time.monotonic(), 0.001))
-        except ConnectionRefusedError:
+        except (ConnectionRefusedError, FileNotFoundError):
             if time.monotonic() + pause > deadline:
                 raise
             time.sleep(pause)
@@ -107,7 +118,8 @@ class Client:
         host, port = _split(broker)
         self._id = 0
         self._sock = _connect(host, port, timeout)
-        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if port is not None:
+            self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         try:
             _, self.max_value, _ = self._call(AUTH, b"", secret, VERSION,
                                               0, timeout)

@@ -150,6 +150,9 @@ expect_eq "nothing left at the end" "$(leftovers)" ""
 out=$(env $CLEAN "$DLRUN" -np 3 --oversubscribe --bind-to none sh -c \
     '"$0" kv add hits 1 >/dev/null && "$0" kv barrier all 3 && echo "$("$0" kv get hits)"' "$DLRUN" 2>&1)
 expect_eq "3 local ranks count and meet in dlrun's broker" "$(echo $out)" "3 3 3"
-env $CLEAN "$DLRUN" -np 1 sh -c 'echo "$DLRUN_BROKER"' >"$TMP/broker.addr"
-expect_grep "  on loopback" "^127\.0\.0\.1:[0-9][0-9]*$" "$TMP/broker.addr"
+env $CLEAN "$DLRUN" -np 1 sh -c 'echo "$DLRUN_BROKER"; stat -c %a "$(dirname "${DLRUN_BROKER#unix:}")"' >"$TMP/broker.addr"
+expect_grep "  on a Unix socket (no TCP port for other users)" "^unix:/.*/broker\.sock$" "$TMP/broker.addr"
+expect_eq "  in a folder only this user can enter" "$(sed -n 2p "$TMP/broker.addr")" 700
+b=$(sed -n 's/^unix://p' "$TMP/broker.addr")
+[ -n "$b" ] && [ ! -e "$(dirname "$b")" ] && pass "  the folder is gone with the job" || fail "  $b left behind"
 done_testing
