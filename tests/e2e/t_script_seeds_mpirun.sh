@@ -1,0 +1,82 @@
+#!/bin/sh
+# t_script_seeds_mpirun.sh - the seeds' mpirun jobs as their users would
+# submit them: Osaka SQUID (NEC NQSV, seed 000) and Nagoya Flow Type II
+# (Fujitsu PJM, seed 003), each script made by `dlrun script` from the
+# site's bundled profile and run as it is by bash with the variables its
+# scheduler sets (NQSV_MPIOPTS and PBS_O_WORKDIR; PJM_O_NODEINF and
+# PJM_O_WORKDIR), so that the script's real Open MPI mpirun starts one
+# dlrun per node on two nodes, and a PyTorch DDP (gloo) training ends with
+# the same weights on every rank.  The two nodes are this host: mpirun's
+# ssh is replaced by a script that runs its daemon here (plm_rsh_agent,
+# through OMPI_MCA_ variables, as a site's mpirun would have its own).
+# The profiles are adapted on the command line for this host (2 GPUs a
+# node, no binding: its CPUs are not the site's); `module` and the venv's
+# activate are stand-ins.  Each script passes its own --check first.
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+command -v mpirun >/dev/null 2>&1 || skip "skip: mpirun not installed (openmpi-bin)"
+mpirun --version 2>/dev/null | grep -q 'Open MPI' || skip "skip: mpirun is not Open MPI's"
+"$PY" -c 'import torch' 2>/dev/null || skip "skip: $PY has no torch"
+HOME=$TMP/home
+export HOME
+unset DLRUN_CONFIG XDG_CONFIG_HOME DLRUN_TEMPLATES
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+mkdir -p "$TMP/tmpdir" "$TMP/bin" "$HOME/venv/bin"
+TMPDIR=$TMP/tmpdir
+export TMPDIR
+cat >"$TMP/agent" <<'EOS'
+#!/bin/sh
+# mpirun's "ssh": drop the options and the host, run the command here,
+# with a session directory of the host's own (as on a real node)
+while [ $# -gt 0 ]; do case $1 in -*) shift ;; *) break ;; esac; done
+TMPDIR=$TMPDIR/$1
+mkdir -p "$TMPDIR"
+export TMPDIR
+shift
+exec sh -c "$*"
+EOS
+cat >"$TMP/bin/module" <<'EOS'
+#!/bin/sh
+echo "module $*" >&2
+EOS
+chmod +x "$TMP/agent" "$TMP/bin/module"
+echo 'echo "venv activated" >&2' >"$HOME/venv/bin/activate"
+PATH=$TMP/bin:$PATH
+export PATH
+printf 'nodea\nnodeb\n' >"$TMP/nodes"
+
+# site NAME ENV... : the script of profile NAME for 2 nodes of 2 ranks,
+# --check, then run by bash with ENV (what the scheduler sets); 4 ranks
+# end with the same weights
+site() {
+    name=$1; shift
+    if ! "$DLRUN" script --profile "$name" -N 2 --gpus-per-node 2 --dlrun "$DLRUN" \
+        --bind-to none --gpu-bind none --dlrun-arg --oversubscribe \
+        --dlrun-arg --master-addr --dlrun-arg 127.0.0.1 -o "$TMP/$name.sh" \
+        -- "$PY" "$E2E/ddp_train.py" 2>"$TMP/err"; then
+        fail "$name: dlrun script"; sed 's/^/  err: /' "$TMP/err"; return
+    fi
+    expect_rc "$name: the script passes dlrun script --check" 0 \
+        "$DLRUN" script --check "$TMP/$name.sh"
+    expect_rc "$name: the script runs (bash, real mpirun, 2 nodes)" 0 \
+        timeout -k 5 600 env OMPI_MCA_plm_rsh_agent="$TMP/agent" \
+        OMPI_MCA_routed=direct "$@" bash "$TMP/$name.sh"
+    expect_eq "  4 ranks end with the same weights" \
+        "$(sed -n 's/^rank [0-3]\/4 weights \([^ ]*\) ok$/\1/p' "$TMP/out" |
+           sort | uniq -c | awk '{ print $1 }')" 4 ||
+        sed 's/^/  | /' "$TMP/out" "$TMP/err"
+    expect_grep "  the site's set-up ran" "venv activated" "$TMP/err"
+}
+
+# Osaka SQUID: NQSV sets NQSV_MPIOPTS for -T openmpi (a host file and
+# options for mpirun) and PBS_O_WORKDIR
+site squid NQSV_MPIOPTS="--hostfile $TMP/nodes" PBS_O_WORKDIR="$TMP"
+expect_grep "squid: mpirun \${NQSV_MPIOPTS} --bind-to none" \
+    '^exec mpirun ${NQSV_MPIOPTS} --bind-to none -x PATH ' "$TMP/squid.sh"
+# Nagoya Flow: PJM names the nodes in PJM_O_NODEINF
+site flow PJM_O_NODEINF="$TMP/nodes" PJM_O_WORKDIR="$TMP" PJM_JOBID=4242
+expect_grep "flow: mpirun -machinefile \$PJM_O_NODEINF" \
+    '^exec mpirun -machinefile "$PJM_O_NODEINF" --bind-to none ' "$TMP/flow.sh"
+
+done_testing
