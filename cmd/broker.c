@@ -25,18 +25,25 @@
 
 static const char usage[] =
     "usage: dlrun broker [--bind ADDR | --iface IF] [--port P]\n"
-    "                    [--max-value BYTES] [--max-conns N] [-v]\n"
+    "                    [--max-value BYTES] [--max-conns N]\n"
+    "                    [--max-unauth N] [--max-mem BYTES] [-v]\n"
     "Run a rendezvous broker until SIGTERM or SIGINT.  It first prints\n"
     "  DLRUN_BROKER=HOST:PORT\n"
     "  DLRUN_TOKEN=32 hex digits (a fresh secret)\n"
     "for `dlrun kv`, contrib/python/dlrun_kv.py and dlrun.h clients.\n"
     "\n"
-    "  --bind ADDR       listen on ADDR (default: this host's address)\n"
+    "  --bind ADDR       listen on ADDR (default: this host's address);\n"
+    "                    unix:PATH: on a Unix socket at PATH\n"
     "  --iface IF        listen on the address of network interface IF\n"
     "  --port P          port (default 0: one the kernel picks)\n"
     "  --max-value BYTES largest value, with k/M suffixes (default 1M)\n"
     "  --max-conns N     connections at once (default 65536, capped by\n"
-    "                    the open-file limit)\n"
+    "                    the open-file limit; when full, the oldest\n"
+    "                    connection without the token makes room)\n"
+    "  --max-unauth N    connections without the token from one address\n"
+    "                    (default 1024; past it its oldest one goes)\n"
+    "  --max-mem BYTES   answers queued for all peers before those that do\n"
+    "                    not read are not read either (default 256M)\n"
     "  -v, --verbose     say on stderr why each dropped peer was dropped\n"
     "\n"
     "The protocol, limits and security model: man 7 dlrun-broker.\n";
@@ -79,6 +86,8 @@ static int parse_opts(int argc, char **argv, struct broker_opts *o)
         { "port", required_argument, NULL, 'p' },
         { "max-value", required_argument, NULL, 'm' },
         { "max-conns", required_argument, NULL, 'c' },
+        { "max-unauth", required_argument, NULL, 'u' },
+        { "max-mem", required_argument, NULL, 'M' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -100,6 +109,12 @@ static int parse_opts(int argc, char **argv, struct broker_opts *o)
         else if (c == 'c' && parse_size(optarg, &o->lim.max_conns) < 0)
             return cmd_fail(EXIT_USAGE, "broker: --max-conns %s: want a "
                             "positive number", optarg);
+        else if (c == 'u' && parse_size(optarg, &o->lim.max_unauth_per_src) < 0)
+            return cmd_fail(EXIT_USAGE, "broker: --max-unauth %s: want a "
+                            "positive number", optarg);
+        else if (c == 'M' && parse_size(optarg, &o->lim.max_mem) < 0)
+            return cmd_fail(EXIT_USAGE, "broker: --max-mem %s: want a "
+                            "size such as 268435456 or 256M", optarg);
         else if (c == 'v')
             o->verbose = 1;
         else if (c == 'h')
@@ -149,8 +164,11 @@ static void print_env(const struct broker *b, const uint8_t tok[TOKEN_BYTES])
     }
     token_to_hex(tok, hex);
     v6 = strchr(addr, ':') != NULL;     /* IPv6 goes in brackets */
-    printf("DLRUN_BROKER=%s%s%s:%d\n", v6 ? "[" : "", addr, v6 ? "]" : "",
-           broker_port(b));
+    if (!broker_port(b))                /* unix:PATH, as it is */
+        printf("DLRUN_BROKER=%s\n", addr);
+    else
+        printf("DLRUN_BROKER=%s%s%s:%d\n", v6 ? "[" : "", addr,
+               v6 ? "]" : "", broker_port(b));
     printf("DLRUN_TOKEN=%s\n", hex);
     fflush(stdout);
 }

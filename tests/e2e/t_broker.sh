@@ -162,6 +162,54 @@ else
     echo "no $PY: Python client not tested"
 fi
 
+# --- connections without the token cannot lock the ranks out ---
+# Another user's 300 idle connections to a broker of 64 slots: the oldest
+# of them make room, and `dlrun kv` gets in (it used to be closed and
+# told "wrong token").
+if [ -x "$PY" ]; then
+    "$DLRUN" broker --bind 127.0.0.1 --max-conns 64 -v >"$TMP/env2" 2>"$TMP/broker2.err" &
+    b2=$!
+    i=0
+    while [ "$(wc -l <"$TMP/env2")" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    port2=$(sed -n 's/^DLRUN_BROKER=.*://p' "$TMP/env2")
+    tok2=$(sed -n 's/^DLRUN_TOKEN=//p' "$TMP/env2")
+    cat >"$TMP/hold.py" <<'EOF'
+import socket, sys, time
+held = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(300)]
+print("held", len(held), flush=True)
+time.sleep(60)
+EOF
+    "$PY" "$TMP/hold.py" "$port2" >"$TMP/flood.out" 2>&1 &
+    fl=$!
+    i=0
+    while ! grep -q held "$TMP/flood.out" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    expect_rc "300 idle connections, 64 slots: dlrun kv still gets in" 0 \
+        env DLRUN_BROKER="127.0.0.1:$port2" DLRUN_TOKEN="$tok2" "$DLRUN" kv add flood 1
+    expect_eq "  and is served" "$(cat "$TMP/out")" 1
+    expect_grep "  the broker says why it closed an idle one" \
+        "connection table is full (max_conns) and this one has not authenticated" "$TMP/broker2.err"
+    kill $fl; wait $fl 2>/dev/null
+    kill -TERM $b2; wait $b2
+fi
+
+# --- a Unix socket (what one-node jobs use) ---
+saved_broker=$DLRUN_BROKER saved_token=$DLRUN_TOKEN saved_bpid=$bpid
+start_broker --bind "unix:$TMP/kv.sock"
+expect_eq "--bind unix:PATH: DLRUN_BROKER is unix:PATH" "$(sed -n 1p "$TMP/env")" \
+    "DLRUN_BROKER=unix:$TMP/kv.sock"
+ubroker=$(sed -n 's/^DLRUN_BROKER=//p' "$TMP/env")
+utok=$(sed -n 's/^DLRUN_TOKEN=//p' "$TMP/env")
+expect_rc "dlrun kv over it" 0 env DLRUN_BROKER="$ubroker" DLRUN_TOKEN="$utok" \
+    "$DLRUN" kv put u "over unix"
+if [ -x "$PY" ]; then
+    expect_rc "  and dlrun_kv.py" 0 env DLRUN_BROKER="$ubroker" DLRUN_TOKEN="$utok" \
+        "$PY" "$PYKV" get u
+    expect_eq "  the value" "$(cat "$TMP/out")" "over unix"
+fi
+kill -TERM $bpid; wait $bpid
+[ ! -e "$TMP/kv.sock" ] && pass "  the socket is removed at the end" || fail "socket left"
+DLRUN_BROKER=$saved_broker DLRUN_TOKEN=$saved_token bpid=$saved_bpid
+
 # --- a clean stop ---
 kill -TERM "$bpid"
 i=0
