@@ -21,6 +21,7 @@
 #include "jobscript.h"
 #include "jobspec.h"
 #include "readall.h"
+#include "safefile.h"
 #include "sites.h"
 #include "strv.h"
 
@@ -833,15 +834,15 @@ int script_write_fd(int fd, const char *path, const char *text)
 
 int script_write(const char *path, const char *text)
 {
-    /* O_NOFOLLOW: a link planted in a shared folder must not make us
-     * overwrite its target */
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-                  0600);
+    /* a link or file another user planted in a shared folder must not
+     * make us overwrite a file of ours, nor write into theirs */
+    int fd = safefile_open(AT_FDCWD, path, 0, 0600);
 
     if (fd < 0)
-        return cmd_fail(EXIT_FAIL, "-o %s: %s%s", path, strerror(errno),
-                        errno == ELOOP ? " (a symbolic link: give the file "
-                        "it points to)" : "");
+        return cmd_fail(EXIT_FAIL, "-o %s: %s", path,
+                        errno == ELOOP ? "a symbolic link another user made" :
+                        errno == EPERM ? "a file of another user" :
+                        strerror(errno));
     return script_write_fd(fd, path, text);
 }
 

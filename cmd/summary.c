@@ -1,6 +1,7 @@
 /* summary.c - `--summary FILE`: what happened to every rank, as JSON, for
  * scripts and job post-mortems. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "cmd.h"
 #include "job.h"
 #include "json.h"
+#include "safefile.h"
 #include "supervise.h"
 
 static void write_rank(FILE *f, const struct job *j, const struct sv_rank *r)
@@ -29,10 +31,18 @@ static void write_rank(FILE *f, const struct job *j, const struct sv_rank *r)
 
 int summary_write(const struct job *j, const struct supervise *sv, int rc)
 {
-    FILE *f = fopen(j->opt.summary, "w");
+    /* not through another user's link, not into another user's file */
+    int fd = safefile_open(AT_FDCWD, j->opt.summary, 0, 0644);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
 
-    if (!f)
-        return cmd_fail(-1, "--summary %s: %s", j->opt.summary, strerror(errno));
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        return cmd_fail(-1, "--summary %s: %s", j->opt.summary,
+                        errno == ELOOP ? "a symbolic link another user made" :
+                        errno == EPERM ? "a file of another user" :
+                        strerror(errno));
+    }
     fprintf(f, "{\"exit_code\":%d,\"restarts\":%d,\"world_size\":%d,"
             "\"failed_rank\":%d,\"signal_received\":%d,\"source\":", rc,
             j->restart, j->plan.nranks,

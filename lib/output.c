@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "safefile.h"
 #include "writeq.h"
 
 /* A longer line is written in pieces: memory stays bounded per stream. */
@@ -52,6 +53,7 @@ struct output {
                                output (a quiet job never touches it) */
     struct writeq *q;       /* writes to the console, from the first line
                                shown on it */
+    int dirfd;              /* the --output-dir folder, or -1 */
 };
 
 static int shown(const struct output_opts *o, int rank)
@@ -64,25 +66,25 @@ static int shown(const struct output_opts *o, int rank)
     return 0;
 }
 
-static int open_file(const char *dir, int rank, int which, int append,
+/* DIR/rank.N/{stdout,stderr}, relative to the folder's fd: each part
+ * checked to be ours, none a link (lib/safefile.h). */
+static int open_file(const struct output *o, int rank, int which,
                      struct err *err)
 {
-    char path[4096];
-    int fd;
+    const char *name = which == 1 ? "stdout" : "stderr";
+    char sub[32];
+    int dfd, fd;
 
-    snprintf(path, sizeof path, "%s/rank.%d", dir, rank);
-    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-        return err_set(err, "--output-dir %s: %s", dir, strerror(errno));
-    if (mkdir(path, 0755) < 0 && errno != EEXIST)
-        return err_set(err, "--output-dir: cannot make %s: %s", path,
-                       strerror(errno));
-    snprintf(path, sizeof path, "%s/rank.%d/%s", dir, rank,
-             which == 1 ? "stdout" : "stderr");
-    fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC |
-              (append ? O_APPEND : O_TRUNC), 0644);
+    snprintf(sub, sizeof sub, "rank.%d", rank);
+    dfd = safefile_dir(o->dirfd, sub, 1, err);
+    if (dfd < 0)
+        return err_prefix(err, "--output-dir %s", o->o.dir);
+    fd = safefile_open(dfd, name, o->o.append, 0644);
     if (fd < 0)
-        return err_set(err, "--output-dir: cannot write %s: %s", path,
-                       strerror(errno));
+        err_set(err, "--output-dir: cannot write %s/%s/%s: %s", o->o.dir, sub,
+                name, errno == ELOOP ? "a symbolic link (someone else's?)" :
+                errno == EPERM ? "another user's file" : strerror(errno));
+    close(dfd);
     return fd;
 }
 
@@ -101,8 +103,7 @@ static int stream_init(struct output *o, struct stream *s, int rank,
     s->rfd = fds[0];
     s->wfd = fds[1];
     fcntl(s->rfd, F_SETFL, O_NONBLOCK);
-    if (o->o.dir &&
-        (s->file = open_file(o->o.dir, rank, which, o->o.append, err)) < 0)
+    if (o->o.dir && (s->file = open_file(o, rank, which, err)) < 0)
         return -1;
     return 0;
 }
@@ -119,6 +120,15 @@ struct output *output_create(const int *ranks, int n,
     }
     o->o = *opts;
     o->n = 2 * n;
+    /* the folder is opened once: every rank's files go below this fd, not
+     * below a path someone could swap meanwhile */
+    o->dirfd = opts->dir ? safefile_dir(AT_FDCWD, opts->dir, 0, err) : -1;
+    if (opts->dir && o->dirfd < 0) {
+        err_prefix(err, "--output-dir");
+        free(o->s);
+        free(o);
+        return NULL;
+    }
     for (int i = 0; i < o->n; i++)
         o->s[i].rfd = o->s[i].wfd = o->s[i].file = -1;
     for (int i = 0; i < n; i++) {
@@ -327,6 +337,8 @@ void output_destroy(struct output *o)
             close(s->file);
         free(s->part);
     }
+    if (o->dirfd >= 0)
+        close(o->dirfd);
     free(o->s);
     free(o->in);
     free(o);

@@ -1,0 +1,77 @@
+/* safefile.c - see safefile.h. */
+#include "safefile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Ours, and nobody but us (or our primary group) can add or replace an
+ * entry, unless the sticky bit protects our entries. */
+static int dir_is_safe(const struct stat *st)
+{
+    if (st->st_uid != geteuid())
+        return 0;
+    if (st->st_mode & S_ISVTX)
+        return 1;
+    return !(st->st_mode & S_IWOTH) &&
+           (!(st->st_mode & S_IWGRP) || st->st_gid == getegid());
+}
+
+int safefile_dir(int dirfd, const char *path, int nofollow, struct err *err)
+{
+    struct stat st;
+    int fd;
+
+    if (mkdirat(dirfd, path, 0755) < 0 && errno != EEXIST)
+        return err_set(err, "%s: %s", path, strerror(errno));
+    fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
+                (nofollow ? O_NOFOLLOW : 0));
+    if (fd < 0)
+        return err_set(err, "%s: %s", path, errno == ELOOP ?
+                       "a symbolic link (someone else's?): remove it" :
+                       strerror(errno));
+    if (fstat(fd, &st) < 0 || !dir_is_safe(&st)) {
+        close(fd);
+        return err_set(err, "%s: a folder %s: give a folder of your own that "
+                       "only you can write to", path,
+                       st.st_uid != geteuid() ? "of another user"
+                                              : "others can write to");
+    }
+    return fd;
+}
+
+/* A file or link we may write through: ours, or root's (root can do
+ * anything to us anyway: /dev/null, /dev/stdout). */
+static int trusted_owner(uid_t uid)
+{
+    return uid == geteuid() || uid == 0;
+}
+
+int safefile_open(int dirfd, const char *path, int append, mode_t mode)
+{
+    /* no O_TRUNC yet: someone else's file must stay as it was */
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : 0);
+    int fd = openat(dirfd, path, flags | O_NOFOLLOW, mode), e = 0;
+    struct stat st;
+
+    /* a link of ours or root's (/dev/stdout) is followed, no other */
+    if (fd < 0 && errno == ELOOP &&
+        fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(st.st_mode) && trusted_owner(st.st_uid))
+        fd = openat(dirfd, path, flags, mode);
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) < 0)
+        e = errno;
+    else if (!trusted_owner(st.st_uid))
+        e = EPERM;
+    else if (S_ISREG(st.st_mode) && !append && ftruncate(fd, 0) < 0)
+        e = errno;
+    if (e) {
+        close(fd);
+        errno = e;
+    }
+    return e ? -1 : fd;
+}

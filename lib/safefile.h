@@ -1,0 +1,28 @@
+/* safefile.h - opening the files dlrun writes where other users may write
+ * too (/tmp, a shared project folder): never through a symbolic link or
+ * into a folder or file someone else owns, so that another local user
+ * cannot make dlrun overwrite a file of yours by planting a link. */
+#ifndef DLRUN_SAFEFILE_H
+#define DLRUN_SAFEFILE_H
+
+#include <sys/types.h>
+
+#include "err.h"
+
+/* Open, for writing into it, the folder path (relative to dirfd, or
+ * AT_FDCWD), made with mode 0755 (less the umask) when missing.  It must
+ * be ours and writable by nobody else (but our own primary group), unless
+ * it has the sticky bit (then others cannot remove or replace what we
+ * make in it).  nofollow: path itself may not be a symbolic link (a folder
+ * we make, not one the user named).  The fd (O_DIRECTORY, close-on-exec),
+ * or -1 with err ("PATH: REASON"). */
+int safefile_dir(int dirfd, const char *path, int nofollow, struct err *err);
+
+/* Open path (relative to dirfd, or AT_FDCWD) for writing: created with
+ * mode (less the umask) when missing, else (a regular file) emptied unless
+ * append.  Never through a symbolic link another user owns (ELOOP; ours
+ * and root's, /dev/stdout, are followed), and a file another user owns is
+ * refused untouched (EPERM).  fd (close-on-exec) or -1 with errno. */
+int safefile_open(int dirfd, const char *path, int append, mode_t mode);
+
+#endif
