@@ -9,21 +9,28 @@
 
 #include "bind.h"
 #include "cmd.h"
+#include "nodeshape.h"
 #include "options.h"
 #include "placement.h"
+#include "readall.h"
 #include "script.h"
 #include "topo.h"
 
 static const char usage_head[] =
-    "usage: dlrun plan --profile NAME [--config FILE] [-N NODES] [OPTIONS]\n"
+    "usage: dlrun plan --profile NAME [--config FILE] [-N NODES]\n"
+    "           [--gpus-per-node G] [OPTIONS]\n"
     "           [-- PROG ARGS]\n"
     "The placement of every rank on the site's node that profile NAME\n"
     "describes (node: or topology: in sites.yaml), its dlrun-options first;\n"
-    "one block per group of nodes with the same ranks.  Runs nothing.\n\n";
+    "one block per group of nodes with the same ranks.  Runs nothing.\n"
+    "      --node-xml           print the node as hwloc XML instead (for\n"
+    "                           dlrun --topology FILE, lstopo -i FILE)\n\n";
 
 /* What plan --profile was given, beside dlrun's own options. */
 struct pplan {
     const char *name, *config;
+    const char *gpus_arg;   /* --gpus-per-node, or NULL: the profile's */
+    int node_xml;       /* --node-xml: print the node's hwloc XML */
     const struct site_profile *p;
     struct options o;
     struct topo *t;
@@ -41,8 +48,13 @@ static int take_own(int argc, char **argv, struct pplan *pp)
     for (int i = 1; i < argc; i++) {
         const char **to = strcmp(argv[i], "--profile") == 0 ? &pp->name :
                           strcmp(argv[i], "--config") == 0 ? &pp->config :
-                          NULL;
+                          strcmp(argv[i], "--gpus-per-node") == 0 ?
+                          &pp->gpus_arg : NULL;
 
+        if (strcmp(argv[i], "--node-xml") == 0) {
+            pp->node_xml = 1;
+            continue;
+        }
         if (strcmp(argv[i], "--") == 0) {
             while (i < argc)
                 argv[k++] = argv[i++];
@@ -59,10 +71,24 @@ static int take_own(int argc, char **argv, struct pplan *pp)
     return k;
 }
 
-/* argv with the profile's dlrun-options after argv[0]: a new array of
- * borrowed strings (NULL: out of memory). */
+/* Whether the profile's --map-by is left out, as dlrun script does: the
+ * GPUs per node changed and argv gives no --map-by of its own. */
+static int drop_map_by(const struct pplan *pp, int argc, char **argv)
+{
+    const struct site_value *g = &pp->p->v[SITE_GPUS_PER_NODE];
+
+    if (!pp->gpus_arg || !g->set || atol(g->text) == atol(pp->gpus_arg))
+        return 0;
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (strcmp(argv[i], "--map-by") == 0)
+            return 0;
+    return 1;
+}
+
+/* argv with the profile's dlrun-options after argv[0] (less its --map-by
+ * when drop): a new array of borrowed strings (NULL: out of memory). */
 static char **with_profile(int argc, char **argv, const struct site_profile *p,
-                           int *n)
+                           int drop, int *n)
 {
     char *const *prof = p->v[SITE_DLRUN_OPTIONS].set ?
                         p->v[SITE_DLRUN_OPTIONS].items : NULL;
@@ -73,11 +99,15 @@ static char **with_profile(int argc, char **argv, const struct site_profile *p,
     if (!v)
         return NULL;
     v[0] = argv[0];
-    for (size_t i = 0; i < np; i++)
-        v[1 + i] = prof[i];
+    *n = 1;
+    for (size_t i = 0; i < np; i++) {
+        if (drop && i + 1 < np && strcmp(prof[i], "--map-by") == 0)
+            i++;
+        else
+            v[(*n)++] = prof[i];
+    }
     for (int i = 1; i < argc; i++)
-        v[np + (size_t)i] = argv[i];
-    *n = argc + (int)np;
+        v[(*n)++] = argv[i];
     return v;
 }
 
@@ -200,7 +230,8 @@ static void job_shape(struct pplan *pp)
     topo_describe(pp->t, &s);
     pp->nodes = pp->o.plan.nodes > 0 ? pp->o.plan.nodes :
                 n->set ? atoi(n->text) : 1;
-    pp->gpus = g->set ? atol(g->text) : s.gpus;
+    pp->gpus = pp->gpus_arg ? atol(pp->gpus_arg) : g->set ? atol(g->text) :
+               s.gpus;
 }
 
 static int load(struct pplan *pp, struct sites *s, char ***origin)
@@ -219,6 +250,35 @@ static int load(struct pplan *pp, struct sites *s, char ***origin)
     return pp->t ? 0 : -1;
 }
 
+/* The profile's node as hwloc XML on stdout: its topology: file as it
+ * is, or the XML its node: line makes. */
+static int print_node_xml(const struct pplan *pp)
+{
+    const struct site_value *topo = &pp->p->v[SITE_TOPOLOGY];
+    struct nodeshape shape;
+    struct err e = { "" };
+    char *xml = NULL;
+    size_t len = 0;
+    FILE *f;
+    int rc;
+
+    if (topo->set && (f = fopen(topo->text, "r"))) {
+        xml = read_all(f, 64 << 20, &len);
+        fclose(f);
+    } else if (!topo->set &&
+               nodeshape_parse(pp->p->v[SITE_NODE].text, &shape, &e) == 0) {
+        xml = nodeshape_xml(&shape);
+        len = xml ? strlen(xml) : 0;
+    }
+    if (!xml)
+        return cmd_fail(EXIT_FAIL, "plan --node-xml: cannot read %s",
+                        topo->set ? topo->text : "the node");
+    rc = fwrite(xml, 1, len, stdout) == len && fflush(stdout) == 0 ?
+         EXIT_OK : EXIT_FAIL;
+    free(xml);
+    return rc;
+}
+
 int script_plan(int argc, char **argv)
 {
     struct pplan pp;
@@ -231,7 +291,18 @@ int script_plan(int argc, char **argv)
     argc = take_own(argc, argv, &pp);
     if (argc < 0 || load(&pp, &s, &origin) < 0)
         goto out;
-    if (!(v = with_profile(argc, argv, pp.p, &n))) {
+    if (pp.node_xml) {
+        rc = print_node_xml(&pp);
+        goto out;
+    }
+    if (pp.gpus_arg && (atol(pp.gpus_arg) < 0 || atol(pp.gpus_arg) > 1024 ||
+                        pp.gpus_arg[strspn(pp.gpus_arg, "0123456789")])) {
+        rc = cmd_fail(EXIT_USAGE, "plan: --gpus-per-node %s: expected a "
+                      "whole number from 0 to 1024", pp.gpus_arg);
+        goto out;
+    }
+    if (!(v = with_profile(argc, argv, pp.p, drop_map_by(&pp, argc, argv),
+                           &n))) {
         rc = cmd_fail(EXIT_FAIL, "out of memory");
         goto out;
     }

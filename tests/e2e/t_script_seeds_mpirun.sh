@@ -9,9 +9,13 @@
 # the same weights on every rank.  The two nodes are this host: mpirun's
 # ssh is replaced by a script that runs its daemon here (plm_rsh_agent,
 # through OMPI_MCA_ variables, as a site's mpirun would have its own).
-# The profiles are adapted on the command line for this host (2 GPUs a
-# node, no binding: its CPUs are not the site's); `module` and the venv's
-# activate are stand-ins.  Each script passes its own --check first.
+# Each node's dlrun plans on the site's node, given to hwloc as the XML
+# `dlrun plan --profile NAME --node-xml` makes of the profile's node:
+# line (--topology), and its --report-bindings must be what `dlrun plan
+# --profile` showed (this host's 2 CPUs are not bound to): SQUID's 8
+# ranks a node, 4 a socket next to their GPUs, Flow's 4, 2 a socket.
+# `module` and the venv's activate are stand-ins.  Each script passes its
+# own --check first.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 command -v mpirun >/dev/null 2>&1 || skip "skip: mpirun not installed (openmpi-bin)"
@@ -46,13 +50,19 @@ PATH=$TMP/bin:$PATH
 export PATH
 printf 'nodea\nnodeb\n' >"$TMP/nodes"
 
-# site NAME ENV... : the script of profile NAME for 2 nodes of 2 ranks,
-# --check, then run by bash with ENV (what the scheduler sets); 4 ranks
-# end with the same weights
+# site NAME PER ENV... : the script of profile NAME for 2 nodes (PER
+# ranks each), --check, then run by bash with ENV (what the scheduler
+# sets); 2 x PER ranks end with the same weights, placed as planned
 site() {
-    name=$1; shift
-    if ! "$DLRUN" script --profile "$name" -N 2 --gpus-per-node 2 --dlrun "$DLRUN" \
-        --bind-to none --gpu-bind none --dlrun-arg --oversubscribe \
+    name=$1 per=$2; shift 2
+    n=$((2 * per))
+    "$DLRUN" plan --profile "$name" --node-xml >"$TMP/$name.xml" ||
+        fail "$name: plan --node-xml"
+    "$DLRUN" plan --profile "$name" -N 2 >"$TMP/$name.plan" 2>&1 ||
+        { fail "$name: plan --profile"; sed 's/^/  | /' "$TMP/$name.plan"; }
+    if ! "$DLRUN" script --profile "$name" -N 2 --dlrun "$DLRUN" \
+        --dlrun-arg --topology --dlrun-arg "$TMP/$name.xml" --dlrun-arg --report-bindings \
+        --dlrun-arg --oversubscribe \
         --dlrun-arg --master-addr --dlrun-arg 127.0.0.1 -o "$TMP/$name.sh" \
         -- "$PY" "$E2E/ddp_train.py" 2>"$TMP/err"; then
         fail "$name: dlrun script"; sed 's/^/  err: /' "$TMP/err"; return
@@ -62,20 +72,29 @@ site() {
     expect_rc "$name: the script runs (bash, real mpirun, 2 nodes)" 0 \
         timeout -k 5 600 env OMPI_MCA_plm_rsh_agent="$TMP/agent" \
         OMPI_MCA_routed=direct "$@" bash "$TMP/$name.sh"
-    expect_eq "  4 ranks end with the same weights" \
-        "$(sed -n 's/^rank [0-3]\/4 weights \([^ ]*\) ok$/\1/p' "$TMP/out" |
-           sort | uniq -c | awk '{ print $1 }')" 4 ||
+    expect_eq "  $n ranks end with the same weights" \
+        "$(sed -n "s/^rank [0-9]*\\/$n weights \\([^ ]*\\) ok\$/\\1/p" "$TMP/out" |
+           sort | uniq -c | awk '{ print $1 }')" "$n" ||
         sed 's/^/  | /' "$TMP/out" "$TMP/err"
+    # local rank, CPUs and GPU of each rank: the run's report, the plan's
+    sed -n 's/^dlrun: rank \([0-9]*\) host [^ ]* cpus \([^ ]*\) gpu \([0-9]*\).*/\1 \2 \3/p' \
+        "$TMP/err" | awk -v per="$per" '{ print $1 % per, $2, $3 }' | sort -u >"$TMP/$name.ran"
+    awk '/^  [0-9]/ { print $1, $5, $6 }' "$TMP/$name.plan" | sort -u >"$TMP/$name.planned"
+    expect_eq "  --report-bindings: $per local ranks, each with its CPUs and GPU" \
+        "$(wc -l <"$TMP/$name.ran" | tr -d ' ')" "$per"
+    expect_eq "  every rank placed as dlrun plan --profile showed" \
+        "$(cat "$TMP/$name.ran")" "$(cat "$TMP/$name.planned")" ||
+        sed 's/^/  | /' "$TMP/$name.plan"
     expect_grep "  the site's set-up ran" "venv activated" "$TMP/err"
 }
 
 # Osaka SQUID: NQSV sets NQSV_MPIOPTS for -T openmpi (a host file and
 # options for mpirun) and PBS_O_WORKDIR
-site squid NQSV_MPIOPTS="--hostfile $TMP/nodes" PBS_O_WORKDIR="$TMP"
+site squid 8 NQSV_MPIOPTS="--hostfile $TMP/nodes" PBS_O_WORKDIR="$TMP"
 expect_grep "squid: mpirun \${NQSV_MPIOPTS} --bind-to none" \
     '^exec mpirun ${NQSV_MPIOPTS} --bind-to none -x PATH ' "$TMP/squid.sh"
 # Nagoya Flow: PJM names the nodes in PJM_O_NODEINF
-site flow PJM_O_NODEINF="$TMP/nodes" PJM_O_WORKDIR="$TMP" PJM_JOBID=4242
+site flow 4 PJM_O_NODEINF="$TMP/nodes" PJM_O_WORKDIR="$TMP" PJM_JOBID=4242
 expect_grep "flow: mpirun -machinefile \$PJM_O_NODEINF" \
     '^exec mpirun -machinefile "$PJM_O_NODEINF" --bind-to none ' "$TMP/flow.sh"
 

@@ -286,6 +286,33 @@ expect_rc "plan: a profile without a node" 2 "$DLRUN" plan --config "$TMP/bad.ya
     --profile unknown -N 2
 one_line "plan: no node"
 expect_grep "  says what to add" "describes no node: add node:" "$TMP/err"
+expect_rc "plan --gpus-per-node 2: the profile's --map-by left out" 0 "$DLRUN" plan \
+    --profile neuron -N 2 --gpus-per-node 2
+expect_eq "  2 ranks a node next to GPUs 0 and 1 (socket 0)" \
+    "$(awk '/^  [0-9]/ { printf "%s/%s ", $3, $6 }' "$TMP/out")" "0/0 0/1 "
+expect_rc "plan --node-xml: the node as hwloc XML" 0 "$DLRUN" plan --profile squid --node-xml
+cp "$TMP/out" "$TMP/squid-node.xml"
+expect_rc "  dlrun plan --topology on it" 0 "$DLRUN" plan --topology "$TMP/squid-node.xml" \
+    -H localhost:8 --map-by ppr:4:socket --bind-to core
+expect_eq "  the same CPUs as plan --profile squid" \
+    "$(awk '$1 ~ /^[0-9]+$/ { print $6 }' "$TMP/out" | tr '\n' ' ')" \
+    "0-8 9-17 18-26 27-35 38-46 47-55 56-64 65-73 "
+# topology: an hwloc XML of the node instead of node:
+cat >"$TMP/xml.yaml" <<EOS
+profiles:
+  squidxml:
+    scheduler: nqsv
+    gpus-per-node: 8
+    topology: $TOP/tests/topo/squid.xml
+    dlrun-options: [--map-by, "ppr:4:socket"]
+EOS
+expect_rc "plan with topology: squid.xml" 0 "$DLRUN" plan --config "$TMP/xml.yaml" \
+    --profile squidxml -N 2
+expect_grep "  the node is the file" "^node:       $TOP/tests/topo/squid.xml\$" "$TMP/out"
+expect_grep "  rank 4 on socket 1 with GPU 4 (the file's bus id)" "^  4      4      1       1     38-46 *4 (0000:88:00.0)" "$TMP/out"
+expect_rc "script with topology: placed on the file's node" 2 "$DLRUN" script \
+    --config "$TMP/xml.yaml" --profile squidxml -N 2 --gpus-per-node 8 --map-by ppr:3:socket -- p
+one_line "topology: ppr:3:socket"
 expect_rc "plan: no such profile" 2 "$DLRUN" plan --profile nope -N 2
 one_line "plan: no profile"
 
