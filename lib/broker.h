@@ -1,14 +1,15 @@
-/* broker.h - the rendezvous broker: a TCP server (one epoll loop, one
- * thread) that serves the protocol of broker_proto.h from the store of
- * broker_store.h to thousands of ranks.
+/* broker.h - the rendezvous broker: a TCP or Unix-socket server (one
+ * epoll loop, one thread) that serves the protocol of broker_proto.h from
+ * the store of broker_store.h to thousands of ranks.
  *
  * It never blocks and never starts a thread: the head drives it from its
  * own loop (poll broker_fd() for readability, call broker_run_once(b, 0)
  * when it is readable or broker_timeout_ms() has passed), and
  * `dlrun broker` runs it alone.  Peers that break the protocol, present a
- * wrong token, stay silent past the AUTH deadline or stop reading their
- * answers are dropped without disturbing the others.  dlrun-broker(7)
- * documents the protocol, limits and security model. */
+ * wrong token or stay silent past the AUTH deadline are dropped without
+ * disturbing the others; those without the token go first when the table
+ * is full; those that stop reading their answers are no longer read.
+ * dlrun-broker(7) documents the protocol, limits and security model. */
 #ifndef DLRUN_BROKER_H
 #define DLRUN_BROKER_H
 
