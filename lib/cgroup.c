@@ -1,6 +1,7 @@
 /* cgroup.c - see cgroup.h. */
 #include "cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -153,6 +154,25 @@ static int populated(const char *dir)
     return strstr(buf, "populated 1") != NULL;
 }
 
+/* rmdir dir after the folders below it (a dlrun run by a rank made its
+ * own job's folder in ours, and was killed before removing it); depth
+ * bounds the recursion. */
+static int remove_tree(const char *dir, int depth)
+{
+    DIR *d = depth > 0 ? opendir(dir) : NULL;
+    struct dirent *e;
+    char sub[4096];
+
+    while (d && (e = readdir(d)))
+        if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+            snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name) <
+                (int)sizeof sub)
+            remove_tree(sub, depth - 1);
+    if (d)
+        closedir(d);
+    return rmdir(dir);
+}
+
 int cgroup_remove(const char *dir, int wait_ms)
 {
     struct timespec tick = { 0, 10 * 1000 * 1000 };
@@ -161,5 +181,5 @@ int cgroup_remove(const char *dir, int wait_ms)
     for (int waited = 0; populated(dir) == 1 && waited < wait_ms;
          waited += 10)
         nanosleep(&tick, NULL);
-    return rmdir(dir);
+    return remove_tree(dir, 16);
 }

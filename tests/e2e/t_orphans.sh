@@ -38,6 +38,8 @@ kill_case "grandchildren" 4 sh -c "$S 1000 & exec $S 1001"
 # daemons: a new session, and a double fork (reparented, own session)
 kill_case "setsid daemons" 6 sh -c "setsid sh -c '$S 1002 & exec $S 1003' & exec $S 1001"
 kill_case "double-forked daemons" 4 sh -c "(setsid $S 1004 & ) ; exec $S 1001"
+# a dlrun run by a rank (its guard and cgroup inside ours)
+kill_case "a nested dlrun's daemons" 6 env $CLEAN "$DLRUN" -np 1 sh -c "setsid $S 1007 & exec $S 1001"
 DLRUN_CGROUP=0 kill_case "no cgroup (the mark alone): setsid daemons" 6 \
     sh -c "setsid sh -c '$S 1002 & exec $S 1003' & exec $S 1001"
 

@@ -11,9 +11,10 @@ within() { timeout -k 5 "$@"; }
 MARK=dlrun-orphc-$$
 ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
 S=$TMP/$MARK-sleep
-# the ranks' sleeps on every node (all nodes share this host's pids)
-sleeps() { ps -eo pid=,stat=,args= | M="$MARK-sleep 100" awk '
-    index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $0 !~ /awk/ { print $1 }'; }
+# the ranks' sleeps on every node (all nodes share this host's pids): the
+# program is $S (dlrun's, the agents' and the relays' argv name it too)
+sleeps() { ps -eo pid=,stat=,args= | S="$S" awk '
+    $3 == ENVIRON["S"] && $2 !~ /^Z/ { print $1 }'; }
 wait_sleeps() { for _ in $(seq 1200); do [ "$(sleeps | wc -l)" -eq "$1" ] && return; sleep 0.1; done; }
 SSH="--ssh-identity $DLRUN_TEST_SSH_KEY --ssh-known-hosts $DLRUN_TEST_KNOWN_HOSTS"
 agent_pid() { ip netns pids "dlrun-$1" | while read -r q; do
