@@ -367,7 +367,7 @@ int options_parse(int argc, char **argv, struct options *o, const char *usage)
         rc = parse_word(o, argc, argv, &i, usage);
     }
     if (rc != 0)
-        return rc;
+        goto out;   /* the callers return at once: nothing of o is kept */
     /* mpirun's --map-by ppr:N:node: N ranks on each node */
     if (o->bind.map == MAP_PPR && o->bind.ppr_obj == OBJ_NODE &&
         !o->plan.per_node)
@@ -377,7 +377,11 @@ int options_parse(int argc, char **argv, struct options *o, const char *usage)
     o->alloc.want_nodes = o->plan.nodes;
     o->alloc.want_per_node = o->plan.per_node;
     o->prog = i;
-    return dialect_finish(o, argc, argv);
+    rc = dialect_finish(o, argc, argv);
+out:
+    if (rc != 0)
+        options_free(o);
+    return rc;
 }
 
 char *options_keep(struct options *o, char *s)
