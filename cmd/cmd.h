@@ -11,6 +11,7 @@ enum {
     EXIT_OK = 0,
     EXIT_FAIL = 1,      /* a run-time failure that is not the user's input */
     EXIT_USAGE = 2,     /* bad option, bad input, inconsistent allocation */
+    EXIT_STALL = 124,   /* --stall-timeout: every rank idle that long */
     EXIT_NOEXEC = 126,  /* program found but not executable */
     EXIT_NOTFOUND = 127 /* program not found */
 };

@@ -69,6 +69,7 @@ static const struct optdef table[] = {
     { "output-filename", OPT_OUTPUT_DIR, 1, D_ALL, 0, NULL },
     { "ranks-filter", OPT_RANKS_FILTER, 1, D_ALL, 0, NULL },
     { "kill-timeout", OPT_KILL_TIMEOUT, 1, D_ALL, 0, NULL },
+    { "stall-timeout", OPT_STALL_TIMEOUT, 1, D_ALL, 0, NULL },
     { "max-restarts", OPT_MAX_RESTARTS, 1, D_ALL, 0, NULL },
     { "summary", OPT_SUMMARY, 1, D_ALL, 0, NULL },
     { "json", OPT_JSON, 0, D_ALL, 0, NULL },

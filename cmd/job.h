@@ -51,6 +51,24 @@ struct mpi_guard {
     int tripped;                        /* 1: it stopped the ranks */
 };
 
+/* --stall-timeout (cmd/stall.c): a watch over the n ranks (plan ranks,
+ * borrowed) this dlrun starts, or NULL when off; made before the ranks'
+ * environments (it sets PYTHONFAULTHANDLER for them).  job_stall_output
+ * puts its tap into the output engine's options, job_stall_watch into
+ * sv's periodic hook (b: the local broker, whose requests are progress,
+ * or NULL).  job_stall_finish, after supervise_run, prints the line
+ * naming where the ranks waited and returns 1 when the job stalled.
+ * All take NULL. */
+struct stall_watch;
+struct output_opts;
+struct broker;
+struct stall_watch *job_stall_create(struct job *j, const int *ranks, int n);
+void job_stall_output(struct stall_watch *w, struct output_opts *oo);
+void job_stall_watch(struct stall_watch *w, struct supervise *sv,
+                     struct broker *b);
+int job_stall_finish(struct stall_watch *w);
+void job_stall_free(struct stall_watch *w);
+
 /* Put the guard g (zeroed by the caller, alive while sv runs) into sv's
  * periodic hook when this launch wants it. */
 void job_mpi_guard(struct job *j, struct supervise *sv, struct mpi_guard *g);

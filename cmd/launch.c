@@ -158,7 +158,8 @@ static void end_leftovers(const struct supervise *sv)
 }
 
 /* The output engine for the ranks started here; NULL after printing. */
-static struct output *make_output(const struct job *j, const int *ranks, int n)
+static struct output *make_output(const struct job *j, const int *ranks, int n,
+                                  struct stall_watch *stall)
 {
     struct output_opts oo = {
         .tag = j->opt.tag_output, .dir = j->opt.output_dir,
@@ -167,7 +168,10 @@ static struct output *make_output(const struct job *j, const int *ranks, int n)
         .append = j->restart > 0,
     };
     struct err err = { "" };
-    struct output *o = output_create(ranks, n, &oo, &err);
+    struct output *o;
+
+    job_stall_output(stall, &oo);
+    o = output_create(ranks, n, &oo, &err);
 
     if (!o)
         cmd_fail(EXIT_FAIL, "%s", err.msg);
@@ -225,6 +229,7 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     struct err err = { "" };
     struct local_broker lb = { 0 };
     struct mpi_guard guard = { 0 };
+    struct stall_watch *stall = NULL;
     int rc = EXIT_FAIL, exec_errno = 0, watched = 0;
 
     if (j->subtree && start_subtree(j, lj, sv) < 0)
@@ -240,10 +245,11 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     }
     if (job_pmix_begin(j) != 0 || horovod_begin(j) != 0)
         goto out;
+    stall = job_stall_create(j, lj->ranks, lj->nranks);
     lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks, &lb);
     if (!lj->rank_envp)
         goto out;
-    lj->out = make_output(j, lj->ranks, lj->nranks);
+    lj->out = make_output(j, lj->ranks, lj->nranks, stall);
     if (!lj->out)
         goto out;
     fflush(NULL);
@@ -260,11 +266,14 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     }
     watched = 1;
     job_mpi_guard(j, sv, &guard);
+    job_stall_watch(stall, sv, lb.b);
     rc = supervise_run(sv);
     if (rc < 0)
         rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
     if (guard.tripped)          /* its line said why */
         rc = EXIT_USAGE;
+    else if (job_stall_finish(stall))   /* its lines said why */
+        rc = EXIT_STALL;
     /* an agent's failure line is the head's to print */
     else if (sv->failed >= 0 && sv->ranks[sv->failed].rank >= 0 && !j->agent)
         report_failure(j, sv);
@@ -273,6 +282,7 @@ out:
     if (!watched && sv->n > lj->nranks)
         end_subtree(sv, lj->nranks);
     job_pmix_end(j);
+    job_stall_free(stall);
     sv->extra = NULL;
     broker_destroy(lb.b);
     output_destroy(lj->out);

@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "dialect.h"
+#include "stall.h"
 
 const char options_help[] =
     "Where and how many (default: what the scheduler gave, see `dlrun plan`):\n"
@@ -45,6 +46,8 @@ const char options_help[] =
     "      --ranks-filter LIST  show only these ranks on the console (0,3)\n"
     "      --kill-timeout SECS  SIGTERM, then SIGKILL this much later (10)\n"
     "      --max-restarts N     restart the whole job up to N times on failure\n"
+    "      --stall-timeout TIME end a job whose ranks all idle this long (10m),\n"
+    "                           with a report of where each rank waits\n"
     "      --summary FILE       write a JSON summary (ranks, codes, times)\n"
     "      --keep-env           do not rewrite SLURM_PROCID etc. for dlrun's ranks\n"
     "Other nodes (one dlrun agent per node):\n"
@@ -91,6 +94,17 @@ int options_export(struct options *o, char *x)
     o->exports = v;
     v[o->nexports++] = x;
     v[o->nexports] = NULL;
+    return 0;
+}
+
+/* --stall-timeout 10m */
+static int parse_stall(struct options *o, const char *v)
+{
+    struct err err = { "" };
+
+    if (stall_parse_duration("--stall-timeout", v, &o->stall_timeout_ms,
+                             &err) < 0)
+        return cmd_fail(EXIT_USAGE, "%s", err.msg), -1;
     return 0;
 }
 
@@ -226,6 +240,7 @@ static int options_one(int c, char *v, struct options *o)
     case OPT_RESTART:
         return options_remote(c, v, o);
     case OPT_RANKS_FILTER: return parse_filter(o, v);
+    case OPT_STALL_TIMEOUT: return parse_stall(o, v);
     case OPT_KILL_TIMEOUT:
         if (options_count("--kill-timeout", v, 0, 86400,
                         &o->kill_timeout_ms) < 0)

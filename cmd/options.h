@@ -51,6 +51,7 @@ struct options {
     int nfilter;
     int kill_timeout_ms;    /* --kill-timeout, default 10 s */
     int max_restarts;       /* --max-restarts */
+    long stall_timeout_ms;  /* --stall-timeout, 0: not watched */
     struct bind_opts bind;  /* --map-by, --bind-to, --gpu-bind */
     int bind_given;         /* any of them was given */
     int report_bindings;    /* --report-bindings */

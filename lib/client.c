@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -856,4 +857,24 @@ int dlrun_nccl_unique_id(const char *name, void *id)
     rc = client_nccl_unique_id(c, name, NCCL_WAIT_MS, id, &e);
     client_close(c);
     return keep(rc, &e);
+}
+
+/* One connection for the process, made at the first call; the mutex
+ * makes it one request at a time whatever thread reports. */
+int dlrun_progress(void)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static dlrun_kv *kv;
+    int rc;
+
+    pthread_mutex_lock(&mu);
+    if (!kv)
+        kv = dlrun_kv_connect();
+    rc = kv ? dlrun_kv_add(kv, "dlrun.progress", 1, NULL) : DLRUN_ERROR;
+    if (rc == DLRUN_ERROR) {    /* the connection is gone: again next time */
+        dlrun_kv_close(kv);
+        kv = NULL;
+    }
+    pthread_mutex_unlock(&mu);
+    return rc;
 }

@@ -214,6 +214,8 @@ static int emit(struct output *o, struct stream *s, const char *p, size_t len,
 {
     int console = s->which == 1 ? o->o.console_out : o->o.console_err, e;
 
+    if (o->o.tap && len > 0)
+        o->o.tap(o->o.tap_ctx, s->rank, s->which, p, len);
     if (s->file >= 0 && writeq_write_all(s->file, p, len) < 0)
         return err_set(err, "writing rank %d's %s file: %s", s->rank,
                        s->which == 1 ? "stdout" : "stderr", strerror(errno));

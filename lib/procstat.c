@@ -102,29 +102,78 @@ int procstat_wchan(pid_t pid, char *buf, size_t len)
     return 0;
 }
 
-int procstat_group_cpu(pid_t pgrp, unsigned long long *ticks, int *nproc)
+/* Call fn(ctx, st) for every process /proc shows; -1 when it cannot. */
+static int each_proc(void (*fn)(void *ctx, const struct procstat *st),
+                     void *ctx)
 {
     DIR *d = opendir("/proc");
     struct dirent *e;
-    int count = 0;
 
-    *ticks = 0;
     if (!d)
         return -1;
     while ((e = readdir(d))) {
         struct procstat st;
         char *endp;
         long pid = strtol(e->d_name, &endp, 10);
-        if (*endp || pid <= 0 || procstat_read((pid_t)pid, &st) < 0 ||
-            st.pgrp != pgrp)
-            continue;
-        *ticks += st.utime + st.stime + st.cutime + st.cstime;
-        count++;
+        if (!*endp && pid > 0 && procstat_read((pid_t)pid, &st) == 0)
+            fn(ctx, &st);
     }
     closedir(d);
-    if (nproc)
-        *nproc = count;
     return 0;
+}
+
+struct groups {
+    const pid_t *pgrps;
+    int n;
+    unsigned long long *ticks;
+    int *nproc;
+    pid_t python;           /* procstat_group_python's answer */
+};
+
+static void add_cpu(void *ctx, const struct procstat *st)
+{
+    struct groups *g = ctx;
+
+    for (int i = 0; i < g->n; i++) {
+        if (g->pgrps[i] != st->pgrp)
+            continue;
+        g->ticks[i] += st->utime + st->stime + st->cutime + st->cstime;
+        if (g->nproc)
+            g->nproc[i]++;
+    }
+}
+
+int procstat_groups_cpu(const pid_t *pgrps, int n, unsigned long long *ticks,
+                        int *nproc)
+{
+    struct groups g = { pgrps, n, ticks, nproc, 0 };
+
+    for (int i = 0; i < n; i++) {
+        ticks[i] = 0;
+        if (nproc)
+            nproc[i] = 0;
+    }
+    return each_proc(add_cpu, &g);
+}
+
+static void find_python(void *ctx, const struct procstat *st)
+{
+    struct groups *g = ctx;
+
+    if (g->python || st->pgrp != g->pgrps[0] || !procstat_is_python(st->pid))
+        return;
+    if (st->pid == g->pgrps[0] || !procstat_is_python(st->ppid))
+        g->python = st->pid;
+}
+
+pid_t procstat_group_python(pid_t pgrp)
+{
+    struct groups g = { &pgrp, 1, NULL, NULL, 0 };
+
+    if (procstat_is_python(pgrp))
+        return pgrp;
+    each_proc(find_python, &g);
+    return g.python;
 }
 
 int procstat_is_python(pid_t pid)

@@ -28,10 +28,17 @@ int procstat_read(pid_t pid, struct procstat *out);
  * (len bytes, NUL-terminated).  0, or -1. */
 int procstat_wchan(pid_t pid, char *buf, size_t len);
 
-/* Sum the CPU time (user + system, with reaped children's) of every
- * process in process group pgrp, in clock ticks, into *ticks; *nproc (may
- * be NULL) gets how many there were.  0, or -1 when /proc cannot be read. */
-int procstat_group_cpu(pid_t pgrp, unsigned long long *ticks, int *nproc);
+/* For each of the n process groups pgrps[i], the CPU time (user +
+ * system, with reaped children's) of all its processes, in clock ticks,
+ * into ticks[i], and how many processes it has into nproc[i] (nproc may
+ * be NULL): one pass over /proc.  0, or -1 when /proc cannot be read. */
+int procstat_groups_cpu(const pid_t *pgrps, int n, unsigned long long *ticks,
+                        int *nproc);
+
+/* The first process of group pgrp (not pgrp itself when it is not one)
+ * that is a Python interpreter whose parent is not one: the program a
+ * wrapper (sh -c, env) started; 0 when there is none. */
+pid_t procstat_group_python(pid_t pgrp);
 
 /* Is pid a Python interpreter (its executable's name starts "python")? */
 int procstat_is_python(pid_t pid);

@@ -7,14 +7,13 @@
 
 struct stall_rank {
     struct stall_sample last;   /* the previous sample */
-    unsigned long long cpu_at_active;  /* cpu when last active */
+    unsigned long long base;    /* cpu at the last activity of any rank */
 };
 
 struct stall {
     int n;
     long timeout_ms, hz;
     int started;
-    long last_ms;               /* the previous feed */
     long active_ms;             /* the last activity of any rank */
     struct stall_rank *r;
 };
@@ -46,37 +45,37 @@ void stall_reset(struct stall *s)
     s->started = 0;
 }
 
-/* Was rank r active between its last sample and v, dt_ms apart?  CPU
- * counts above 1% of one CPU: a blocked rank's helper threads wake now
- * and then, which is not progress. */
+/* Was rank r active since the last sample (output, progress) or since the
+ * last activity of any rank (CPU)?  CPU counts above 1% of one CPU over
+ * all that time, plus two ticks for the clock's grain: a blocked rank's
+ * helper threads (thread pools, timers) wake now and then, which is not
+ * work, and a short interval would see one tick of theirs as 4%. */
 static int active(const struct stall *s, const struct stall_rank *r,
-                  const struct stall_sample *v, long dt_ms)
+                  const struct stall_sample *v, long quiet_ms)
 {
-    unsigned long long dcpu = v->cpu > r->last.cpu ? v->cpu - r->last.cpu : 0;
+    unsigned long long dcpu = v->cpu > r->base ? v->cpu - r->base : 0;
+    double used_ms = (double)dcpu * 1000.0 / (double)s->hz;
 
     if (!v->alive || !r->last.alive)
         return 0;
     return v->output != r->last.output || v->progress != r->last.progress ||
-           (double)dcpu * 1000.0 / (double)s->hz > (double)dt_ms / 100.0;
+           used_ms > (double)quiet_ms / 100.0 + 2000.0 / (double)s->hz;
 }
 
 int stall_feed(struct stall *s, long now_ms, const struct stall_sample *v)
 {
-    long dt = now_ms - s->last_ms;
-    int any = 0;
+    int any = !s->started;
 
+    for (int i = 0; i < s->n && !any; i++)
+        any = active(s, &s->r[i], &v[i], now_ms - s->active_ms);
     for (int i = 0; i < s->n; i++) {
-        struct stall_rank *r = &s->r[i];
-        if (!s->started || active(s, r, &v[i], dt)) {
-            r->cpu_at_active = v[i].cpu;
-            any |= s->started;
-        }
-        r->last = v[i];
+        if (any)
+            s->r[i].base = v[i].cpu;
+        s->r[i].last = v[i];
     }
-    if (!s->started || any)
+    if (any)
         s->active_ms = now_ms;
     s->started = 1;
-    s->last_ms = now_ms;
     return now_ms - s->active_ms >= s->timeout_ms;
 }
 
@@ -89,7 +88,7 @@ unsigned long long stall_window_cpu(const struct stall *s, int i)
 {
     const struct stall_rank *r = &s->r[i];
 
-    return r->last.cpu > r->cpu_at_active ? r->last.cpu - r->cpu_at_active : 0;
+    return r->last.cpu > r->base ? r->last.cpu - r->base : 0;
 }
 
 int stall_parse_duration(const char *what, const char *text, long *ms,

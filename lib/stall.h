@@ -4,8 +4,8 @@
  *
  * A rank is active in the interval between two samples when it wrote
  * output, reported progress (dlrun_progress, any broker request), or used
- * more than 1% of one CPU (CPU time from /proc; a rank blocked in a
- * collective uses none).  The ranks are stalled once none was active for
+ * more than 1% of one CPU since the last activity of any rank (CPU time
+ * from /proc; a rank blocked in a collective uses next to none).  The ranks are stalled once none was active for
  * the whole timeout.  Ranks that ended are not counted either way. */
 #ifndef DLRUN_STALL_H
 #define DLRUN_STALL_H
@@ -36,7 +36,8 @@ int stall_feed(struct stall *s, long now_ms, const struct stall_sample *v);
 /* Milliseconds since the last activity of any rank (0 before any feed). */
 long stall_quiet_ms(const struct stall *s, long now_ms);
 
-/* CPU ticks rank i used since its last activity (its share of the window). */
+/* CPU ticks rank i used since the last activity of any rank (its share
+ * of the quiet window). */
 unsigned long long stall_window_cpu(const struct stall *s, int i);
 
 /* Forget the past: the window starts again at the next feed (after an

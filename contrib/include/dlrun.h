@@ -85,6 +85,15 @@ int dlrun_kv_del(dlrun_kv *kv, const char *key);
  * dlrun_kv_connect() for the call. */
 int dlrun_nccl_unique_id(const char *name, void *id);
 
+/* Tell dlrun this rank is making progress (adds 1 to the counter
+ * "dlrun.progress"): under --stall-timeout a job whose ranks report
+ * progress is not stalled even when they print nothing and use no CPU
+ * (waiting on I/O, a GPU, a remote service).  Cheap enough for every
+ * step; safe from any thread.  The first call connects with
+ * dlrun_kv_connect() and keeps the connection; after a failure the next
+ * call connects again. */
+int dlrun_progress(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,7 @@
     kv.add("arrivals", 1)                   # -> the new count
     kv.barrier("ready", 4, timeout=300)     # -> the generation released
     kv.delete("addr")
+    dlrun_kv.progress()                     # --stall-timeout: "still working"
 
 timeout is in seconds: 0 = do not wait, None = no limit.  Errors:
 TimeoutError (the deadline of get or barrier passed), KeyError (get without
@@ -217,6 +218,30 @@ class Client:
     def delete(self, key):
         key = _key(key)
         self._check(self._call(DEL, key)[0], "del", key)
+
+
+_progress = {"client": None}
+_progress_lock = None
+
+
+def progress():
+    """Tell dlrun this rank is making progress (adds 1 to "dlrun.progress"):
+    under --stall-timeout a rank that reports progress is not stalled even
+    when it prints nothing and uses no CPU.  One connection per process,
+    made at the first call; safe from any thread; after a lost connection
+    the next call connects again."""
+    global _progress_lock
+    import threading
+    if _progress_lock is None:
+        _progress_lock = threading.Lock()
+    with _progress_lock:
+        try:
+            if _progress["client"] is None:
+                _progress["client"] = Client()
+            return _progress["client"].add("dlrun.progress", 1)
+        except ConnectionError:
+            _progress["client"] = None
+            raise
 
 
 USAGE = """usage: dlrun_kv.py put KEY VALUE|-

@@ -149,18 +149,19 @@ static void live(void)
     ok(procstat_read(getpid(), &st) == 0 && st.pid == getpid() &&
        st.state == 'R', "this process reads as running");
     ok(procstat_wchan(getpid(), w, sizeof w) == 0, "wchan readable");
-    procstat_group_cpu(pid, &t0, &n);
+    procstat_groups_cpu(&pid, 1, &t0, &n);
     for (int i = 0; i < 200; i++) {         /* up to 20 s on a loaded box */
         usleep(100000);
-        procstat_group_cpu(pid, &t1, &n);
+        procstat_groups_cpu(&pid, 1, &t1, &n);
         if (t1 > t0 + 5)
             break;
     }
     ok(t1 > t0 + 5 && n == 1, "the group's CPU time grows");
     ok(!procstat_is_python(getpid()), "a C test is not Python");
+    ok(procstat_group_python(pid) == 0, "no Python in the group");
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    ok(procstat_group_cpu(pid, &t1, &n) == 0 && n == 0, "gone: no process");
+    ok(procstat_groups_cpu(&pid, 1, &t1, &n) == 0 && n == 0, "gone: no process");
 }
 
 int main(void)

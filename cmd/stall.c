@@ -1,0 +1,377 @@
+/* stall.c - --stall-timeout for the ranks this dlrun starts.  The ranks
+ * are sampled (CPU time from /proc, the lines the output engine passes
+ * through its tap, the local broker's requests as progress) into the
+ * detector of lib/stall.h.  On a stall: one report per rank (state, wait
+ * channel, CPU in the window, the last line and its age, a native rank's
+ * stacks), Python ranks dump every thread (PYTHONFAULTHANDLER, set for the
+ * ranks, and SIGABRT), the ranks are ended, and one last line names where
+ * they waited; the job then counts as failed (exit EXIT_STALL, a restart
+ * under --max-restarts). */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "broker.h"
+#include "cmd.h"
+#include "job.h"
+#include "output.h"
+#include "procstat.h"
+#include "stackdump.h"
+#include "stall.h"
+#include "supervise.h"
+
+#define LAST_MAX 160            /* bytes of the last line kept */
+#define CAPTURE_MAX (256 * 1024)    /* of a rank's stderr after SIGABRT */
+#define DUMP_MS 15000           /* for the Python ranks to dump and end */
+#define GDB_MS 20000            /* for one debugger run */
+
+enum { WATCH, DUMP, TERM, DONE };
+
+struct stall_out {
+    unsigned long long lines;
+    char last[LAST_MAX];
+    long last_ms;               /* -1: no line yet */
+    char *cap;                  /* stderr since the dump was asked */
+    size_t ncap;
+    pid_t python;               /* the interpreter sent SIGABRT, or 0 */
+    char wchan[64];
+};
+
+struct stall_watch {
+    struct job *j;
+    struct supervise *sv;
+    const int *ranks;           /* borrowed: plan ranks of sv->ranks[0..n) */
+    int n;
+    struct broker *broker;      /* borrowed: the local one, or NULL */
+    int (*inner)(void *ctx, int readable);
+    void *inner_ctx;
+    struct stall *eng;
+    struct stall_sample *v;
+    struct stall_out *o;
+    pid_t *pgrp;
+    unsigned long long *cpu;
+    long interval_ms, next_ms, deadline_ms, quiet_ms;
+    int phase, capturing;
+};
+
+static long mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct stall_watch *job_stall_create(struct job *j, const int *ranks, int n)
+{
+    struct stall_watch *w;
+    long t = j->opt.stall_timeout_ms;
+
+    if (t <= 0 || n <= 0 || !(w = calloc(1, sizeof *w)))
+        return NULL;
+    *w = (struct stall_watch){ .j = j, .ranks = ranks, .n = n };
+    w->eng = stall_create(n, t, procstat_hz());
+    w->v = calloc((size_t)n, sizeof *w->v);
+    w->o = calloc((size_t)n, sizeof *w->o);
+    w->pgrp = calloc((size_t)n, sizeof *w->pgrp);
+    w->cpu = calloc((size_t)n, sizeof *w->cpu);
+    if (!w->eng || !w->v || !w->o || !w->pgrp || !w->cpu) {
+        job_stall_free(w);
+        cmd_fail(0, "warning: --stall-timeout: out of memory, not watching");
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        w->o[i].last_ms = -1;
+    /* a sample every 1/20 of the timeout: a stall is seen within 5% */
+    w->interval_ms = t / 20 < 250 ? 250 : t / 20 > 5000 ? 5000 : t / 20;
+    /* the ranks' Python dumps its threads on SIGABRT (and on a crash) */
+    setenv("PYTHONFAULTHANDLER", "1", 0);
+    return w;
+}
+
+void job_stall_free(struct stall_watch *w)
+{
+    if (!w)
+        return;
+    for (int i = 0; w->o && i < w->n; i++)
+        free(w->o[i].cap);
+    stall_destroy(w->eng);
+    free(w->v);
+    free(w->o);
+    free(w->pgrp);
+    free(w->cpu);
+    free(w);
+}
+
+/* The output engine's tap: count lines, keep the last, capture dumps. */
+static void tap(void *ctx, int rank, int which, const char *p, size_t len)
+{
+    struct stall_watch *w = ctx;
+    struct stall_out *o = NULL;
+    size_t end = len, start;
+
+    for (int i = 0; i < w->n && !o; i++)
+        if (w->ranks[i] == rank)
+            o = &w->o[i];
+    if (!o)
+        return;
+    o->lines++;
+    o->last_ms = mono_ms();
+    while (end > 0 && (p[end - 1] == '\n' || p[end - 1] == '\r'))
+        end--;
+    for (start = end; start > 0 && p[start - 1] != '\n'; start--)
+        ;
+    if (end > start)
+        snprintf(o->last, sizeof o->last, "%.*s", (int)(end - start), p + start);
+    if (w->capturing && which == 2 && o->python && o->ncap < CAPTURE_MAX) {
+        size_t k = len < CAPTURE_MAX - o->ncap ? len : CAPTURE_MAX - o->ncap;
+        char *c = realloc(o->cap, o->ncap + k);
+        if (c) {
+            memcpy(c + o->ncap, p, k);
+            o->cap = c;
+            o->ncap += k;
+        }
+    }
+}
+
+void job_stall_output(struct stall_watch *w, struct output_opts *oo)
+{
+    if (!w)
+        return;
+    oo->tap = tap;
+    oo->tap_ctx = w;
+}
+
+/* One sample of every rank into the detector; 1 when stalled. */
+static int sample(struct stall_watch *w, long now)
+{
+    struct broker_stats bs = { 0 };
+
+    if (w->broker)
+        broker_get_stats(w->broker, &bs);
+    for (int i = 0; i < w->n; i++)
+        w->pgrp[i] = w->sv->ranks[i].pid;
+    if (procstat_groups_cpu(w->pgrp, w->n, w->cpu, NULL) < 0)
+        return 0;       /* no /proc: nothing is known, nothing is ended */
+    for (int i = 0; i < w->n; i++)
+        w->v[i] = (struct stall_sample){
+            .alive = w->sv->ranks[i].running, .cpu = w->cpu[i],
+            .output = w->o[i].lines, .progress = bs.requests,
+        };
+    return stall_feed(w->eng, now, w->v);
+}
+
+static const char *host_of(const struct stall_watch *w, int i)
+{
+    const struct plan *p = &w->j->plan;
+    const char *h = p->nodes[p->rank_node[w->ranks[i]]].host;
+
+    return h ? h : "?";
+}
+
+/* Each line of text, indented, on stderr; of a debugger's only the
+ * frames and thread headers (not its banner and source lines). */
+static void print_indented(const char *text, int debugger)
+{
+    for (const char *p = text; *p;) {
+        size_t n = strcspn(p, "\n");
+        if (!debugger || *p == '#' || strncmp(p, "Thread ", 7) == 0 ||
+            strncmp(p, "TID ", 4) == 0 || strncmp(p, "PID ", 4) == 0)
+            fprintf(stderr, "dlrun:     %.*s\n", (int)n, p);
+        p += n + (p[n] == '\n');
+    }
+}
+
+/* Rank i's report: what the kernel says, its last line, its stacks. */
+static void report_rank(struct stall_watch *w, int i, long now)
+{
+    struct sv_rank *r = &w->sv->ranks[i];
+    struct stall_out *o = &w->o[i];
+    pid_t py = procstat_group_python(r->pid), who = py ? py : r->pid;
+    struct procstat st = { .state = '?' };
+    double cpu = (double)stall_window_cpu(w->eng, i) / (double)procstat_hz();
+    char age[48] = "no output yet";
+
+    procstat_read(who, &st);
+    if (procstat_wchan(who, o->wchan, sizeof o->wchan) < 0 || !o->wchan[0] ||
+        strcmp(o->wchan, "0") == 0)
+        snprintf(o->wchan, sizeof o->wchan, "%s", st.state == 'R' ?
+                 "(running)" : "?");
+    if (o->last_ms >= 0)
+        snprintf(age, sizeof age, "last line %ld s ago",
+                 (now - o->last_ms) / 1000);
+    fprintf(stderr, "dlrun:   rank %d (host %s, pid %d%s): state %c, waits in "
+            "%s, CPU %.2f s in the window, %s%s%s%s\n", w->ranks[i],
+            host_of(w, i), (int)who, py ? ", Python" : "", st.state, o->wchan,
+            cpu, age, o->last[0] ? ": \"" : "", o->last,
+            o->last[0] ? "\"" : "");
+    if (py) {
+        o->python = py;
+        return;
+    }
+    static char buf[64 * 1024];
+    const char *how = "kernel";
+    stackdump_native(who, GDB_MS, buf, sizeof buf, &how);
+    fprintf(stderr, "dlrun:   rank %d's threads (%s):\n", w->ranks[i], how);
+    print_indented(buf, strcmp(how, "kernel") != 0);
+}
+
+/* The ranks went quiet: report, ask the Python ones for their stacks. */
+static void trip(struct stall_watch *w, long now)
+{
+    struct supervise *sv = w->sv;
+    int py = 0;
+
+    w->quiet_ms = stall_quiet_ms(w->eng, now);
+    fprintf(stderr, "dlrun: no rank wrote output, used CPU or reported "
+            "progress for %ld s (--stall-timeout); the ranks:\n",
+            w->quiet_ms / 1000);
+    for (int i = 0; i < w->n; i++)
+        if (sv->ranks[i].running)
+            report_rank(w, i, now);
+    /* a failure of the job (a restart may follow), not one rank's */
+    for (int i = 0; i < w->n && sv->failed < 0; i++)
+        if (sv->ranks[i].running)
+            sv->failed = i;
+    w->capturing = 1;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].python && kill(w->o[i].python, SIGABRT) == 0)
+            py++;
+    if (py)
+        fprintf(stderr, "dlrun: the Python ranks' threads follow "
+                "(faulthandler, on their stderr)\n");
+    fflush(stderr);
+    w->phase = DUMP;
+    w->deadline_ms = mono_ms() + DUMP_MS;
+}
+
+static void signal_ranks(struct stall_watch *w, int sig)
+{
+    for (int i = 0; i < w->n; i++)
+        if (w->sv->ranks[i].running)
+            killpg(w->sv->ranks[i].pid, sig);
+}
+
+/* The Python ranks are done dumping (or took too long)? */
+static int dumped(const struct stall_watch *w, long now)
+{
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].python && w->sv->ranks[i].running)
+            return now >= w->deadline_ms;
+    return 1;
+}
+
+static void step(struct stall_watch *w, long now)
+{
+    if (w->phase == WATCH && sample(w, now)) {
+        trip(w, now);
+        now = mono_ms();
+    }
+    if (w->phase == DUMP && dumped(w, now)) {
+        signal_ranks(w, SIGTERM);
+        w->phase = TERM;
+        w->deadline_ms = now + w->sv->kill_timeout_ms;
+    } else if (w->phase == TERM && now >= w->deadline_ms) {
+        signal_ranks(w, SIGKILL);
+        w->phase = DONE;
+    }
+}
+
+/* sv's periodic hook: the wrapped one's, then ours when due. */
+static int tick(void *ctx, int readable)
+{
+    struct stall_watch *w = ctx;
+    int inner = w->inner ? w->inner(w->inner_ctx, readable) : -1;
+    long now = mono_ms(), mine;
+
+    if (w->phase != DONE && now >= w->next_ms) {
+        step(w, now);
+        w->next_ms = now + (w->phase == WATCH ? w->interval_ms : 100);
+    }
+    mine = w->phase == DONE ? -1 : w->next_ms - now;
+    if (mine < 0)
+        return inner;
+    return inner >= 0 && inner < mine ? inner : (int)mine;
+}
+
+void job_stall_watch(struct stall_watch *w, struct supervise *sv,
+                     struct broker *b)
+{
+    if (!w)
+        return;
+    w->sv = sv;
+    w->broker = b;
+    w->inner = sv->extra;
+    w->inner_ctx = sv->extra_ctx;
+    if (!sv->extra)
+        sv->extra_fd = -1;
+    sv->extra = tick;
+    sv->extra_ctx = w;
+    w->next_ms = mono_ms();
+}
+
+/* Where rank i waited: its Python frame, else its wait channel. */
+static void where_of(const struct stall_watch *w, int i, char *buf,
+                     size_t len)
+{
+    const struct stall_out *o = &w->o[i];
+
+    if (o->python && o->cap && stall_py_where(o->cap, o->ncap, buf, len) == 0)
+        return;
+    snprintf(buf, len, "%s%s", o->python ? "no Python stack; kernel " : "",
+             o->wchan[0] ? o->wchan : "?");
+}
+
+/* "ranks 0, 2 (node1) in WHERE" for every rank whose where is wh[i]'s,
+ * marking them done; appended to line. */
+static void add_group(const struct stall_watch *w, char (*wh)[160], int *done,
+                      int first, char *line, size_t len)
+{
+    size_t k = strlen(line);
+    int count = 0;
+
+    for (int i = first; i < w->n; i++)
+        count += !done[i] && strcmp(wh[i], wh[first]) == 0;
+    k += (size_t)snprintf(line + k, len - k, "%s%s ", k ? "; " : "",
+                          count > 1 ? "ranks" : "rank");
+    for (int i = first, c = 0; i < w->n && k < len; i++) {
+        if (done[i] || strcmp(wh[i], wh[first]) != 0)
+            continue;
+        done[i] = 1;
+        k += (size_t)snprintf(line + k, len - k, "%s%d", c++ ? ", " : "",
+                              w->ranks[i]);
+    }
+    if (k < len)
+        snprintf(line + k, len - k, " (%s) in %s", host_of(w, first), wh[first]);
+}
+
+int job_stall_finish(struct stall_watch *w)
+{
+    char (*wh)[160];
+    int *done;
+    char line[4096] = "";
+
+    if (!w || w->phase == WATCH)
+        return 0;
+    wh = calloc((size_t)w->n, sizeof *wh);
+    done = calloc((size_t)w->n, sizeof *done);
+    for (int i = 0; wh && done && i < w->n; i++) {
+        where_of(w, i, wh[i], sizeof wh[i]);
+        done[i] = !w->o[i].wchan[0] && !w->o[i].python;     /* had ended */
+    }
+    /* the smallest groups first: the odd rank out is the likely cause */
+    for (int round = 1; wh && done && round <= w->n; round++)
+        for (int i = 0; i < w->n; i++) {
+            int c = 0;
+            for (int k = 0; k < w->n && !done[i]; k++)
+                c += !done[k] && strcmp(wh[k], wh[i]) == 0;
+            if (!done[i] && c == round)
+                add_group(w, wh, done, i, line, sizeof line);
+        }
+    cmd_fail(0, "stalled %ld s: %s", w->quiet_ms / 1000, line);
+    free(wh);
+    free(done);
+    return 1;
+}

@@ -1,0 +1,83 @@
+#!/bin/sh
+# t_stall.sh - --stall-timeout on one node: a PyTorch DDP (gloo) job with
+# a rank that stops inside its training loop is ended with a report (the
+# Python stack of every rank, the line naming where they wait), exit 124,
+# nothing left running; a job that computes without printing, and one
+# that only reports progress, are not stalled; --max-restarts restarts a
+# stalled job.  Timeouts below are hang guards, never speed checks.
+. "$(dirname "$0")/lib.sh"
+PY=/usr/bin/python3
+CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
+    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS -u DLRUN_BROKER
+    -u PYTHONFAULTHANDLER"
+run() { env $CLEAN timeout -s KILL 900 "$DLRUN" "$@"; }
+# left_running MARK: processes whose command line holds MARK
+left_running() { pgrep -f "$1" | grep -v "^$$\$" | wc -l | tr -d ' '; }
+
+# --- bad values: one line, exit 2 ---
+expect_rc "--stall-timeout 5x refused" 2 run -np 1 --stall-timeout 5x true
+expect_eq "one line naming the option" "$(wc -l <"$TMP/err" | tr -d ' ')" 1
+expect_grep "says what it wants" "--stall-timeout '5x'.*like 600, 90s" "$TMP/err"
+
+# --- native ranks that sleep: stalled, reported, restarted, exit 124 ---
+expect_rc "sleeping ranks stall (exit 124)" 124 run -np 2 --oversubscribe \
+    --stall-timeout 2 --max-restarts 1 sh -c 'echo "up $RANK"; exec sleep 600'
+expect_grep "report: each rank's state and wait channel" \
+    "rank 1 (host .*, pid [0-9]*): state S, waits in .*, CPU 0.[0-9]* s in the window, last line [0-9]* s ago: \"up 1\"" "$TMP/err"
+expect_grep "a native rank's threads" "rank 0's threads (\(gdb\|eu-stack\|kernel\))" "$TMP/err"
+expect_grep "a stall is a failure: the job restarts" "restarting the job (restart 1 of 1)" "$TMP/err"
+expect_grep "the last line names the ranks and where" "^dlrun: stalled [0-9]* s: ranks 0, 1 (.*) in " "$TMP/err"
+expect_eq "two stalls, two lines" "$(grep -c '^dlrun: stalled ' "$TMP/err")" 2
+expect_eq "the stall line is the last" "$(tail -1 "$TMP/err" | cut -c1-15)" "dlrun: stalled "
+
+# --- a job that computes without a word for longer than the timeout ---
+expect_rc "busy, silent ranks are not stalled" 0 run -np 2 --oversubscribe \
+    --stall-timeout 2 $PY -c '
+import time
+t = time.time()
+while time.time() - t < 8:
+    pass'
+expect_eq "no stall said" "$(grep -c stalled "$TMP/err")" 0
+
+# --- a rank that only reports progress (dlrun_kv.progress), else sleeps ---
+cat >"$TMP/prog.py" <<'EOS'
+import os, sys, time
+sys.path.insert(0, os.environ["KVDIR"])
+import dlrun_kv
+for i in range(16):
+    time.sleep(0.5)
+    if os.environ.get("REPORT") == "1":
+        dlrun_kv.progress()
+EOS
+KVDIR=$TOP/contrib/python; export KVDIR
+REPORT=1 expect_rc "progress alone keeps a quiet job alive" 0 run -np 2 \
+    --oversubscribe --stall-timeout 3 $PY "$TMP/prog.py"
+expect_eq "no stall said" "$(grep -c stalled "$TMP/err")" 0
+REPORT=0 expect_rc "the same job without progress stalls" 124 run -np 2 \
+    --oversubscribe --stall-timeout 3 $PY "$TMP/prog.py"
+
+# --- DDP (gloo): rank 1 stops inside the loop, the others wait in the
+#     all-reduce of backward ---
+if ! $PY -c 'import torch.distributed' 2>/dev/null; then
+    echo "skip: no torch for $PY (the DDP cases)"
+    done_testing
+fi
+MARK=stall-ddp-$$
+expect_rc "DDP job with a stuck rank ends (exit 124)" 124 run -np 3 \
+    --oversubscribe --stall-timeout 5 env STALL_RANK=1 "MARK=$MARK" \
+    $PY "$E2E/stall_ddp.py" "$MARK"
+expect_grep "the ranks trained first" "rank 0 step 2 loss" "$TMP/out"
+expect_grep "rank 1 is reported waiting on its pipe" \
+    "rank 1 (host .*Python): state S, waits in .*pipe" "$TMP/err"
+expect_eq "every rank's Python stack (faulthandler)" \
+    "$(grep -c '^Current thread' "$TMP/err")" 3
+expect_grep "the line names the stuck rank and its function" \
+    "^dlrun: stalled [0-9]* s: rank 1 (.*) in stuck_forever (stall_ddp.py:[0-9]*); ranks 0, 2 (.*) in backward" "$TMP/err"
+# reported within the timeout plus a generous guard of the last line
+age=$(sed -n 's/.*rank 1 (host .*last line \([0-9]*\) s ago.*/\1/p' "$TMP/err")
+[ -n "$age" ] && [ "$age" -lt 120 ] && pass "ended $age s after the stuck rank's last line" ||
+    fail "rank 1's last line was '$age' s before the stall report"
+sleep 1
+expect_eq "nothing left running" "$(left_running "$MARK")" 0
+
+done_testing
