@@ -1,7 +1,11 @@
 /* alloc.c - probing the allocation sources in their documented order.
  *
- * Explicit flags > Slurm step > Slurm allocation > PMIx > Open MPI >
+ * Explicit flags > Open MPI > Slurm step > Slurm allocation > PMIx >
  * MPICH/Hydra > PBS Pro/Torque > NQSV > PJM > LSF > this host alone.
+ * Open MPI first: only mpirun's daemons set OMPI_COMM_WORLD_RANK (not
+ * MPI_Init, not srun), and inside an allocation its ranks inherit the
+ * Slurm variables of the batch script or of the srun step that started
+ * mpirun's daemons, which describe those, not the ranks.
  */
 #include "alloc.h"
 
@@ -16,8 +20,8 @@
 #include "hostname.h"
 
 static const struct alloc_source *const sources[] = {
-    &alloc_source_hosts, &alloc_source_hostfile, &alloc_source_slurm_step,
-    &alloc_source_slurm_job, &alloc_source_pmix, &alloc_source_ompi,
+    &alloc_source_hosts, &alloc_source_hostfile, &alloc_source_ompi,
+    &alloc_source_slurm_step, &alloc_source_slurm_job, &alloc_source_pmix,
     &alloc_source_mpich, &alloc_source_pbs, &alloc_source_nqsv,
     &alloc_source_pjm, &alloc_source_lsf, &alloc_source_local,
 };

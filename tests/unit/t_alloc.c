@@ -124,10 +124,15 @@ static const struct row rows[] = {
       "unknown allocation source" },
     { "-H and --hostfile", { NULL }, { .hosts = "a", .hostfile = "f" }, NULL,
       NULL, 0, 0, 0, 0, "use one of them" },
-    { "slurm step wins over Open MPI variables", { STEP2x2("1", "1", "0"),
-      "OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=1",
-      "OMPI_COMM_WORLD_LOCAL_RANK=0", "OMPI_COMM_WORLD_LOCAL_SIZE=1", NULL },
-      { 0 }, "slurm-step", "node1:2,node2:2", 1, 1, 2, 0, NULL },
+    /* mpirun inside an allocation: the Slurm variables are those of the
+     * step that started mpirun's daemons, one per node */
+    { "Open MPI variables win over the Slurm step of mpirun's daemons", {
+      "SLURM_JOB_ID=42", "SLURM_STEP_ID=0", "SLURM_STEP_NODELIST=node[1-2]",
+      "SLURM_STEP_NUM_NODES=2", "SLURM_STEP_NUM_TASKS=2",
+      "SLURM_STEP_TASKS_PER_NODE=1(x2)", "SLURM_PROCID=1", "SLURM_LOCALID=0",
+      "SLURM_NODEID=1", "OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=4",
+      "OMPI_COMM_WORLD_LOCAL_RANK=1", "OMPI_COMM_WORLD_LOCAL_SIZE=2", NULL },
+      { 0 }, "ompi", NULL, 3, 1, 2, 1, NULL },
 };
 
 static char *nodes_str(const struct alloc *a)
