@@ -86,7 +86,7 @@ int cmd_env(int argc, char **argv)
         goto out;
     if (j.opt.prog < argc) {
         pmixc_finalize();
-        rc = job_exec(argv + j.opt.prog, &s, rank);
+        rc = job_exec(j.opt.progv, &s, rank);  /* torchrun's: under Python */
         goto out;
     }
     if (j.opt.json)

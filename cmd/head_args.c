@@ -150,6 +150,11 @@ int agent_args(const struct job *j, struct strv *a, struct envset *env)
         strv_addf(a, "--master-port=%d", j->opt.rdv.master_port);
     shared_output_options(&j->opt, a);
     horovod_agent_args(j, a);
+    /* torchrun's ROLE_NAME and TORCHELASTIC_RUN_ID: the same on every node */
+    if (j->opt.torch.role)
+        strv_addf(a, "--role=%s", j->opt.torch.role);
+    if (j->opt.torch.run_id)
+        strv_addf(a, "--rdzv-id=%s", j->opt.torch.run_id);
     shared_remote_options(&j->opt, a);
     free(hosts);
     return hosts && export_values(&j->opt, a, env) == 0 && !a->failed ? 0 : -1;

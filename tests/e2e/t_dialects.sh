@@ -122,6 +122,8 @@ expect_eq "-m pkg.mod: python -m" "$out" "module 0"
 printf '#!/bin/sh\necho sh $RANK\n' >run.sh && chmod +x run.sh
 out=$(clean_env "$DLRUN" --nproc-per-node 1 --no-python ./run.sh)
 expect_eq "--no-python ./run.sh: exec as given" "$out" "sh 0"
+out=$(clean_env "$DLRUN" env --nproc-per-node 1 show.py e)
+expect_eq "dlrun env with a torchrun line: Python runs it" "$out" "0 1 0 show.py e"
 out=$(clean_env "$DLRUN" --nproc-per-node 1 --run-path show.py r)
 expect_eq "--run-path show.py" "$out" "0 1 0 show.py r"
 expect_rc "-m with --no-python refused" 2 clean_env "$DLRUN" -m --no-python x
@@ -166,6 +168,9 @@ out=$(clean_env OMP_NUM_THREADS=3 "$DLRUN" -np 1 sh -c 'echo $OMP_NUM_THREADS')
 expect_eq "  the user's OMP_NUM_THREADS stays" "$out" 3
 out=$(clean_env taskset -c 0-1 "$DLRUN" -np 1 --bind-to none sh -c 'echo $OMP_NUM_THREADS' 2>/dev/null)
 [ "$(nproc)" -ge 2 ] && expect_eq "  unbound: this host's CPUs shared by its ranks" "$out" 2
+# several nodes (the agents run here: DLRUN_RELAY_SIM_MS, as t_agents.sh)
+out=$(clean_env DLRUN_RELAY_SIM_MS=0 "$DLRUN" --master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none -H 'sim[1-2]:1' --role trainer --rdzv-id job5 sh -c 'echo $RANK $ROLE_NAME $TORCHELASTIC_RUN_ID $ROLE_WORLD_SIZE' | sort | tr '\n' '|')
+expect_eq "--role, --rdzv-id on every node" "$out" "0 trainer job5 2|1 trainer job5 2|"
 cat >fail.py <<'EOF2'
 import os
 from torch.distributed.elastic.multiprocessing.errors import record
