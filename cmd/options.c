@@ -62,6 +62,9 @@ const char options_help[] =
     "      --heartbeat-timeout SECS  a silent agent or head ends the job (10)\n"
     "      --wdir DIR           the ranks' working directory (this one)\n"
     "  -h, --help               this text\n"
+    "torchrun, mpirun, mpiexec and horovodrun spellings work too (-np, -host,\n"
+    "--nproc_per_node, -mca K V, -genv, PROG : PROG, train.py under Python):\n"
+    "man dlrun, DIALECTS.\n"
     "Exit codes: the program's; 2 bad usage or input; 126/127 cannot run PROG.\n";
 
 int options_count(const char *opt, const char *s, int min, int max,
