@@ -117,9 +117,13 @@ static int receive(struct client *c, struct job *j, struct err *err)
     j->rdv.worker_ports = calloc((size_t)j->plan.nranks, sizeof (int));
     if (j->rdv.worker_ports &&
         client_get(c, "dlrun.rdv", CLIENT_FOREVER, &got, &len, err) == CLIENT_OK &&
-        sscanf(got, "%255s %d%n", j->rdv.addr, &j->rdv.port, &used) == 2)
-        rc = parse_ports((char *)got + used, j->rdv.worker_ports,
+        sscanf(got, "%255s %d%n", j->rdv.addr, &j->rdv.port, &used) == 2) {
+        /* any rank could have written it: a port is 1 to 65535 */
+        rc = j->rdv.port < 1 || j->rdv.port > 65535 ?
+             err_set(err, "bad master port %d from the broker", j->rdv.port) :
+             parse_ports((char *)got + used, j->rdv.worker_ports,
                          j->plan.nranks, err);
+    }
     free(got);
     return rc;
 }
