@@ -312,66 +312,42 @@ void job_stall_watch(struct stall_watch *w, struct supervise *sv,
     w->next_ms = mono_ms();
 }
 
-/* Where rank i waited: its Python frame, else its wait channel. */
+/* Where rank i waited: its Python frame, else its wait channel; "" for
+ * a rank that had ended before the stall. */
 static void where_of(const struct stall_watch *w, int i, char *buf,
                      size_t len)
 {
     const struct stall_out *o = &w->o[i];
 
+    buf[0] = '\0';
     if (o->python && o->cap && stall_py_where(o->cap, o->ncap, buf, len) == 0)
         return;
-    snprintf(buf, len, "%s%s", o->python ? "no Python stack; kernel " : "",
-             o->wchan[0] ? o->wchan : "?");
-}
-
-/* "ranks 0, 2 (node1) in WHERE" for every rank whose where is wh[i]'s,
- * marking them done; appended to line. */
-static void add_group(const struct stall_watch *w, char (*wh)[160], int *done,
-                      int first, char *line, size_t len)
-{
-    size_t k = strlen(line);
-    int count = 0;
-
-    for (int i = first; i < w->n; i++)
-        count += !done[i] && strcmp(wh[i], wh[first]) == 0;
-    k += (size_t)snprintf(line + k, len - k, "%s%s ", k ? "; " : "",
-                          count > 1 ? "ranks" : "rank");
-    for (int i = first, c = 0; i < w->n && k < len; i++) {
-        if (done[i] || strcmp(wh[i], wh[first]) != 0)
-            continue;
-        done[i] = 1;
-        k += (size_t)snprintf(line + k, len - k, "%s%d", c++ ? ", " : "",
-                              w->ranks[i]);
-    }
-    if (k < len)
-        snprintf(line + k, len - k, " (%s) in %s", host_of(w, first), wh[first]);
+    if (o->python || o->wchan[0])
+        snprintf(buf, len, "%s%s", o->python ? "no Python stack; kernel " : "",
+                 o->wchan[0] ? o->wchan : "?");
 }
 
 int job_stall_finish(struct stall_watch *w)
 {
-    char (*wh)[160];
-    int *done;
-    char line[4096] = "";
+    char (*wh)[STALL_WHERE_MAX];
+    const char **hosts;
+    char line[4096];
 
     if (!w || w->phase == WATCH)
         return 0;
     wh = calloc((size_t)w->n, sizeof *wh);
-    done = calloc((size_t)w->n, sizeof *done);
-    for (int i = 0; wh && done && i < w->n; i++) {
+    hosts = calloc((size_t)w->n, sizeof *hosts);
+    for (int i = 0; wh && hosts && i < w->n; i++) {
         where_of(w, i, wh[i], sizeof wh[i]);
-        done[i] = !w->o[i].wchan[0] && !w->o[i].python;     /* had ended */
+        hosts[i] = host_of(w, i);
     }
-    /* the smallest groups first: the odd rank out is the likely cause */
-    for (int round = 1; wh && done && round <= w->n; round++)
-        for (int i = 0; i < w->n; i++) {
-            int c = 0;
-            for (int k = 0; k < w->n && !done[i]; k++)
-                c += !done[k] && strcmp(wh[k], wh[i]) == 0;
-            if (!done[i] && c == round)
-                add_group(w, wh, done, i, line, sizeof line);
-        }
-    cmd_fail(0, "stalled %ld s: %s", w->quiet_ms / 1000, line);
+    if (wh && hosts)
+        stall_format_groups(w->n, w->ranks, hosts,
+                            (const char (*)[STALL_WHERE_MAX])wh, line,
+                            sizeof line);
+    cmd_fail(0, "stalled %ld s: %s", w->quiet_ms / 1000,
+             wh && hosts ? line : "out of memory");
     free(wh);
-    free(done);
+    free(hosts);
     return 1;
 }

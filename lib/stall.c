@@ -1,6 +1,7 @@
 /* stall.c - see stall.h. */
 #include "stall.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,9 +143,11 @@ static int frame(const char *p, const char *end, char *buf, size_t buflen)
     fend = memchr(file, '"', (size_t)(eol - file));
     if (!fend || eol - fend < 9 || memcmp(fend, "\", line ", 8) != 0)
         return -1;
-    line = strtol(fend + 8, NULL, 10);
-    for (fn = fend + 8; fn < eol && *fn != ' '; fn++)
-        ;
+    /* digits by hand: the text need not be NUL-terminated */
+    line = 0;
+    for (fn = fend + 8; fn < eol && *fn >= '0' && *fn <= '9' &&
+         line < 1000000000; fn++)
+        line = line * 10 + (*fn - '0');
     if (eol - fn < 5 || memcmp(fn, " in ", 4) != 0)
         return -1;
     fn += 4;
@@ -193,4 +196,107 @@ int stall_py_where(const char *text, size_t len, char *buf, size_t buflen)
     if (any && first_frame(any, end, buf, buflen) == 0)
         return 0;
     return -1;
+}
+
+/* One line "RANK WHERE" (len bytes, no newline); 0 or -1. */
+static int where_line(const char *p, size_t len, int nranks, int *rank,
+                      char *where)
+{
+    size_t i = 0;
+    long r = 0;
+
+    for (; i < len && i < 9 && p[i] >= '0' && p[i] <= '9'; i++)
+        r = r * 10 + (p[i] - '0');
+    if (i == 0 || i >= len || p[i] != ' ' || r >= nranks)
+        return -1;
+    p += i + 1;
+    len -= i + 1;
+    if (len == 0 || len >= STALL_WHERE_MAX)
+        return -1;
+    for (size_t k = 0; k < len; k++)
+        if (p[k] < 0x20 || p[k] > 0x7e)
+            return -1;
+    memcpy(where, p, len);
+    where[len] = '\0';
+    *rank = (int)r;
+    return 0;
+}
+
+int stall_where_parse(const char *text, size_t len, int nranks,
+                      void (*fn)(void *ctx, int rank, const char *where),
+                      void *ctx)
+{
+    char where[STALL_WHERE_MAX];
+    int bad = 0, rank;
+
+    for (size_t at = 0; at < len;) {
+        const char *nl = memchr(text + at, '\n', len - at);
+        size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+        if (n > 0 && where_line(text + at, n, nranks, &rank, where) == 0)
+            fn(ctx, rank, where);
+        else if (n > 0)
+            bad++;
+        at += n + 1;
+    }
+    return bad;
+}
+
+/* printf onto line at *k (len bytes in all); what does not fit is cut. */
+__attribute__((format(printf, 4, 5)))
+static void app(char *line, size_t len, size_t *k, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*k + 1 >= len)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(line + *k, len - *k, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        *k = *k + (size_t)n < len ? *k + (size_t)n : len - 1;
+}
+
+/* Append the group of entry first (every entry with its where, not yet
+ * done) to line at *k. */
+static void add_group(int n, const int *ranks, const char *const *hosts,
+                      const char (*where)[STALL_WHERE_MAX], char *done,
+                      int first, char *line, size_t len, size_t *k)
+{
+    int count = 0, c = 0, prev = -1;
+
+    for (int i = first; i < n; i++)
+        count += !done[i] && strcmp(where[i], where[first]) == 0;
+    app(line, len, k, "%s%s ", *k ? "; " : "", count > 1 ? "ranks" : "rank");
+    for (int i = first; i < n; i++) {
+        if (done[i] || strcmp(where[i], where[first]) != 0)
+            continue;
+        done[i] = 1;
+        if (prev >= 0 && strcmp(hosts[prev], hosts[i]) != 0)
+            app(line, len, k, " (%s)", hosts[prev]);
+        app(line, len, k, "%s%d", c++ ? ", " : "", ranks[i]);
+        prev = i;
+    }
+    app(line, len, k, " (%s) in %s", hosts[prev], where[first]);
+}
+
+void stall_format_groups(int n, const int *ranks, const char *const *hosts,
+                         const char (*where)[STALL_WHERE_MAX], char *line,
+                         size_t len)
+{
+    char *done = calloc((size_t)(n > 0 ? n : 1), 1);
+    size_t k = 0;
+
+    line[0] = '\0';
+    for (int i = 0; done && i < n; i++)
+        done[i] = !where[i][0];
+    for (int round = 1; done && round <= n; round++)
+        for (int i = 0; i < n; i++) {
+            int c = 0;
+            for (int m = 0; m < n && !done[i]; m++)
+                c += !done[m] && strcmp(where[m], where[i]) == 0;
+            if (!done[i] && c == round)
+                add_group(n, ranks, hosts, where, done, i, line, len, &k);
+        }
+    free(done);
 }

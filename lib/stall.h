@@ -56,4 +56,24 @@ int stall_parse_duration(const char *what, const char *text, long *ms,
  * into buf (len bytes).  0, or -1 when the text holds no frame. */
 int stall_py_where(const char *text, size_t len, char *buf, size_t buflen);
 
+/* Where the ranks of a node waited, as an agent tells the head through
+ * the broker: one line "RANK WHERE" per rank (RANK decimal, WHERE printable
+ * ASCII of 1 to STALL_WHERE_MAX-1 bytes).  Any rank holds the broker's
+ * token, so the text is checked: fn(ctx, rank, where) runs for every good
+ * line whose rank is below nranks (where borrowed for the call); a bad
+ * line is skipped and counted.  Returns the bad lines. */
+#define STALL_WHERE_MAX 160
+int stall_where_parse(const char *text, size_t len, int nranks,
+                      void (*fn)(void *ctx, int rank, const char *where),
+                      void *ctx);
+
+/* The stall line's body into line (len bytes): the ranks grouped by where
+ * they waited, the smallest group first (the odd one out is the likely
+ * cause), "rank 1 (node1) in f (a.py:3); ranks 0, 2 (node1), 5 (node2) in
+ * g (b.py:9)".  n entries: rank numbers, hosts (borrowed) and wheres;
+ * entries with an empty where are left out. */
+void stall_format_groups(int n, const int *ranks, const char *const *hosts,
+                         const char (*where)[STALL_WHERE_MAX], char *line,
+                         size_t len);
+
 #endif

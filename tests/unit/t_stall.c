@@ -164,8 +164,51 @@ static void live(void)
     ok(procstat_groups_cpu(&pid, 1, &t1, &n) == 0 && n == 0, "gone: no process");
 }
 
+struct got {
+    int n, rank[8];
+    char where[8][STALL_WHERE_MAX];
+};
+
+static void collect(void *ctx, int rank, const char *where)
+{
+    struct got *g = ctx;
+
+    if (g->n < 8) {
+        g->rank[g->n] = rank;
+        snprintf(g->where[g->n++], STALL_WHERE_MAX, "%s", where);
+    }
+}
+
+static void where_reports(void)
+{
+    const char t[] = "3 stuck (a.py:7)\n11 backward (__init__.py:197)\n"
+                     "x bad\n99 out of range\n4 \x01ctl\n5\n\n6 ";
+    struct got g = { 0 };
+    int bad = stall_where_parse(t, strlen(t), 12, collect, &g);
+
+    is_int(g.n, 2, "two good lines");
+    is_int(bad, 5, "five bad ones counted");
+    ok(g.rank[0] == 3 && strcmp(g.where[0], "stuck (a.py:7)") == 0, "first");
+    ok(g.rank[1] == 11 && strcmp(g.where[1], "backward (__init__.py:197)") == 0,
+       "second");
+
+    int ranks[5] = { 0, 1, 2, 3, 4 };
+    const char *hosts[5] = { "n1", "n1", "n2", "n2", "n2" };
+    char wh[5][STALL_WHERE_MAX] = { "g", "f", "g", "g", "" };
+    char line[256];
+    stall_format_groups(5, ranks, hosts, (const char (*)[STALL_WHERE_MAX])wh,
+                        line, sizeof line);
+    is_str(line, "rank 1 (n1) in f; ranks 0 (n1), 2, 3 (n2) in g",
+           "smallest group first, hosts after their ranks, ended left out");
+    char tiny[12];
+    stall_format_groups(5, ranks, hosts, (const char (*)[STALL_WHERE_MAX])wh,
+                        tiny, sizeof tiny);
+    is_int((long)strlen(tiny), 11, "cut to the buffer");
+}
+
 int main(void)
 {
+    where_reports();
     engine();
     durations();
     python_where();
