@@ -51,6 +51,11 @@ int dialect_finish(struct options *o, int argc, char **argv)
 
     if (o->torch.standalone && !o->torch.run_id && standalone_id(o) != 0)
         return EXIT_FAIL;
+    /* --redirects 3 with --log-dir: the ranks' output goes to the files
+     * only, as torchrun's (a filter that shows no rank on the console) */
+    if (o->torch.redirects == 3 && o->output_dir && !o->ranks_filter &&
+        !(o->ranks_filter = calloc(1, sizeof *o->ranks_filter)))
+        return cmd_fail(EXIT_FAIL, "out of memory");
     if (n <= 0)
         return 0;
     py = dialect_mpmd(o, argv + o->prog, n);

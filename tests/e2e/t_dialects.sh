@@ -154,6 +154,9 @@ one_line
 # --log-dir/--tee: the per-rank files of --output-dir
 clean_env "$DLRUN" --nproc-per-node 2 --log-dir logs2 --tee 3 show.py >/dev/null
 expect_eq "--log-dir: rank 1's stdout" "$(cat logs2/rank.1/stdout)" "1 2 1 show.py "
+out=$(clean_env "$DLRUN" --nproc-per-node 2 --log-dir logs3 --redirects 3 show.py)
+expect_eq "--redirects 3 --log-dir: nothing on the console" "$out" ""
+expect_eq "  the files" "$(cat logs3/rank.0/stdout)" "0 2 0 show.py "
 
 # --- the environment torchrun gives ---
 envline() { clean_env "$@" "$DLRUN" -np 1 sh -c 'echo "$TORCHELASTIC_RUN_ID|$ROLE_NAME|$ROLE_RANK|$ROLE_WORLD_SIZE|$TORCHELASTIC_USE_AGENT_STORE|$TORCH_NCCL_ASYNC_ERROR_HANDLING|$NCCL_ASYNC_ERROR_HANDLING|${TORCHELASTIC_ERROR_FILE:+file}"'; }
