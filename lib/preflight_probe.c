@@ -1,0 +1,343 @@
+/* preflight_probe.c - what a node offers (the program, Python and a
+ * module, GPUs, NCCL/CUDA, memory) and the TCP round trip to a peer. */
+#include "preflight.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "proc.h"
+
+static long now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000L + ts.tv_nsec / 1000L;
+}
+
+/* The first of names that dlopen finds, into out ("" when none). */
+static void find_library(const char *const *names, char *out)
+{
+    for (out[0] = '\0'; *names; names++) {
+        void *h = dlopen(*names, RTLD_LAZY | RTLD_LOCAL);
+        if (h) {
+            dlclose(h);
+            snprintf(out, PF_STR, "%s", *names);
+            return;
+        }
+    }
+}
+
+/* /dev/nvidiaN devices, cut to CUDA_VISIBLE_DEVICES's count when set;
+ * -1 when there is no NVIDIA driver (no /dev/nvidiactl). */
+static int count_gpus(void)
+{
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    DIR *d;
+    struct dirent *e;
+    int n = 0, want = 1;
+
+    if (access("/dev/nvidiactl", F_OK) != 0 || !(d = opendir("/dev")))
+        return -1;
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, "nvidia", 6) == 0 &&
+            e->d_name[6] >= '0' && e->d_name[6] <= '9' &&
+            strspn(e->d_name + 6, "0123456789") == strlen(e->d_name + 6))
+            n++;
+    closedir(d);
+    if (vis) {
+        want = *vis ? 1 : 0;
+        for (const char *p = vis; *p; p++)
+            want += *p == ',';
+        return want < n ? want : n;
+    }
+    return n;
+}
+
+static long long mem_available_mb(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    long long kb = -1;
+
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kb < 0 ? -1 : kb / 1024;
+}
+
+/* Run argv with its stdout and stderr into out (PF_STR bytes, the first
+ * line kept whole, the rest dropped) for at most timeout_ms.  Its exit
+ * code, 124 when it ran too long, -1 when it could not start. */
+static int run_capture(char *const *argv, char *out, int timeout_ms)
+{
+    int p[2], status = 0, code = -1;
+    size_t got = 0;
+    long deadline = now_us() + timeout_ms * 1000L;
+    pid_t pid;
+
+    out[0] = '\0';
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return -1;
+    pid = fork();
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDONLY);
+        dup2(nul, 0);
+        dup2(p[1], 1);
+        dup2(p[1], 2);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(p[1]);
+    while (pid > 0) {
+        struct pollfd pf = { .fd = p[0], .events = POLLIN };
+        long left = (deadline - now_us()) / 1000;
+        ssize_t n;
+        if (left <= 0 || poll(&pf, 1, (int)left) == 0) {
+            kill(pid, SIGKILL);
+            code = 124;
+            break;
+        }
+        n = read(p[0], out + got, PF_STR - 1 - got);
+        if (n <= 0 && !(n < 0 && errno == EINTR))
+            break;
+        got += n > 0 ? (size_t)n : 0;
+        if (got == PF_STR - 1) {
+            char sink[512];
+            while (read(p[0], sink, sizeof sink) > 0)
+                ;
+            break;
+        }
+    }
+    out[got] = '\0';
+    close(p[0]);
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && code != 124)
+        code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+    return code;
+}
+
+/* The last non-empty line of s, in place (Python's error is there). */
+static void last_line(char *s)
+{
+    size_t n = strlen(s);
+    char *start;
+
+    while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    start = strrchr(s, '\n');
+    if (start)
+        memmove(s, start + 1, strlen(start + 1) + 1);
+}
+
+/* The Python version of interpreter path, and the import of mod. */
+static void probe_python(struct pf_report *r, const char *mod, int timeout_ms)
+{
+    char code[PF_STR + 64];
+    char *ver[] = { r->prog, "-c", "import sys; print(sys.version.split()[0])",
+                    NULL };
+    char *imp[] = { r->prog, "-c", code, NULL };
+
+    if (run_capture(ver, r->python, timeout_ms) != 0) {
+        snprintf(r->prog_err, PF_STR, "%.150s does not start", r->prog);
+        r->python[0] = '\0';
+        return;
+    }
+    last_line(r->python);
+    if (!mod)
+        return;
+    snprintf(code, sizeof code, "import %s", mod);
+    int rc = run_capture(imp, r->import_err, timeout_ms);
+    last_line(r->import_err);
+    if (rc == 124)
+        snprintf(r->import_err, PF_STR, "import %.150s took over %d s", mod,
+                 timeout_ms / 1000);
+    else if (rc == 0)
+        r->import_err[0] = '\0';
+    else if (!r->import_err[0])
+        snprintf(r->import_err, PF_STR, "import %.150s failed (code %d)",
+                 mod, rc);
+}
+
+static int is_python(const char *path)
+{
+    const char *base = strrchr(path, '/');
+
+    return strncmp(base ? base + 1 : path, "python", 6) == 0;
+}
+
+void pf_probe(struct pf_report *r, char **prog, const char *import_mod,
+              int timeout_ms)
+{
+    static const char *const nccl[] = { "libnccl.so.2", "libnccl.so", NULL };
+    static const char *const cuda[] = {
+        "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0",
+        "libcudart.so", "libcuda.so.1", NULL,
+    };
+
+    if (gethostname(r->host, PF_STR) != 0)
+        snprintf(r->host, PF_STR, "?");
+    r->host[PF_STR - 1] = '\0';
+    snprintf(r->version, PF_STR, "%s", DLRUN_VERSION);
+    r->gpus = count_gpus();
+    find_library(nccl, r->nccl);
+    find_library(cuda, r->cuda);
+    r->mem_free_mb = mem_available_mb();
+    if (import_mod)
+        snprintf(r->import_mod, PF_STR, "%s", import_mod);
+    if (!prog || !prog[0])
+        return;
+    if (proc_find_program(prog[0], getenv("PATH"), r->prog, PF_STR) < 0 ||
+        access(r->prog, X_OK) != 0) {
+        snprintf(r->prog_err, PF_STR, "%.150s: not found or not "
+                 "executable", prog[0]);
+        r->prog[0] = '\0';
+        return;
+    }
+    if (is_python(r->prog))
+        probe_python(r, import_mod, timeout_ms);
+}
+
+int pf_listen(const char *ip, char *addr, size_t len, struct err *err)
+{
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+                              .ai_flags = AI_NUMERICHOST | AI_PASSIVE };
+    struct addrinfo *res = NULL;
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char host[NI_MAXHOST], port[NI_MAXSERV];
+    int fd = -1;
+
+    if (getaddrinfo(ip, "0", &hints, &res) != 0)
+        return err_set(err, "not a numeric address: %s", ip);
+    fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 ||
+        listen(fd, 64) < 0 || getsockname(fd, (void *)&ss, &sl) < 0 ||
+        getnameinfo((void *)&ss, sl, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+        err_set(err, "cannot listen on %s: %s", ip, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    } else {
+        snprintf(addr, len, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host,
+                 port);
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+/* Echo what one peer sends until it closes (or 5 s without a byte). */
+static void echo_one(int fd)
+{
+    char b[64];
+    ssize_t n;
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+
+    while (poll(&p, 1, 5000) > 0 && (n = read(fd, b, sizeof b)) > 0)
+        if (write(fd, b, (size_t)n) != n)
+            break;
+    close(fd);
+}
+
+void pf_echo_serve(int lfd, int stop_fd)
+{
+    for (;;) {
+        struct pollfd p[2] = { { .fd = lfd, .events = POLLIN },
+                               { .fd = stop_fd, .events = POLLIN } };
+        int fd;
+        if (poll(p, 2, -1) < 0 && errno != EINTR)
+            return;
+        if (p[1].revents)
+            return;
+        if (p[0].revents && (fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
+            echo_one(fd);
+    }
+}
+
+/* Connect fd to sa within timeout_ms.  0 / -1 (errno set). */
+static int connect_within(int fd, const struct addrinfo *a, int timeout_ms)
+{
+    int fl = fcntl(fd, F_GETFL), e = 0;
+    socklen_t el = sizeof e;
+    struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+    fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+    if (connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+        if (errno != EINPROGRESS)
+            return -1;
+        if (poll(&p, 1, timeout_ms) <= 0) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+        getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el);
+        if (e) {
+            errno = e;
+            return -1;
+        }
+    }
+    return fcntl(fd, F_SETFL, fl);
+}
+
+/* Five one-byte round trips on fd: the best into *best. */
+static int round_trips(int fd, int timeout_ms, long *best)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    int one = 1;
+
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    *best = -1;
+    for (int i = 0; i < 5; i++) {
+        long t = now_us();
+        char c = (char)('a' + i), back = 0;
+        if (write(fd, &c, 1) != 1 || poll(&p, 1, timeout_ms) <= 0 ||
+            read(fd, &back, 1) != 1 || back != c)
+            return -1;
+        t = now_us() - t;
+        if (*best < 0 || t < *best)
+            *best = t;
+    }
+    return 0;
+}
+
+int pf_ping(const char *addr, int timeout_ms, long *rtt_us, struct err *err)
+{
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+                              .ai_flags = AI_NUMERICHOST }, *res = NULL;
+    char host[256];
+    int port = 0, fd = -1, rc = -1;
+
+    if (client_parse_addr(addr, host, sizeof host, &port, err) < 0)
+        return -1;
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    if (getaddrinfo(host, ps, &hints, &res) != 0)
+        return err_set(err, "not a numeric address: %s", addr);
+    fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect_within(fd, res, timeout_ms) < 0)
+        err_set(err, "cannot connect to %s: %s", addr, strerror(errno));
+    else if (round_trips(fd, timeout_ms, rtt_us) < 0)
+        err_set(err, "%s: no echo within %d ms", addr, timeout_ms);
+    else
+        rc = 0;
+    if (fd >= 0)
+        close(fd);
+    freeaddrinfo(res);
+    return rc;
+}
