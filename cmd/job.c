@@ -127,7 +127,10 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
         .exports = j->opt.exports,
         .envp = environ,
         .restart = j->restart,
-        .slurm_job = j->agent && getenv("SLURM_JOB_ID") != NULL,
+        /* an agent, or one dlrun per node under mpirun in an allocation:
+         * the Slurm variables inherited are not this rank's */
+        .slurm_job = (j->agent || j->plan.self_node >= 0) &&
+                     getenv("SLURM_JOB_ID") != NULL,
         .max_restarts = j->opt.max_restarts,
     };
     struct err err = { "" };

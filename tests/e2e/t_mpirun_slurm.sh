@@ -14,7 +14,7 @@ MPIRUN="mpirun --allow-run-as-root -np 2 -npernode 1 --bind-to none -x PATH -x L
 
 cat >"$TMP/show.sh" <<EOS
 #!/bin/sh
-$MPIRUN "$DLRUN" --nproc-per-node 2 sh -c 'echo "rank=\$RANK/\$WORLD_SIZE local=\$LOCAL_RANK node=\$GROUP_RANK host=\$(hostname) master=\$MASTER_ADDR:\$MASTER_PORT"'
+$MPIRUN "$DLRUN" --nproc-per-node 2 sh -c 'echo "rank=\$RANK/\$WORLD_SIZE local=\$LOCAL_RANK node=\$GROUP_RANK host=\$(hostname) master=\$MASTER_ADDR:\$MASTER_PORT slurm=\$SLURM_PROCID/\$SLURM_NTASKS"'
 echo "mpirun exit \$?"
 EOS
 within 300 sbatch -N2 --wait -o "$TMP/show.out" "$TMP/show.sh" >/dev/null 2>&1
@@ -26,7 +26,9 @@ expect_eq "  4 distinct ranks in one world of 4" \
 expect_eq "  ranks 2, 3 on the second node" \
     "$(grep -c '^rank=[23]/4 local=[01] node=1 host=node2 ' "$TMP/show.out")" 2
 expect_eq "  one rendezvous" \
-    "$(sed -n 's/.* master=\([^ ]*\)$/\1/p' "$TMP/show.out" | sort -u | wc -l | tr -d ' ')" 1
+    "$(sed -n 's/.* master=\([^ ]*\) .*/\1/p' "$TMP/show.out" | sort -u | wc -l | tr -d ' ')" 1
+expect_eq "  SLURM_PROCID/SLURM_NTASKS rewritten to the rank's (not mpirun's daemons')" \
+    "$(grep -c '^rank=\([0-3]\)/4 .* slurm=\1/4$' "$TMP/show.out")" 4
 
 # per-task mode: mpirun starts every rank (2 per node), each dlrun becomes
 # one; the Slurm variables the ranks inherit are those of mpirun's daemons.
