@@ -117,18 +117,38 @@ class Client:
         if len(secret) != 16:
             raise ValueError("DLRUN_TOKEN must be 32 hex digits")
         host, port = _split(broker)
-        self._id = 0
-        self._sock = _connect(host, port, timeout)
-        if port is not None:
-            self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        try:
-            _, self.max_value, _ = self._call(AUTH, b"", secret, VERSION,
-                                              0, timeout)
-        except ConnectionError:
-            self.close()
-            raise ConnectionError("the broker closed the connection at AUTH: "
-                                  "the token (DLRUN_TOKEN) is not this "
-                                  "broker's") from None
+        deadline = time.monotonic() + timeout
+        pause, tries = 0.02, 0
+        while True:
+            # the broker turns away a connection when its table is full of
+            # ones without the token (a flood): try again, as dlrun.h does
+            tries += 1
+            self._id, self._notice = 0, None
+            self._sock = _connect(host, port, max(deadline - time.monotonic(),
+                                                  0.001))
+            if port is not None:
+                self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            try:
+                _, self.max_value, _ = self._call(
+                    AUTH, b"", secret, VERSION, 0,
+                    max(deadline - time.monotonic(), 0.001))
+                return
+            except ConnectionError:
+                self.close()
+                if self._notice == INVALID:
+                    raise ConnectionError(
+                        "the broker closed the connection at AUTH: the token "
+                        "(DLRUN_TOKEN) is not this broker's") from None
+                if time.monotonic() + pause > deadline:
+                    raise ConnectionError(
+                        "the broker at %s %s (%d tries over %.1f s)" % (
+                            broker, "had no room for a new connection: its "
+                            "table is full of connections that do not "
+                            "authenticate" if self._notice == LIMIT else
+                            "closed the connection before answering AUTH",
+                            tries, timeout)) from None
+            time.sleep(pause)
+            pause = min(pause * 2, 1.0)
 
     def close(self):
         if self._sock:
@@ -162,6 +182,9 @@ class Client:
             self._sock.sendall(frame)
             size, aop, status, klen, aid, _, aarg = HEADER.unpack(
                 self._recv_exact(HEADER.size))
+            if aid == 0 and aop == AUTH:    # the broker says why it closes
+                self._notice = status
+                raise ConnectionError("the broker closed the connection")
             if size < 20 or klen or aop != op or aid != self._id or status > LIMIT:
                 raise ConnectionError("bad answer from the broker")
             body = self._recv_exact(size - 20)

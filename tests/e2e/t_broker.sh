@@ -186,6 +186,9 @@ EOF
     expect_rc "300 idle connections, 64 slots: dlrun kv still gets in" 0 \
         env DLRUN_BROKER="127.0.0.1:$port2" DLRUN_TOKEN="$tok2" "$DLRUN" kv add flood 1
     expect_eq "  and is served" "$(cat "$TMP/out")" 1
+    expect_rc "  dlrun_kv.py too" 0 \
+        env DLRUN_BROKER="127.0.0.1:$port2" DLRUN_TOKEN="$tok2" "$PY" "$PYKV" add flood 1
+    expect_eq "  and is served" "$(cat "$TMP/out")" 2
     expect_grep "  the broker says why it closed an idle one" \
         "connection table is full (max_conns) and this one has not authenticated" "$TMP/broker2.err"
     kill $fl; wait $fl 2>/dev/null
