@@ -86,6 +86,9 @@ static void shared_output_options(const struct options *o, struct strv *a)
         strv_addf(a, "--ranks-filter=%d", o->ranks_filter[i]);
     if (o->report_bindings)
         strv_addf(a, "--report-bindings");
+    /* each agent plans its node on the same topology as the head */
+    if (o->topology)
+        strv_addf(a, "--topology=%s", o->topology);
     if (o->plan.oversubscribe)
         strv_addf(a, "--oversubscribe");
     strv_addf(a, "--kill-timeout=%d", o->kill_timeout_ms / 1000);

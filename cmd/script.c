@@ -699,6 +699,28 @@ static void fill_job(const struct cli *c, const struct site_profile *p,
     j->profile = p ? p->name : NULL;
 }
 
+/* What would stop the job at its start stops it here: the script's dlrun
+ * line checked (r->text freed when refused).  EXIT_OK, or the negated
+ * exit code (printed).  dropped: the profile's --map-by left out. */
+static int check_job(const struct cli *c, const struct site_profile *p,
+                     const struct jobspec *j, const char *dropped,
+                     struct script_result *r)
+{
+    int rc = script_check_job(j, p, p ? p->name : NULL);
+
+    if (rc != EXIT_OK) {
+        free(r->text);
+        r->text = NULL;
+        return -rc;
+    }
+    if (dropped)
+        fprintf(stderr, "dlrun: note: profile %s's --map-by %s is for its %s "
+                "GPUs a node; with --gpus-per-node %s the ranks follow their "
+                "GPUs (give --map-by to choose)\n", p->name, dropped,
+                p->v[SITE_GPUS_PER_NODE].text, c->v[SITE_GPUS_PER_NODE]);
+    return EXIT_OK;
+}
+
 /* Profile and command line into the script text. */
 static int render(const struct cli *c, const struct site_profile *p,
                   struct script_result *r)
@@ -731,18 +753,8 @@ static int render(const struct cli *c, const struct site_profile *p,
         goto out;
     r->sched = j.sched;
     r->text = jobscript_render(&j, text, path, &e);
-    rc = r->text ? EXIT_OK : cmd_fail(EXIT_USAGE, "%s", e.msg);
-    /* what would stop the job at its start stops it here */
-    if (rc == EXIT_OK && (rc = script_check_job(&j, p, p ? p->name : NULL))) {
-        free(r->text);
-        r->text = NULL;
-        rc = -rc;       /* printed */
-    } else if (rc == EXIT_OK && dropped) {
-        fprintf(stderr, "dlrun: note: profile %s's --map-by %s is for its %s "
-                "GPUs a node; with --gpus-per-node %s the ranks follow their "
-                "GPUs (give --map-by to choose)\n", p->name, dropped,
-                p->v[SITE_GPUS_PER_NODE].text, c->v[SITE_GPUS_PER_NODE]);
-    }
+    rc = r->text ? check_job(c, p, &j, dropped, r)
+                 : cmd_fail(EXIT_USAGE, "%s", e.msg);
 out:
     if (rc == EXIT_FAIL)
         cmd_fail(EXIT_FAIL, "out of memory");

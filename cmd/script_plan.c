@@ -208,6 +208,12 @@ static int print_plan(const struct pplan *pp, const char *origin)
     printf("layout:     %d rank%s on %d node%s, %ld GPU%s a node given\n",
            total, total == 1 ? "" : "s", pp->nodes, pp->nodes == 1 ? "" : "s",
            pp->gpus, pp->gpus == 1 ? "" : "s");
+    /* one task per GPU: srun binds each task unless dlrun is told to */
+    if (pp->p->v[SITE_TASKS].set &&
+        strcmp(pp->p->v[SITE_TASKS].text, "per-gpu") == 0 &&
+        !pp->o.bind_given)
+        printf("binding:    srun's (tasks: per-gpu, --cpus-per-task); "
+               "dlrun binds as below with --map-by or --bind-to\n");
     for (int a = 0; a < pp->nodes && rc == EXIT_OK;) {
         int n = node_ranks(pp, a), z = a;
 
