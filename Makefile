@@ -72,7 +72,7 @@ SO_SRCS   := lib/client.c lib/broker_proto.c lib/token.c lib/err.c
 SO_OBJS   := $(SO_SRCS:%.c=$(BUILD)/pic/%.o)
 SO_FILE   := libdlrun.so.$(VERSION)
 
-.PHONY: all demo check unit e2e asan fuzz fuzz-build install deps-build deps-test clean \
+.PHONY: all demo check unit e2e asan fuzz fuzz-build install install-links deps-build deps-test clean \
         examples FORCE
 
 all: $(BUILD)/dlrun $(BUILD)/libdlrun.so $(BUILD)/dlrun.pc
@@ -184,6 +184,12 @@ install: $(BUILD)/dlrun $(BUILD)/libdlrun.so $(BUILD)/dlrun.pc
 	install -m 0644 contrib/completion/dlrun.bash \
 	    $(DESTDIR)$(PREFIX)/share/bash-completion/completions/dlrun
 	install -m 0644 contrib/completion/_dlrun $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_dlrun
+
+# On request: links named after the tools whose command lines dlrun reads
+# (man dlrun, DIALECTS); the name picks the dialect where spellings differ.
+DIALECT_LINKS ?= torchrun horovodrun mpirun mpiexec
+install-links: install
+	for n in $(DIALECT_LINKS); do ln -sf dlrun $(DESTDIR)$(PREFIX)/bin/$$n; done
 
 clean:
 	rm -rf build build-asan
