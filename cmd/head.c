@@ -56,6 +56,7 @@ struct head {
     int ctl_seq;
     const struct supervise *sv;     /* the agents' processes */
     int failed_rank;                /* the first failure the agents told */
+    struct head_stall *stall;       /* --stall-timeout, or NULL */
 };
 
 int head_wanted(const struct job *j)
@@ -265,6 +266,8 @@ static int head_outcome(const struct job *j, struct head *h,
     char stopped[64];
     int rank = -1, status = 0, pid = 0, lost = atomic_load(&h->lost);
 
+    if (head_stall_finish(h->stall))    /* its lines said why */
+        return EXIT_STALL;
     snprintf(stopped, sizeof stopped, "stopped the job on %d node%s",
              p->nnodes, p->nnodes == 1 ? "" : "s");
     if (first_failure(h, p, &rank, &status, &pid) == 0) {
@@ -319,6 +322,8 @@ static int head_supervise(struct job *j, struct head *h,
         sv.forward_ctx = h;
         h->sv = &sv;
     }
+    h->stall = head_stall_create(j, h->addr, h->token);
+    head_stall_watch(h->stall, &sv);
     fflush(NULL);
     if (l->start(aj, procs, &sv.n, &exec_errno, &err) < 0) {
         rc = cmd_fail(exec_errno ? proc_exec_code(exec_errno) : EXIT_FAIL,
@@ -334,6 +339,8 @@ static int head_supervise(struct job *j, struct head *h,
         rc = rc ? rc : EXIT_FAIL;
 out:
     h->sv = NULL;
+    head_stall_free(h->stall);
+    h->stall = NULL;
     free(procs);
     return rc;
 }

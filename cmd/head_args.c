@@ -92,6 +92,8 @@ static void shared_output_options(const struct options *o, struct strv *a)
     if (o->plan.oversubscribe)
         strv_addf(a, "--oversubscribe");
     strv_addf(a, "--kill-timeout=%d", o->kill_timeout_ms / 1000);
+    if (o->stall_timeout_ms)
+        strv_addf(a, "--stall-timeout=%.3fs", (double)o->stall_timeout_ms / 1000);
     /* for the ranks' variables; the head restarts, the agents report */
     if (o->max_restarts)
         strv_addf(a, "--max-restarts=%d", o->max_restarts);

@@ -69,6 +69,18 @@ void job_stall_watch(struct stall_watch *w, struct supervise *sv,
 int job_stall_finish(struct stall_watch *w);
 void job_stall_free(struct stall_watch *w);
 
+/* The head's side (cmd/stall.c): create (NULL when off; addr and token
+ * of the head's broker, borrowed), watch in sv's periodic hook (the
+ * agents' processes), and after supervise_run finish: 1 when the job
+ * stalled, after the line naming where every node's ranks waited.  All
+ * take NULL. */
+struct head_stall;
+struct head_stall *head_stall_create(const struct job *j, const char *addr,
+                                     const char *token);
+void head_stall_watch(struct head_stall *hs, struct supervise *sv);
+int head_stall_finish(struct head_stall *hs);
+void head_stall_free(struct head_stall *hs);
+
 /* Put the guard g (zeroed by the caller, alive while sv runs) into sv's
  * periodic hook when this launch wants it. */
 void job_mpi_guard(struct job *j, struct supervise *sv, struct mpi_guard *g);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "broker.h"
+#include "client.h"
 #include "cmd.h"
 #include "job.h"
 #include "output.h"
@@ -54,6 +55,10 @@ struct stall_watch {
     unsigned long long *cpu;
     long interval_ms, next_ms, deadline_ms, quiet_ms;
     int phase, capturing;
+    /* an agent: the head decides for every node (dlrun.quiet.NODE says
+     * this node's ranks are quiet, dlrun.stall is the head's verdict) */
+    int agent, node, said_quiet;
+    struct client *c;
 };
 
 static long mono_ms(void)
@@ -71,7 +76,8 @@ struct stall_watch *job_stall_create(struct job *j, const int *ranks, int n)
 
     if (t <= 0 || n <= 0 || !(w = calloc(1, sizeof *w)))
         return NULL;
-    *w = (struct stall_watch){ .j = j, .ranks = ranks, .n = n };
+    *w = (struct stall_watch){ .j = j, .ranks = ranks, .n = n,
+                               .agent = j->agent, .node = j->plan.self_node };
     w->eng = stall_create(n, t, procstat_hz());
     w->v = calloc((size_t)n, sizeof *w->v);
     w->o = calloc((size_t)n, sizeof *w->o);
@@ -98,6 +104,7 @@ void job_stall_free(struct stall_watch *w)
     for (int i = 0; w->o && i < w->n; i++)
         free(w->o[i].cap);
     stall_destroy(w->eng);
+    client_close(w->c);
     free(w->v);
     free(w->o);
     free(w->pgrp);
@@ -226,8 +233,9 @@ static void trip(struct stall_watch *w, long now)
 
     w->quiet_ms = stall_quiet_ms(w->eng, now);
     fprintf(stderr, "dlrun: no rank wrote output, used CPU or reported "
-            "progress for %ld s (--stall-timeout); the ranks:\n",
-            w->quiet_ms / 1000);
+            "progress for %ld s (--stall-timeout); the ranks%s%s:\n",
+            w->quiet_ms / 1000, w->agent ? " on " : "",
+            w->agent ? host_of(w, 0) : "");
     for (int i = 0; i < w->n; i++)
         if (sv->ranks[i].running)
             report_rank(w, i, now);
@@ -263,11 +271,37 @@ static int dumped(const struct stall_watch *w, long now)
     return 1;
 }
 
+/* An agent's quiet node: tell the head when that changes; trip when the
+ * head saw every node quiet.  1 when it must trip. */
+static int agent_verdict(struct stall_watch *w, int quiet)
+{
+    struct err err = { "" };
+    char key[64];
+    void *val = NULL;
+    size_t len = 0;
+    int go = 0;
+
+    if (!w->c && !(w->c = client_from_env(5000, &err)))
+        return 0;
+    snprintf(key, sizeof key, "dlrun.quiet.%d", w->node);
+    if (quiet != w->said_quiet &&
+        client_put(w->c, key, quiet ? "1" : "0", 1, &err) == CLIENT_OK)
+        w->said_quiet = quiet;
+    if (quiet && client_get(w->c, "dlrun.stall", 0, &val, &len, &err) ==
+                 CLIENT_OK)
+        go = 1;
+    free(val);
+    return go;
+}
+
 static void step(struct stall_watch *w, long now)
 {
-    if (w->phase == WATCH && sample(w, now)) {
-        trip(w, now);
-        now = mono_ms();
+    if (w->phase == WATCH) {
+        int quiet = sample(w, now);
+        if (w->agent ? agent_verdict(w, quiet) : quiet) {
+            trip(w, now);
+            now = mono_ms();
+        }
     }
     if (w->phase == DUMP && dumped(w, now)) {
         signal_ranks(w, SIGTERM);
@@ -327,6 +361,27 @@ static void where_of(const struct stall_watch *w, int i, char *buf,
                  o->wchan[0] ? o->wchan : "?");
 }
 
+/* "RANK WHERE" lines for the head (dlrun.where.NODE). */
+static void agent_tell_where(struct stall_watch *w,
+                             char (*wh)[STALL_WHERE_MAX])
+{
+    struct err err = { "" };
+    char key[64], *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+
+    for (int i = 0; m && wh && i < w->n; i++)
+        if (wh[i][0])
+            fprintf(m, "%d %s\n", w->ranks[i], wh[i]);
+    snprintf(key, sizeof key, "dlrun.where.%d", w->node);
+    if (m && fclose(m) == 0 && (w->c || (w->c = client_from_env(5000, &err))))
+        client_put(w->c, key, text, len, &err);
+    if (err.msg[0])
+        cmd_fail(0, "agent: cannot tell the head where the ranks waited: %s",
+                 err.msg);
+    free(text);
+}
+
 int job_stall_finish(struct stall_watch *w)
 {
     char (*wh)[STALL_WHERE_MAX];
@@ -341,13 +396,172 @@ int job_stall_finish(struct stall_watch *w)
         where_of(w, i, wh[i], sizeof wh[i]);
         hosts[i] = host_of(w, i);
     }
-    if (wh && hosts)
+    if (w->agent)       /* the head says it for every node */
+        agent_tell_where(w, wh);
+    else if (wh && hosts)
         stall_format_groups(w->n, w->ranks, hosts,
                             (const char (*)[STALL_WHERE_MAX])wh, line,
                             sizeof line);
-    cmd_fail(0, "stalled %ld s: %s", w->quiet_ms / 1000,
-             wh && hosts ? line : "out of memory");
+    if (!w->agent)
+        cmd_fail(0, "stalled %ld s: %s", w->quiet_ms / 1000,
+                 wh && hosts ? line : "out of memory");
     free(wh);
     free(hosts);
+    return 1;
+}
+
+/* The head of a job across nodes: every node's agent says when its ranks
+ * are quiet (dlrun.quiet.NODE); the ranks' progress comes here
+ * (dlrun.progress).  All nodes quiet and no progress for the timeout is a
+ * stall: dlrun.stall tells the agents, which report and end their ranks
+ * and put where they waited into dlrun.where.NODE. */
+struct head_stall {
+    const struct job *j;
+    const char *addr, *token;       /* borrowed: the head's broker */
+    struct client *c;
+    long timeout_ms, interval_ms, next_ms, progress_ms;
+    char progress[32];
+    int tripped;
+    int (*inner)(void *ctx, int readable);
+    void *inner_ctx;
+};
+
+struct head_stall *head_stall_create(const struct job *j, const char *addr,
+                                     const char *token)
+{
+    struct head_stall *hs;
+    long t = j->opt.stall_timeout_ms;
+
+    if (t <= 0 || !(hs = calloc(1, sizeof *hs)))
+        return NULL;
+    *hs = (struct head_stall){ .j = j, .addr = addr, .token = token,
+                               .timeout_ms = t, .progress_ms = mono_ms() };
+    hs->interval_ms = t / 20 < 250 ? 250 : t / 20 > 5000 ? 5000 : t / 20;
+    hs->next_ms = mono_ms() + hs->interval_ms;
+    return hs;
+}
+
+void head_stall_free(struct head_stall *hs)
+{
+    if (!hs)
+        return;
+    client_close(hs->c);
+    free(hs);
+}
+
+/* key's value into buf (len bytes, cut); 0, or -1 when not set. */
+static int get_text(struct client *c, const char *key, char *buf, size_t len)
+{
+    struct err err = { "" };
+    void *val = NULL;
+    size_t n = 0;
+    int rc = client_get(c, key, 0, &val, &n, &err) == CLIENT_OK ? 0 : -1;
+
+    if (rc == 0)
+        snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), (char *)val);
+    free(val);
+    return rc;
+}
+
+/* Every node quiet and no progress for the timeout? */
+static int head_quiet(struct head_stall *hs, long now)
+{
+    char val[32] = "", key[64];
+    int nodes = hs->j->plan.nnodes, quiet = 0;
+
+    get_text(hs->c, "dlrun.progress", val, sizeof val);
+    if (strcmp(val, hs->progress) != 0) {
+        snprintf(hs->progress, sizeof hs->progress, "%s", val);
+        hs->progress_ms = now;
+    }
+    for (int i = 0; i < nodes; i++) {
+        snprintf(key, sizeof key, "dlrun.quiet.%d", i);
+        quiet += get_text(hs->c, key, val, sizeof val) == 0 &&
+                 strcmp(val, "1") == 0;
+    }
+    return quiet == nodes && now - hs->progress_ms >= hs->timeout_ms;
+}
+
+static int head_tick(void *ctx, int readable)
+{
+    struct head_stall *hs = ctx;
+    struct err err = { "" };
+    int inner = hs->inner ? hs->inner(hs->inner_ctx, readable) : -1;
+    long now = mono_ms(), mine;
+
+    if (!hs->tripped && now >= hs->next_ms) {
+        hs->next_ms = now + hs->interval_ms;
+        if (!hs->c)
+            hs->c = client_connect(hs->addr, hs->token, 2000, &err);
+        if (hs->c && head_quiet(hs, now) &&
+            client_put(hs->c, "dlrun.stall", "1", 1, &err) == CLIENT_OK)
+            hs->tripped = 1;
+    }
+    mine = hs->tripped ? -1 : hs->next_ms - now;
+    if (mine < 0)
+        return inner;
+    return inner >= 0 && inner < mine ? inner : (int)mine;
+}
+
+void head_stall_watch(struct head_stall *hs, struct supervise *sv)
+{
+    if (!hs)
+        return;
+    hs->inner = sv->extra;
+    hs->inner_ctx = sv->extra_ctx;
+    if (!sv->extra)
+        sv->extra_fd = -1;
+    sv->extra = head_tick;
+    sv->extra_ctx = hs;
+}
+
+struct head_where {
+    char (*wh)[STALL_WHERE_MAX];
+};
+
+static void take_where(void *ctx, int rank, const char *where)
+{
+    struct head_where *hw = ctx;
+
+    snprintf(hw->wh[rank], STALL_WHERE_MAX, "%s", where);
+}
+
+int head_stall_finish(struct head_stall *hs)
+{
+    const struct plan *p;
+    struct head_where hw;
+    const char **hosts;
+    int *ranks, bad = 0;
+    char key[64], line[4096] = "", *text = malloc(65536);
+
+    if (!hs || !hs->tripped || !hs->c)
+        return free(text), 0;
+    p = &hs->j->plan;
+    hw.wh = calloc((size_t)p->nranks, sizeof *hw.wh);
+    hosts = calloc((size_t)p->nranks, sizeof *hosts);
+    ranks = calloc((size_t)p->nranks, sizeof *ranks);
+    for (int i = 0; text && hw.wh && hosts && ranks && i < p->nnodes; i++) {
+        snprintf(key, sizeof key, "dlrun.where.%d", i);
+        if (get_text(hs->c, key, text, 65536) == 0)
+            bad += stall_where_parse(text, strlen(text), p->nranks,
+                                     take_where, &hw);
+    }
+    for (int r = 0; hosts && ranks && r < p->nranks; r++) {
+        ranks[r] = r;
+        hosts[r] = p->nodes[p->rank_node[r]].host;
+    }
+    if (bad)
+        cmd_fail(0, "ignoring %d line%s of the agents' stall reports that "
+                 "are not \"RANK WHERE\"", bad, bad == 1 ? "" : "s");
+    if (hw.wh && hosts && ranks)
+        stall_format_groups(p->nranks, ranks, hosts,
+                            (const char (*)[STALL_WHERE_MAX])hw.wh, line,
+                            sizeof line);
+    cmd_fail(0, "stalled %ld s: %s", hs->timeout_ms / 1000,
+             line[0] ? line : "the agents did not say where");
+    free(text);
+    free(hw.wh);
+    free(hosts);
+    free(ranks);
     return 1;
 }

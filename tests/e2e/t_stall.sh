@@ -30,6 +30,24 @@ expect_grep "the last line names the ranks and where" "^dlrun: stalled [0-9]* s:
 expect_eq "two stalls, two lines" "$(grep -c '^dlrun: stalled ' "$TMP/err")" 2
 expect_eq "the stall line is the last" "$(tail -1 "$TMP/err" | cut -c1-15)" "dlrun: stalled "
 
+# --- across (simulated) nodes: the agents report, the head decides ---
+# DLRUN_RELAY_SIM_MS runs each node's agent here (see t_agents.sh)
+SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
+sim() { env $CLEAN -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0 timeout -s KILL 900 \
+    "$DLRUN" $SIM "$@"; }
+expect_rc "two nodes of sleeping ranks stall (exit 124)" 124 sim -H 'sim[1-2]:2' \
+    --stall-timeout 2 -- sh -c 'echo "up $RANK"; exec sleep 600'
+expect_grep "  each agent reports its node's ranks" "the ranks on sim2:" "$TMP/err"
+expect_grep "  rank 3 on sim2" "rank 3 (host sim2, pid [0-9]*): state S" "$TMP/err"
+expect_grep "  the head's line names every node" \
+    "^dlrun: stalled 2 s: ranks 0, 1 (sim1), 2, 3 (sim2) in " "$TMP/err"
+expect_eq "  the stall line is the last" "$(tail -1 "$TMP/err" | cut -c1-15)" "dlrun: stalled "
+# one node busy keeps the job alive: the head needs every node quiet
+expect_rc "one computing node keeps the job alive" 0 sim -H 'sim[1-2]:1' \
+    --stall-timeout 2 -- sh -c '[ $RANK = 1 ] || exec sleep 6
+    end=$(($(date +%s) + 6)); while [ $(date +%s) -lt $end ]; do :; done'
+expect_eq "  no stall said" "$(grep -c stalled "$TMP/err")" 0
+
 # --- a job that computes without a word for longer than the timeout ---
 expect_rc "busy, silent ranks are not stalled" 0 run -np 2 --oversubscribe \
     --stall-timeout 2 $PY -c '
@@ -79,5 +97,16 @@ age=$(sed -n 's/.*rank 1 (host .*last line \([0-9]*\) s ago.*/\1/p' "$TMP/err")
     fail "rank 1's last line was '$age' s before the stall report"
 sleep 1
 expect_eq "nothing left running" "$(left_running "$MARK")" 0
+
+# the same across two (simulated) nodes: rank 2 stops on sim2
+MARK=stall-ddp-sim-$$
+expect_rc "DDP across two nodes with a stuck rank ends (exit 124)" 124 sim \
+    -H 'sim[1-2]:2' --stall-timeout 5 -- env STALL_RANK=2 "MARK=$MARK" \
+    $PY "$E2E/stall_ddp.py" "$MARK"
+expect_eq "  every rank's Python stack" "$(grep -c '^Current thread' "$TMP/err")" 4
+expect_grep "  the head names the stuck rank, its node and function" \
+    "^dlrun: stalled [0-9]* s: rank 2 (sim2) in stuck_forever (stall_ddp.py:[0-9]*); ranks 0, 1 (sim1), 3 (sim2) in backward" "$TMP/err"
+sleep 1
+expect_eq "  nothing left running" "$(left_running "$MARK")" 0
 
 done_testing
