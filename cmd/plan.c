@@ -104,7 +104,8 @@ int cmd_plan(int argc, char **argv)
 
     /* a site's node from its profile, not this allocation */
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-        if (strcmp(argv[i], "--profile") == 0)
+        if (strcmp(argv[i], "--profile") == 0 ||
+            strncmp(argv[i], "--profile=", 10) == 0)
             return script_plan(argc, argv);
     snprintf(usage, sizeof usage, "%s%s", usage_head, options_help);
     rc = options_parse(argc, argv, &j.opt, usage);

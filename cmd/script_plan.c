@@ -39,13 +39,32 @@ struct pplan {
     long gpus;          /* GPUs a node of the job is given */
 };
 
-/* Take --profile NAME and --config FILE (before --) out of argv into pp;
- * argv keeps the rest, in order.  Returns the new argc, -1 printed. */
+/* --NAME=VALUE of ours: VALUE into *to; 0 when arg is not one. */
+static int take_joined(const char *arg, struct pplan *pp)
+{
+    static const char *const names[] = {
+        "--profile=", "--config=", "--gpus-per-node=",
+    };
+    const char **to[] = { &pp->name, &pp->config, &pp->gpus_arg };
+
+    for (int i = 0; i < 3; i++)
+        if (strncmp(arg, names[i], strlen(names[i])) == 0) {
+            *to[i] = arg + strlen(names[i]);
+            return 1;
+        }
+    return 0;
+}
+
+/* Take --profile NAME, --config FILE, --gpus-per-node G and --node-xml
+ * (before --) out of argv into pp; argv keeps the rest, in order.
+ * Returns the new argc, -1 printed. */
 static int take_own(int argc, char **argv, struct pplan *pp)
 {
     int k = 1;
 
     for (int i = 1; i < argc; i++) {
+        if (take_joined(argv[i], pp))
+            continue;
         const char **to = strcmp(argv[i], "--profile") == 0 ? &pp->name :
                           strcmp(argv[i], "--config") == 0 ? &pp->config :
                           strcmp(argv[i], "--gpus-per-node") == 0 ?

@@ -290,6 +290,10 @@ expect_rc "plan --gpus-per-node 2: the profile's --map-by left out" 0 "$DLRUN" p
     --profile neuron -N 2 --gpus-per-node 2
 expect_eq "  2 ranks a node next to GPUs 0 and 1 (socket 0)" \
     "$(awk '/^  [0-9]/ { printf "%s/%s ", $3, $6 }' "$TMP/out")" "0/0 0/1 "
+expect_rc "plan --profile=NAME --gpus-per-node=G spelled with =" 0 "$DLRUN" plan \
+    --profile=neuron -N 2 --gpus-per-node=2
+expect_eq "  the same plan" \
+    "$(awk '/^  [0-9]/ { printf "%s/%s ", $3, $6 }' "$TMP/out")" "0/0 0/1 "
 expect_rc "plan --node-xml: the node as hwloc XML" 0 "$DLRUN" plan --profile squid --node-xml
 cp "$TMP/out" "$TMP/squid-node.xml"
 expect_rc "  dlrun plan --topology on it" 0 "$DLRUN" plan --topology "$TMP/squid-node.xml" \
