@@ -28,10 +28,16 @@ int safefile_dir(int dirfd, const char *path, int nofollow, struct err *err)
         return err_set(err, "%s: %s", path, strerror(errno));
     fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
                 (nofollow ? O_NOFOLLOW : 0));
-    if (fd < 0)
-        return err_set(err, "%s: %s", path, errno == ELOOP ?
+    if (fd < 0) {
+        int e = errno;
+        /* O_DIRECTORY|O_NOFOLLOW on a link says ENOTDIR */
+        int link = e == ELOOP || (e == ENOTDIR &&
+                   fstatat(dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                   S_ISLNK(st.st_mode));
+        return err_set(err, "%s: %s", path, link ?
                        "a symbolic link (someone else's?): remove it" :
-                       strerror(errno));
+                       strerror(e));
+    }
     if (fstat(fd, &st) < 0 || !dir_is_safe(&st)) {
         close(fd);
         return err_set(err, "%s: a folder %s: give a folder of your own that "

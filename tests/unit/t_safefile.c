@@ -1,0 +1,134 @@
+/* t_safefile.c - opening files to write where others may write too: links
+ * and files of another user refused untouched, ours followed and emptied;
+ * folders checked for owner and mode.  "Another user" needs root (chown);
+ * without it those cases are skipped. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "safefile.h"
+#include "tap.h"
+
+#define OTHER 65534     /* nobody */
+
+static char dir[64];
+
+/* DIR/name, in one of two buffers: symlink(at(a), at(b)) works */
+static const char *at(const char *name)
+{
+    static char path[2][160];
+    static int next;
+    char *p = path[next++ % 2];
+
+    snprintf(p, sizeof path[0], "%s/%s", dir, name);
+    return p;
+}
+
+static void put(const char *name, const char *text)
+{
+    FILE *f = fopen(at(name), "w");
+
+    if (f) {
+        fputs(text, f);
+        fclose(f);
+    }
+}
+
+static long size_of(const char *name)
+{
+    struct stat st;
+
+    return stat(at(name), &st) == 0 ? (long)st.st_size : -1;
+}
+
+static void ours(void)
+{
+    int fd;
+
+    put("mine", "old text");
+    fd = safefile_open(AT_FDCWD, at("mine"), 0, 0600);
+    ok(fd >= 0, "our file: opened");
+    is_int(size_of("mine"), 0, "  and emptied");
+    close(fd);
+    put("mine", "old text");
+    fd = safefile_open(AT_FDCWD, at("mine"), 1, 0600);
+    is_int(size_of("mine"), 8, "append: kept");
+    close(fd);
+    symlink(at("mine"), at("mylink"));
+    fd = safefile_open(AT_FDCWD, at("mylink"), 0, 0600);
+    ok(fd >= 0, "our own link: followed");
+    is_int(size_of("mine"), 0, "  its target emptied");
+    close(fd);
+    fd = safefile_open(AT_FDCWD, at("new"), 0, 0600);
+    ok(fd >= 0 && size_of("new") == 0, "a new file: made");
+    close(fd);
+}
+
+static void theirs(void)
+{
+    struct err err = { "" };
+    int fd;
+
+    put("victim", "precious");
+    symlink(at("victim"), at("their-link"));
+    lchown(at("their-link"), OTHER, OTHER);
+    fd = safefile_open(AT_FDCWD, at("their-link"), 0, 0600);
+    ok(fd < 0 && errno == ELOOP, "another user's link: ELOOP");
+    is_int(size_of("victim"), 8, "  its target untouched");
+    put("their-file", "theirs");
+    chown(at("their-file"), OTHER, OTHER);
+    fd = safefile_open(AT_FDCWD, at("their-file"), 0, 0600);
+    ok(fd < 0 && errno == EPERM, "another user's file: EPERM");
+    is_int(size_of("their-file"), 6, "  untouched");
+    mkdir(at("their-dir"), 0755);
+    chown(at("their-dir"), OTHER, OTHER);
+    fd = safefile_dir(AT_FDCWD, at("their-dir"), 0, &err);
+    ok(fd < 0 && strstr(err.msg, "of another user"), "another user's folder: refused");
+}
+
+static void folders(void)
+{
+    struct err err = { "" };
+    int fd;
+
+    fd = safefile_dir(AT_FDCWD, at("made"), 1, &err);
+    ok(fd >= 0, "a missing folder: made and opened");
+    close(fd);
+    mkdir(at("open"), 0777);
+    chmod(at("open"), 0777);
+    fd = safefile_dir(AT_FDCWD, at("open"), 0, &err);
+    ok(fd < 0 && strstr(err.msg, "others can write to"), "mode 0777: refused");
+    chmod(at("open"), 01777);
+    fd = safefile_dir(AT_FDCWD, at("open"), 0, &err);
+    ok(fd >= 0, "mode 1777 (sticky), ours: accepted");
+    close(fd);
+    symlink(at("made"), at("dirlink"));
+    fd = safefile_dir(AT_FDCWD, at("dirlink"), 1, &err);
+    ok(fd < 0 && strstr(err.msg, "symbolic link"), "nofollow: a link refused");
+    fd = safefile_dir(AT_FDCWD, at("dirlink"), 0, &err);
+    ok(fd >= 0, "a link the user named: followed to our folder");
+    close(fd);
+}
+
+int main(void)
+{
+    char cmd[128];
+
+    snprintf(dir, sizeof dir, "/tmp/t_safefile.XXXXXX");
+    if (!mkdtemp(dir))
+        return 1;
+    ours();
+    folders();
+    if (geteuid() == 0)
+        theirs();
+    else
+        printf("# not root: another user's files not tested\n");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        printf("# could not remove %s\n", dir);
+    return tap_done();
+}
