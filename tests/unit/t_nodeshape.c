@@ -7,6 +7,7 @@
 
 #include "bind.h"
 #include "nodeshape.h"
+#include "placement.h"
 #include "tap.h"
 #include "topo.h"
 
@@ -77,6 +78,30 @@ static struct topo *load(const struct nodeshape *n)
     return t;
 }
 
+/* placement_where on the same node: which sockets hold a mask's CPUs
+ * (threads 0-75 on socket 0, 76-151 on socket 1). */
+static void test_where(const struct topo *t)
+{
+    cpu_set_t m;
+    char buf[32];
+
+    CPU_ZERO(&m);
+    placement_where(t, &m, PLACE_SOCKET, buf, sizeof buf);
+    is_str(buf, "-", "where: an empty mask is nowhere");
+    CPU_SET(3, &m);
+    placement_where(t, &m, PLACE_SOCKET, buf, sizeof buf);
+    is_str(buf, "0", "where: CPU 3 on socket 0");
+    placement_where(t, &m, PLACE_NUMA, buf, sizeof buf);
+    is_str(buf, "0", "where: and NUMA node 0");
+    CPU_SET(100, &m);
+    placement_where(t, &m, PLACE_SOCKET, buf, sizeof buf);
+    is_str(buf, "0,1", "where: CPUs 3 and 100 on sockets 0,1");
+    CPU_ZERO(&m);
+    CPU_SET(151, &m);
+    placement_where(t, &m, PLACE_NUMA, buf, sizeof buf);
+    is_str(buf, "1", "where: the last thread on NUMA node 1");
+}
+
 static void test_xml(void)
 {
     struct nodeshape n;
@@ -106,6 +131,7 @@ static void test_xml(void)
     is_int(r[4].gpu, 4, "  rank 4: GPU 4 (socket 1)");
     ok(bind_node(t, 2, &o, "0,1", r, &e) < 0 && strstr(e.msg, "ppr:4:socket"),
        "ppr:4:socket with 2 ranks: refused");
+    test_where(t);
     topo_free(t);
 }
 
