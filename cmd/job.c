@@ -62,6 +62,14 @@ int job_prepare(struct job *j, int collective)
         j->opt.plan.per_node = j->opt.plan.ranks;
     if (plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    /* one dlrun for every node given one node's rank: a copy runs on each
+     * node by hand, and each would start the whole job */
+    if (j->opt.torch.node_rank >= 0 && j->plan.nnodes > 1 &&
+        j->plan.self_node < 0 && !j->plan.per_task && !j->agent)
+        return cmd_fail(EXIT_USAGE, "torchrun's --node-rank with %d nodes: "
+                        "this dlrun would start every node's ranks; drop "
+                        "--node-rank, or run one dlrun per node with srun "
+                        "--ntasks-per-node=1", j->plan.nnodes);
     if (collective && j->agent)
         job_errdir(j);      /* an agent starts its node's ranks */
     job_launcher_affinity(j);

@@ -143,6 +143,9 @@ one_line
 expect_rc "static multi-node by hand refused" 2 clean_env "$DLRUN" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 29500 --nproc-per-node 1 show.py
 expect_grep "  names --node-rank" "torchrun's --node-rank/--master-addr" "$TMP/err"
 one_line
+expect_rc "--node-rank with a host list" 2 clean_env "$DLRUN" plan --nnodes 2 --node-rank 1 -H a,b --nproc-per-node 1 show.py
+expect_grep "  says why" "would start every node's ranks" "$TMP/err"
+one_line
 expect_rc "rendezvous multi-node by hand refused" 2 clean_env "$DLRUN" --nnodes=2 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 show.py
 expect_grep "  names --rdzv-endpoint" "torchrun's --rdzv-endpoint/--rdzv-id" "$TMP/err"
 expect_rc "a typo" 2 clean_env "$DLRUN" --nproc-per-nod 2 show.py
