@@ -123,6 +123,16 @@ static int spawn_guard(int link, char **argv, struct err *err)
     return 0;
 }
 
+static void forget_cgroup(void)
+{
+    if (g.procs_fd >= 0)
+        close(g.procs_fd);
+    if (g.dir[0])
+        rmdir(g.dir);
+    g.procs_fd = -1;
+    g.dir[0] = '\0';
+}
+
 int guard_start(int use_cgroup, struct err *err)
 {
     char *argv[8] = { "dlrun", "guard" }, markarg[64];
@@ -134,10 +144,8 @@ int guard_start(int use_cgroup, struct err *err)
         return -1;
     token_to_hex(tok, g.mark);
     if (use_cgroup && cgroup_job_create(g.dir, sizeof g.dir, &cgerr) == 0 &&
-        (g.procs_fd = cgroup_procs_open(g.dir, &cgerr)) < 0) {
-        rmdir(g.dir);
-        g.dir[0] = '\0';
-    }
+        (g.procs_fd = cgroup_procs_open(g.dir, &cgerr)) < 0)
+        forget_cgroup();
     if (g.dir[0]) {
         argv[argc++] = "--cgroup";
         argv[argc++] = g.dir;
@@ -145,16 +153,20 @@ int guard_start(int use_cgroup, struct err *err)
     snprintf(markarg, sizeof markarg, "%s=%s", MARK_NAME, g.mark);
     argv[argc++] = "--mark";
     argv[argc++] = markarg;
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-        return err_set(err, "socketpair: %s", strerror(errno));
-    rc = spawn_guard(sv[1], argv, err);
-    close(sv[1]);
-    if (rc < 0) {
-        close(sv[0]);
-        return -1;
+    rc = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+    if (rc < 0)
+        err_set(err, "socketpair: %s", strerror(errno));
+    if (rc == 0) {
+        rc = spawn_guard(sv[1], argv, err);
+        close(sv[1]);
+        if (rc < 0)
+            close(sv[0]);
     }
-    g.fd = sv[0];
-    return 0;
+    if (rc == 0)
+        g.fd = sv[0];
+    else
+        forget_cgroup();    /* no guard: no folder nobody would remove */
+    return rc;
 }
 
 void guard_stop(void)
@@ -170,7 +182,7 @@ void guard_stop(void)
         close(g.procs_fd);
     g.procs_fd = -1;
     g.pid = 0;
-    g.dir[0] = '\0';
+    g.dir[0] = '\0';   /* the guard removed it */
 }
 
 /* --- the guard process --- */
