@@ -99,7 +99,10 @@ static void shared_output_options(const struct options *o, struct strv *a)
         strv_addf(a, "--max-restarts=%d", o->max_restarts);
     if (o->summary)
         strv_addf(a, "--summary=%s", o->summary);
-    strv_addf(a, "--mpi=%s", o->mpi == MPI_PMIX ? "pmix" : "none");
+    /* auto that found no MPI program: the agents host nothing but guard
+     * (cmd/mpi.c) */
+    strv_addf(a, "--mpi=%s", o->mpi == MPI_PMIX ? "pmix" :
+              job_mpi_guarded() ? "auto" : "none");
 }
 
 /* The options of `dlrun relay` (and of agents, which pass them on to the

@@ -81,6 +81,11 @@ void head_stall_watch(struct head_stall *hs, struct supervise *sv);
 int head_stall_finish(struct head_stall *hs);
 void head_stall_free(struct head_stall *hs);
 
+/* 1 when --mpi=auto resolved to hosting nothing for several ranks: the
+ * head passes --mpi=auto to its agents, which then host nothing and
+ * guard (an agent never resolves auto itself: the head decided). */
+int job_mpi_guarded(void);
+
 /* Put the guard g (zeroed by the caller, alive while sv runs) into sv's
  * periodic hook when this launch wants it. */
 void job_mpi_guard(struct job *j, struct supervise *sv, struct mpi_guard *g);

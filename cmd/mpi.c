@@ -155,7 +155,8 @@ static long guard_now_ms(void)
 static void guard_check(struct mpi_guard *g)
 {
     struct supervise *sv = g->sv;
-    int across = g->j->plan.self_node >= 0 && g->j->plan.nnodes > 1;
+    int across = g->j->plan.self_node >= 0 && !g->j->agent &&
+                 g->j->plan.nnodes > 1;
     char lib[128];
 
     for (int i = 0; i < sv->n && !g->tripped; i++) {
@@ -199,9 +200,16 @@ static int guard_tick(void *ctx, int readable)
     return inner >= 0 && inner < mine ? inner : (int)mine;
 }
 
+int job_mpi_guarded(void)
+{
+    return guard_wanted;
+}
+
 void job_mpi_guard(struct job *j, struct supervise *sv, struct mpi_guard *g)
 {
-    if (!guard_wanted || j->opt.mpi != MPI_NONE)
+    int agent_auto = j->agent && j->opt.mpi == MPI_AUTO;
+
+    if (!agent_auto && (!guard_wanted || j->opt.mpi != MPI_NONE))
         return;
     *g = (struct mpi_guard){ .j = j, .sv = sv, .inner = sv->extra,
                              .inner_ctx = sv->extra_ctx, .interval_ms = 50 };
