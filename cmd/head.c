@@ -145,6 +145,8 @@ static int head_start_broker(struct head *h, const struct job *j,
                           : net_route_addr(remote_node(&j->plan), ip, sizeof ip,
                                            err)) < 0)
         return -1;
+    /* the ranks of every node connect here: a file each */
+    broker_raise_nofile();
     h->broker = broker_create(ip, 0, tok, NULL, err);
     if (!h->broker)
         return -1;

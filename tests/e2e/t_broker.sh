@@ -213,6 +213,14 @@ kill -TERM $bpid; wait $bpid
 [ ! -e "$TMP/kv.sock" ] && pass "  the socket is removed at the end" || fail "socket left"
 DLRUN_BROKER=$saved_broker DLRUN_TOKEN=$saved_token bpid=$saved_bpid
 
+# --- dlrun serving a job's broker raises its open-file limit (as dlrun
+# broker does): every rank's connection is a file ---
+hard=$(sh -c 'ulimit -Hn')
+if [ "$hard" != unlimited ] && [ "$hard" -gt 256 ]; then
+    got=$(sh -c 'ulimit -Sn 256; env -u DLRUN_BROKER -u DLRUN_TOKEN "$1" -np 1 --bind-to none sh -c "ulimit -Sn"' sh "$DLRUN" 2>&1)
+    expect_eq "one-node job started with a soft limit of 256: raised to the hard $hard" "$got" "$hard"
+fi
+
 # --- a clean stop ---
 kill -TERM "$bpid"
 i=0
