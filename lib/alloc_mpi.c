@@ -7,8 +7,8 @@
  * only this host is known.  That is enough when dlrun becomes the rank
  * (per-task mode).  When the options ask for another layout (one dlrun
  * per node: mpirun -npernode 1 dlrun --nproc-per-node 8), every task's
- * node is needed: all tasks on this node means one node; else Open MPI's
- * own PMIx server names each rank's host (a dlrun that starts the ranks
+ * node is needed: all tasks on this node means one node (Open MPI and
+ * Hydra alike); else Open MPI's own PMIx server names each rank's host (a dlrun that starts the ranks
  * itself never execs in place, so using the server here costs the
  * program nothing).
  */
@@ -77,12 +77,6 @@ static int mpi_block(const struct mpi_vars *v, struct alloc *a,
     t->node_rank_from = "rank / local size (same ranks on every node)";
     t->node_rank = (t->rank - t->local_rank) / t->local_size;
     return add_this_host(a, err);
-}
-
-static int mpi_read(const struct mpi_vars *v, char **envp, struct alloc *a,
-                    struct err *err)
-{
-    return mpi_task(v, envp, a, err) < 0 ? -1 : mpi_block(v, a, err);
 }
 
 /* The options ask for a layout other than one rank per task (what
@@ -168,7 +162,6 @@ static int mpich_read(const struct alloc_request *req, char **envp,
 {
     const char *kvs = alloc_getenv(envp, "PMI_KVSNAME");
 
-    (void)req;
     if (kvs && !(a->jobid = strdup(kvs)))
         return err_set(err, "out of memory");
     if (!alloc_getenv(envp, mpich_vars.local_size)) {
@@ -178,7 +171,12 @@ static int mpich_read(const struct alloc_request *req, char **envp,
                        "MPI launcher does not say how ranks share nodes; "
                        "use srun or -H instead");
     }
-    return mpi_read(&mpich_vars, envp, a, err);
+    if (mpi_task(&mpich_vars, envp, a, err) < 0)
+        return -1;
+    /* one dlrun per node needs every task's node: known when all are here */
+    if (wants_layout(req, &a->task) && a->task.size == a->task.local_size)
+        return one_node(a, err);
+    return mpi_block(&mpich_vars, a, err);
 }
 
 const struct alloc_source alloc_source_mpich = {

@@ -484,6 +484,18 @@ static void check_ompi_one_node(void)
        "ompi without layout options: no map needed");
     alloc_free(&a);
     envp_free(envp);
+    {
+        static const char *const hydra[] = {
+            "PMI_RANK=0", "PMI_SIZE=1", "MPI_LOCALRANKID=0",
+            "MPI_LOCALNRANKS=1", NULL,
+        };
+        envp = envp_of(hydra);
+        ok(alloc_detect(&per_node, envp, &a, &err) == 0 && a.task_node &&
+           a.nnodes == 1 && strcmp(a.source, "mpich") == 0,
+           "mpiexec -n 1 dlrun --nproc-per-node 3 (Hydra): one node, mapped");
+        alloc_free(&a);
+        envp_free(envp);
+    }
 }
 
 int main(void)
