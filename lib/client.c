@@ -429,7 +429,9 @@ static int authenticate(struct client *c, const uint8_t tok[TOKEN_BYTES],
     if (transact(c, &m, deadline, err) == 0) {
         if (c->status != BP_OK || c->arg < 1)
             return err_set(err, "the broker refused AUTH");
-        c->max_value = (size_t)c->arg;
+        /* never more than any broker may be set to */
+        c->max_value = (uint64_t)c->arg < BP_MAX_VALUE_CEILING ?
+                       (size_t)c->arg : BP_MAX_VALUE_CEILING;
         return 0;
     }
     if (c->notice == 1 + BP_INVALID)
