@@ -22,6 +22,7 @@
 #include "envwire.h"
 #include "head.h"
 #include "net.h"
+#include "preflight_cmd.h"
 #include "ranges.h"
 #include "supervise.h"
 
@@ -285,7 +286,7 @@ int cmd_agent(int argc, char **argv)
 
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;
-    if (j.opt.prog >= argc) {
+    if (j.opt.prog >= argc && !j.opt.preflight) {
         rc = cmd_fail(EXIT_USAGE, "agent: no program");
         goto out;
     }
@@ -307,6 +308,10 @@ int cmd_agent(int argc, char **argv)
     j.plan.self_node = find_self_node(&j);
     if (j.plan.self_node < 0)
         goto out;           /* the plan has no rank on this node */
+    if (j.opt.preflight) {
+        rc = agent_preflight(&j, argv + j.opt.prog);
+        goto out;
+    }
     w.node = j.plan.self_node;
     w.host = j.plan.nodes[w.node].host;
     w.hb_ms = j.opt.remote.heartbeat_s * 1000;

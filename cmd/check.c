@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "cmd.h"
+#include "preflight_cmd.h"
 #include "pmixc.h"
 #include "pmix_host.h"
 #include "topo.h"
@@ -95,11 +96,16 @@ int cmd_check(int argc, char **argv)
     struct err err = { "" };
 
     if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-        return printf("usage: dlrun check\nShow the version, compiled-in "
-                      "features, run-time libraries, the detected allocation "
-                      "and this machine's topology.\n"), EXIT_OK;
+        return printf("usage: dlrun check [--nodes [OPTIONS] [-- PROG]]\nShow "
+                      "the version, compiled-in features, run-time libraries, "
+                      "the detected allocation and this machine's topology; "
+                      "with --nodes, check every node of the allocation "
+                      "(dlrun check --nodes --help).\n"), EXIT_OK;
+    if (argc > 1 && strcmp(argv[1], "--nodes") == 0)
+        return cmd_check_nodes(argc - 1, argv + 1);
     if (argc > 1)
-        return cmd_fail(EXIT_USAGE, "check: unexpected argument '%s'", argv[1]);
+        return cmd_fail(EXIT_USAGE, "check: unexpected argument '%s' (dlrun "
+                        "check --nodes checks the allocation's nodes)", argv[1]);
     print_build();
     print_alloc();
     if (topo_summarize(&t, &err) < 0)

@@ -30,6 +30,7 @@
 #include "horovod.h"
 #include "proc.h"
 #include "net.h"
+#include "preflight_cmd.h"
 #include "strv.h"
 #include "supervise.h"
 #include "token.h"
@@ -314,7 +315,8 @@ static int head_supervise(struct job *j, struct head *h,
     struct sv_rank *procs = calloc((size_t)aj->nnodes, sizeof *procs);
     struct supervise sv = { .ranks = procs,
                             .kill_timeout_ms = j->opt.kill_timeout_ms,
-                            .int_as_term = 1 };
+                            .int_as_term = 1, .keep_going = j->preflight };
+    struct pf_collect *pf = NULL;
     int rc, exec_errno = 0;
 
     if (!procs)
@@ -332,7 +334,13 @@ static int head_supervise(struct job *j, struct head *h,
                       "%s", err.msg);
         goto out;
     }
+    if (j->preflight)
+        pf = preflight_collect_start(j, h->addr, h->token, &sv);
     rc = supervise_run(&sv);
+    if (j->preflight) {     /* a table, not a job's outcome */
+        rc = preflight_collect_end(pf, j, &sv);
+        goto out;
+    }
     rc = head_outcome(j, h, &sv, rc);
     *again = head_should_restart(j, h, &sv, rc);
     if (j->opt.summary && !*again &&

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "envwire.h"
+#include "preflight_cmd.h"
 
 extern char **environ;
 
@@ -158,6 +159,7 @@ int agent_args(const struct job *j, struct strv *a, struct envset *env)
         strv_addf(a, "--master-port=%d", j->opt.rdv.master_port);
     shared_output_options(&j->opt, a);
     horovod_agent_args(j, a);
+    preflight_agent_args(j, a);
     /* torchrun's ROLE_NAME and TORCHELASTIC_RUN_ID: the same on every node */
     if (j->opt.torch.role)
         strv_addf(a, "--role=%s", j->opt.torch.role);

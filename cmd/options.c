@@ -50,6 +50,8 @@ const char options_help[] =
     "                           with a report of where each rank waits\n"
     "      --summary FILE       write a JSON summary (ranks, codes, times)\n"
     "      --keep-env           do not rewrite SLURM_PROCID etc. for dlrun's ranks\n"
+    "      --preflight          check every node first (dlrun check --nodes); run\n"
+    "                           only when all pass (--import MOD, --all-pairs)\n"
     "Other nodes (one dlrun agent per node):\n"
     "      --launcher NAME      srun (default inside Slurm), ssh (host lists,\n"
     "                           PBS, NQSV, LSF) or local\n"
@@ -244,6 +246,12 @@ static int options_one(int c, char *v, struct options *o)
         return options_remote(c, v, o);
     case OPT_RANKS_FILTER: return parse_filter(o, v);
     case OPT_STALL_TIMEOUT: return parse_stall(o, v);
+    case OPT_PREFLIGHT: o->preflight = 1; return 0;
+    case OPT_PF_IMPORT: o->pf_import = v; return 0;
+    case OPT_PF_ALL_PAIRS: o->pf_all_pairs = 1; return 0;
+    case OPT_PF_TIMEOUT:
+        return options_count("--preflight-timeout", v, 1, 3600,
+                             &o->pf_timeout_s);
     case OPT_KILL_TIMEOUT:
         if (options_count("--kill-timeout", v, 0, 86400,
                         &o->kill_timeout_ms) < 0)
@@ -373,6 +381,7 @@ int options_parse(int argc, char **argv, struct options *o, const char *usage)
     o->remote.connect_timeout_s = 10;
     o->remote.fanout = 32;
     o->remote.heartbeat_s = 10;
+    o->pf_timeout_s = 60;
     o->torch.node_rank = -1;
     o->dialect = dialect_of(program_invocation_name);
     while (i < argc && rc == 0) {

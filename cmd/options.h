@@ -52,6 +52,11 @@ struct options {
     int kill_timeout_ms;    /* --kill-timeout, default 10 s */
     int max_restarts;       /* --max-restarts */
     long stall_timeout_ms;  /* --stall-timeout, 0: not watched */
+    int preflight;          /* --preflight: check the nodes first (run);
+                               agents: only report this node */
+    const char *pf_import;  /* --import MOD: preflight tries it */
+    int pf_all_pairs;       /* --all-pairs: every pair, not a ring */
+    int pf_timeout_s;       /* --preflight-timeout (60) */
     struct bind_opts bind;  /* --map-by, --bind-to, --gpu-bind */
     int bind_given;         /* any of them was given */
     int report_bindings;    /* --report-bindings */

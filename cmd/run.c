@@ -15,6 +15,7 @@
 #include "horovod.h"
 #include "job.h"
 #include "pmixc.h"
+#include "preflight_cmd.h"
 
 static const char usage_head[] =
     "usage: dlrun [run] [OPTIONS] [--] PROG [ARGS...]\n"
@@ -117,6 +118,8 @@ int cmd_run(int argc, char **argv)
         rc = horovod_check(&j);
     if (rc == 0)
         rc = job_mpi_resolve(&j, j.opt.mpmd_first ? j.opt.mpmd_first : prog);
+    if (rc == 0 && j.opt.preflight)
+        rc = run_preflight(&j, prog);
     if (rc != 0)
         goto out;
     if (j.opt.mpi == MPI_SRUN)

@@ -110,7 +110,7 @@ static void start_teardown(struct supervise *sv, struct sv_state *st)
 static void on_signal(struct supervise *sv, struct sv_state *st, int sig)
 {
     if (sig == SIGCHLD) {
-        if (reap(sv, st->stopping)) {
+        if (reap(sv, st->stopping) && !sv->keep_going) {
             sv->stopped = signal_all(sv, SIGTERM);
             start_teardown(sv, st);
         }

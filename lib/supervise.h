@@ -30,6 +30,8 @@ struct supervise {
     int signal_received;        /* the last signal forwarded, 0 if none */
     int int_as_term;            /* forward SIGINT as SIGTERM (to srun, whose
                                    first SIGINT only prints a status) */
+    int keep_going;             /* a failure does not end the others (a
+                                   preflight's agents: each reports) */
     /* When set, the signals dlrun receives go here instead of to the
      * processes (the head hands them to the agents through the broker;
      * SIGKILL for a second SIGINT within a second).  Fail-fast SIGTERM
