@@ -295,29 +295,40 @@ static void drop(struct conn *c, size_t *counter, const char *why)
  * any answer (id 0, op AUTH; clients never use id 0): BP_INVALID its
  * token or version, BP_LIMIT no room now, BP_TIMEOUT no AUTH in time.
  * Clients retry on all but BP_INVALID.  Best effort: never waits. */
-static void notice(struct conn *c, uint8_t status)
+static void send_notice(int fd, uint8_t status)
 {
     struct bp_msg m = { .op = BP_AUTH, .status = status };
     uint8_t f[BP_HDR_LEN];
 
     bp_encode_hdr(f, &m);
-    if (send(c->fd, f, sizeof f, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+    if (send(fd, f, sizeof f, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
         return;     /* the peer is gone or not reading: nothing to tell */
 }
 
-/* Give c's fd back now (it was dropped; its struct goes at the end of
- * the round).  What the peer sent is read first: a close with unread
- * bytes resets the connection, and the peer would lose the notice. */
-static void close_now(struct conn *c)
+static void notice(struct conn *c, uint8_t status)
+{
+    send_notice(c->fd, status);
+}
+
+/* Close fd after reading what the peer sent: a close with unread bytes
+ * resets the connection, and the peer would lose the notice. */
+static void drain_close(int fd)
 {
     uint8_t sink[256];
 
+    while (recv(fd, sink, sizeof sink, MSG_DONTWAIT) > 0)
+        continue;
+    close(fd);
+}
+
+/* Give c's fd back now (it was dropped; its struct goes at the end of
+ * the round). */
+static void close_now(struct conn *c)
+{
     if (c->fd < 0)
         return;
     epoll_ctl(c->b->ep, EPOLL_CTL_DEL, c->fd, NULL);
-    while (recv(c->fd, sink, sizeof sink, MSG_DONTWAIT) > 0)
-        continue;
-    close(c->fd);
+    drain_close(c->fd);
     c->fd = -1;
 }
 
@@ -697,15 +708,11 @@ static int make_room(struct broker *b)
     return 1;
 }
 
+/* No room, and nobody to make room: tell the peer, close. */
 static void refuse(struct broker *b, int fd)
 {
-    struct bp_msg m = { .op = BP_AUTH, .status = BP_LIMIT };
-    uint8_t f[BP_HDR_LEN];
-
-    bp_encode_hdr(f, &m);
-    if (send(fd, f, sizeof f, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
-        errno = 0;  /* best effort, as notice() */
-    close(fd);
+    send_notice(fd, BP_LIMIT);
+    drain_close(fd);
     b->st.refused++;
 }
 
