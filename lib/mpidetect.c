@@ -180,8 +180,14 @@ int mpidetect_argv(char *const *argv, const char *path)
     return test_path(file, 0);
 }
 
-/* The line's file name when it is a libmpi* ("/usr/lib/.../libmpi.so.40"). */
-static int maps_line_mpi(const char *line, size_t n, char *lib, size_t len)
+/* What maps lines said so far: a libmpi* (its name), and whether Open
+ * MPI loaded a component (mca_*.so: MPI_Init ran). */
+struct maps_scan {
+    int mpi, ompi, mca;
+    char lib[128];
+};
+
+static void scan_line(const char *line, size_t n, struct maps_scan *st)
 {
     const char *slash = NULL, *base;
     size_t blen;
@@ -190,56 +196,78 @@ static int maps_line_mpi(const char *line, size_t n, char *lib, size_t len)
         if (line[i] == '/')
             slash = line + i;
     if (!slash)
-        return 0;
+        return;
     base = slash + 1;
     blen = n - (size_t)(base - line);
-    if (blen < 6 || memcmp(base, "libmpi", 6) != 0)
-        return 0;
-    if (len)
-        snprintf(lib, len, "%.*s", (int)blen, base);
-    return 1;
+    if (blen >= 4 && memcmp(base, "mca_", 4) == 0)
+        st->mca = 1;
+    if (st->mpi || blen < 6 || memcmp(base, "libmpi", 6) != 0)
+        return;
+    st->mpi = 1;
+    st->ompi = blen >= 12 && memcmp(base, "libmpi.so.40", 12) == 0;
+    snprintf(st->lib, sizeof st->lib, "%.*s", (int)blen, base);
 }
 
-int mpidetect_maps_text(const char *b, size_t n, char *lib, size_t len)
+static void scan_text(const char *b, size_t n, struct maps_scan *st)
 {
     while (n > 0) {
         const char *nl = memchr(b, '\n', n);
         size_t line = nl ? (size_t)(nl - b) : n;
 
-        if (maps_line_mpi(b, line, lib, len))
-            return 1;
+        scan_line(b, line, st);
         if (!nl)
             break;
         b += line + 1;
         n -= line + 1;
     }
-    return 0;
+}
+
+/* Open MPI's libmpi is linked into programs that never call MPI_Init (a
+ * PyTorch built with its MPI backend): only its components show that
+ * MPI_Init ran.  Other MPIs load none: their library is the sign. */
+static int scan_result(const struct maps_scan *st, char *lib, size_t len)
+{
+    if (!st->mpi || (st->ompi && !st->mca))
+        return 0;
+    if (len)
+        snprintf(lib, len, "%s", st->lib);
+    return 1;
+}
+
+int mpidetect_maps_text(const char *b, size_t n, char *lib, size_t len)
+{
+    struct maps_scan st = { 0 };
+
+    scan_text(b, n, &st);
+    return scan_result(&st, lib, len);
 }
 
 /* /proc/PID/maps, read whole (it has no size to stat); 0 / 1 as above. */
 static int pid_maps_mpi(pid_t pid, char *lib, size_t len)
 {
+    struct maps_scan st = { 0 };
     char path[64], buf[65536];
     size_t keep = 0;
     ssize_t got;
-    int fd, rc = 0;
+    int fd;
 
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return 0;
     /* chunk by chunk; a line cut at a chunk's end is carried over */
-    while (!rc && (got = read(fd, buf + keep, sizeof buf - keep)) > 0) {
+    while ((got = read(fd, buf + keep, sizeof buf - keep)) > 0) {
         size_t n = keep + (size_t)got;
         const char *last = memrchr(buf, '\n', n);
         size_t whole = last ? (size_t)(last - buf) + 1 : n;
 
-        rc = mpidetect_maps_text(buf, whole, lib, len);
+        scan_text(buf, whole, &st);
         keep = n - whole;
         memmove(buf, buf + whole, keep);
     }
     close(fd);
-    return rc || (keep && mpidetect_maps_text(buf, keep, lib, len));
+    scan_text(buf, keep, &st);
+    return scan_result(&st, lib, len);
 }
 
 /* pid's children (/proc/PID/task/PID/children) into kids; how many. */

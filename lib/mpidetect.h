@@ -33,13 +33,16 @@ int mpidetect_file(const unsigned char *b, size_t n);
 int mpidetect_python_text(const unsigned char *b, size_t n);
 
 /* 1 when process pid or one of its descendants (4 levels, 64 processes:
- * a shell wrapper's python) maps an MPI library (a file named libmpi*,
- * /proc/PID/maps), with that file's name copied into lib (len bytes);
- * 0 when none does or /proc cannot be read. */
+ * a shell wrapper's python) has initialized MPI, as /proc/PID/maps shows
+ * it (mpidetect_maps_text), with the library's file name copied into lib
+ * (len bytes); 0 when none has or /proc cannot be read. */
 int mpidetect_pid(pid_t pid, char *lib, size_t len);
 
-/* 1 when the n bytes of a /proc/PID/maps text map a libmpi*, with its
- * file name in lib (len bytes).  Any bytes are safe. */
+/* 1 when the n bytes of a /proc/PID/maps text show MPI initialized: a
+ * libmpi* (libmpich*, Intel's libmpi.so.12) mapped, and for Open MPI's
+ * libmpi.so.40, which programs link without calling MPI_Init (PyTorch
+ * with its MPI backend), one of its mca_* components too.  The library's
+ * file name goes into lib (len bytes).  Any bytes are safe. */
 int mpidetect_maps_text(const char *b, size_t n, char *lib, size_t len);
 
 #endif

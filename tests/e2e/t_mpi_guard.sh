@@ -2,8 +2,9 @@
 # t_mpi_guard.sh - MPI programs --mpi=auto does not recognise never run as
 # N silent one-rank jobs: Open MPI through ctypes is recognised (PMIx is
 # hosted: one world); mpi4py loaded by a module of the program's own is
-# seen at run time in the ranks' /proc/PID/maps (also under a shell
-# wrapper) and the job stops with exit 2 and one line naming --mpi=pmix;
+# seen at run time in the ranks' /proc/PID/maps once MPI_Init ran (also
+# under a shell wrapper) and the job stops with exit 2 and one line naming
+# --mpi=pmix (libmpi merely loaded is no MPI program);
 # --mpi=pmix makes it one world, --mpi=none allows singletons.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
@@ -39,6 +40,10 @@ expect_eq "  MPI rank 0 and 1 of 2" "$(grep -c '^MPI rank [01] of 2$' "$TMP/out"
 expect_rc "--mpi=none: singletons, as asked" 0 \
     within 120 "$DLRUN" $NP --mpi=none "$PY" "$G/main_module.py"
 expect_eq "  two worlds of 1" "$(grep -c '^MPI rank 0 of 1$' "$TMP/out")" 2
+
+expect_rc "libmpi loaded but MPI_Init never called: runs" 0 \
+    within 120 "$DLRUN" $NP "$PY" "$G/main_linked.py"
+expect_eq "  both ranks ran to the end" "$(grep -c '^linked, no MPI_Init$' "$TMP/out")" 2
 
 expect_rc "one rank: a world of 1 is the job, no guard" 0 \
     within 120 "$DLRUN" -np 1 "$PY" "$G/main_module.py"

@@ -166,7 +166,13 @@ static void test_maps(void)
     static const char mpi[] =
         "55d0c0000000-55d0c0001000 r--p 00000000 08:01 123 /usr/bin/python3.11\n"
         "7f00aa000000-7f00aa100000 r-xp 00000000 08:01 456 "
-        "/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.4\n[heap]\n";
+        "/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.4\n[heap]\n"
+        "7f00ab000000-7f00ab100000 r-xp 00000000 08:01 789 "
+        "/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/mca_pml_ob1.so\n";
+    static const char linked[] =
+        "7f00aa000000-7f00aa100000 r-xp 00000000 08:01 456 "
+        "/usr/lib/x86_64-linux-gnu/libmpi.so.40.30.4\n"
+        "7f00ac000000 r-xp 0 08:01 1 /usr/lib/libtorch_cpu.so\n";
     static const char mpich[] = "7f0 r-xp 0 0:0 1 /opt/mpich/lib/libmpich.so.12";
     static const char none[] =
         "7f00 r-xp 0 0:0 1 /usr/lib/libtorch.so\n"
@@ -174,7 +180,9 @@ static void test_maps(void)
     char lib[64] = "";
 
     ok(mpidetect_maps_text(mpi, strlen(mpi), lib, sizeof lib) &&
-       strcmp(lib, "libmpi.so.40.30.4") == 0, "maps with Open MPI's libmpi");
+       strcmp(lib, "libmpi.so.40.30.4") == 0, "maps with Open MPI's libmpi and a component: MPI_Init ran");
+    ok(!mpidetect_maps_text(linked, strlen(linked), lib, sizeof lib),
+       "Open MPI's libmpi linked but no component loaded (no MPI_Init): not MPI");
     ok(mpidetect_maps_text(mpich, strlen(mpich), lib, sizeof lib) &&
        strcmp(lib, "libmpich.so.12") == 0, "maps with MPICH, no last newline");
     ok(!mpidetect_maps_text(none, strlen(none), lib, sizeof lib),
