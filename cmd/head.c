@@ -292,6 +292,7 @@ static int head_outcome(const struct job *j, struct head *h,
             cmd_fail(0, "the agent on %s ended with code %d; %s",
                      j->plan.nodes[agent_proc_node(r->rank)].host, rc, stopped);
     }
+    job_report_interrupt(j, sv, rc, 1);
     return rc;
 }
 

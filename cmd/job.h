@@ -76,6 +76,12 @@ void job_stall_free(struct stall_watch *w);
  * agents' processes), and after supervise_run finish: 1 when the job
  * stalled, after the line naming where every node's ranks waited.  All
  * take NULL. */
+/* After dlrun was told to stop (INT, TERM, HUP, QUIT): one line saying
+ * what it did with the signal and the exit code rc; agents: sv holds the
+ * agents of every node (the head).  Nothing for other signals. */
+void job_report_interrupt(const struct job *j, const struct supervise *sv,
+                          int rc, int agents);
+
 struct head_stall;
 struct head_stall *head_stall_create(const struct job *j, const char *addr,
                                      const char *token);

@@ -277,6 +277,8 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     /* an agent's failure line is the head's to print */
     else if (sv->failed >= 0 && sv->ranks[sv->failed].rank >= 0 && !j->agent)
         report_failure(j, sv);
+    else if (!j->agent)
+        job_report_interrupt(j, sv, rc, 0);
     end_leftovers(sv);
 out:
     if (!watched && sv->n > lj->nranks)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "broker.h"
@@ -28,7 +29,14 @@
 #define DUMP_MS 15000           /* for the Python ranks to dump and end */
 #define GDB_MS 20000            /* for one debugger run */
 
-enum { WATCH, DUMP, TERM, DONE };
+#define FREEZE_MS 30000          /* for every node to freeze its ranks */
+
+/* An agent freezes its ranks (SIGSTOP) after its report and waits for
+ * the head's dlrun.dump, given once every node froze its own: a Python
+ * rank that ended on one node would otherwise make its peers elsewhere
+ * fail in their collective (connection closed) before they dump where
+ * they waited. */
+enum { WATCH, FROZEN, DUMP, TERM, DONE };
 
 struct stall_out {
     unsigned long long lines;
@@ -225,11 +233,60 @@ static void report_rank(struct stall_watch *w, int i, long now)
     print_indented(buf, strcmp(how, "kernel") != 0);
 }
 
+/* Every Python rank gets SIGABRT (faulthandler dumps its threads) and,
+ * when frozen, SIGCONT after it: the pending SIGABRT comes first. */
+static void dump(struct stall_watch *w)
+{
+    int py = 0;
+
+    w->capturing = 1;
+    for (int i = 0; i < w->n; i++)
+        if (w->o[i].python && kill(w->o[i].python, SIGABRT) == 0)
+            py++;
+    for (int i = 0; w->phase == FROZEN && i < w->n; i++)
+        if (w->sv->ranks[i].running)
+            killpg(w->sv->ranks[i].pid, SIGCONT);
+    if (py)
+        fprintf(stderr, "dlrun: the Python ranks' threads follow "
+                "(faulthandler, on their stderr)\n");
+    fflush(stderr);
+    w->phase = DUMP;
+    w->deadline_ms = mono_ms() + DUMP_MS;
+}
+
+static void freeze(struct stall_watch *w)
+{
+    struct err err = { "" };
+    char key[64];
+
+    for (int i = 0; i < w->n; i++)
+        if (w->sv->ranks[i].running)
+            killpg(w->sv->ranks[i].pid, SIGSTOP);
+    snprintf(key, sizeof key, "dlrun.frozen.%d", w->node);
+    if (w->c)
+        client_put(w->c, key, "1", 1, &err);
+    w->phase = FROZEN;
+    w->deadline_ms = mono_ms() + FREEZE_MS;
+}
+
+/* Frozen: has the head said dump (or is it overdue)? */
+static int thaw_due(struct stall_watch *w, long now)
+{
+    struct err err = { "" };
+    void *val = NULL;
+    size_t len = 0;
+    int go = now >= w->deadline_ms ||
+             (w->c && client_get(w->c, "dlrun.dump", 0, &val, &len, &err) ==
+                      CLIENT_OK);
+
+    free(val);
+    return go;
+}
+
 /* The ranks went quiet: report, ask the Python ones for their stacks. */
 static void trip(struct stall_watch *w, long now)
 {
     struct supervise *sv = w->sv;
-    int py = 0;
 
     w->quiet_ms = stall_quiet_ms(w->eng, now);
     fprintf(stderr, "dlrun: no rank wrote output, used CPU or reported "
@@ -243,16 +300,12 @@ static void trip(struct stall_watch *w, long now)
     for (int i = 0; i < w->n && sv->failed < 0; i++)
         if (sv->ranks[i].running)
             sv->failed = i;
-    w->capturing = 1;
-    for (int i = 0; i < w->n; i++)
-        if (w->o[i].python && kill(w->o[i].python, SIGABRT) == 0)
-            py++;
-    if (py)
-        fprintf(stderr, "dlrun: the Python ranks' threads follow "
-                "(faulthandler, on their stderr)\n");
     fflush(stderr);
-    w->phase = DUMP;
-    w->deadline_ms = mono_ms() + DUMP_MS;
+    if (w->agent) {
+        freeze(w);
+        return;
+    }
+    dump(w);
 }
 
 static void signal_ranks(struct stall_watch *w, int sig)
@@ -303,6 +356,8 @@ static void step(struct stall_watch *w, long now)
             now = mono_ms();
         }
     }
+    if (w->phase == FROZEN && thaw_due(w, now))
+        dump(w);
     if (w->phase == DUMP && dumped(w, now)) {
         signal_ranks(w, SIGTERM);
         w->phase = TERM;
@@ -374,8 +429,16 @@ static void agent_tell_where(struct stall_watch *w,
         if (wh[i][0])
             fprintf(m, "%d %s\n", w->ranks[i], wh[i]);
     snprintf(key, sizeof key, "dlrun.where.%d", w->node);
-    if (m && fclose(m) == 0 && (w->c || (w->c = client_from_env(5000, &err))))
-        client_put(w->c, key, text, len, &err);
+    if (m && fclose(m) == 0 && (w->c || (w->c = client_from_env(5000, &err))) &&
+        client_put(w->c, key, text, len, &err) == CLIENT_OK) {
+        void *val = NULL;
+        size_t n = 0;
+        /* until every node told: ending now could end the others' dumps
+         * (srun ends a step when one task ends) */
+        client_get(w->c, "dlrun.reported", FREEZE_MS, &val, &n, &err);
+        free(val);
+        err.msg[0] = '\0';
+    }
     if (err.msg[0])
         cmd_fail(0, "agent: cannot tell the head where the ranks waited: %s",
                  err.msg);
@@ -419,9 +482,11 @@ struct head_stall {
     const struct job *j;
     const char *addr, *token;       /* borrowed: the head's broker */
     struct client *c;
-    long timeout_ms, interval_ms, next_ms, progress_ms;
+    long timeout_ms, interval_ms, next_ms, progress_ms, frozen_by;
     char progress[32];
-    int tripped;
+    int tripped, dumped, reported;
+    const struct supervise *sv;     /* the agents' processes */
+    long *gone_ms;                  /* when node i's agent was seen ended */
     int (*inner)(void *ctx, int readable);
     void *inner_ctx;
 };
@@ -438,6 +503,11 @@ struct head_stall *head_stall_create(const struct job *j, const char *addr,
                                .timeout_ms = t, .progress_ms = mono_ms() };
     hs->interval_ms = t / 20 < 250 ? 250 : t / 20 > 5000 ? 5000 : t / 20;
     hs->next_ms = mono_ms() + hs->interval_ms;
+    hs->gone_ms = calloc((size_t)j->plan.nnodes, sizeof *hs->gone_ms);
+    if (!hs->gone_ms) {
+        free(hs);
+        return NULL;
+    }
     return hs;
 }
 
@@ -446,6 +516,7 @@ void head_stall_free(struct head_stall *hs)
     if (!hs)
         return;
     client_close(hs->c);
+    free(hs->gone_ms);
     free(hs);
 }
 
@@ -463,6 +534,23 @@ static int get_text(struct client *c, const char *key, char *buf, size_t len)
     return rc;
 }
 
+/* Has node's agent ended (its ranks with it) at least the timeout ago
+ * (quiet since)?  Under ssh each node's agent (or relay) is a process of
+ * the head's, rank -1-NODE; under srun there is one for all. */
+static int agent_gone(struct head_stall *hs, int node, long now)
+{
+    for (int i = 0; i < hs->sv->n; i++) {
+        if (hs->sv->ranks[i].rank != -1 - node)
+            continue;
+        if (hs->sv->ranks[i].running)
+            return 0;
+        if (!hs->gone_ms[node])
+            hs->gone_ms[node] = now;
+        return now - hs->gone_ms[node] >= hs->timeout_ms;
+    }
+    return 0;
+}
+
 /* Every node quiet and no progress for the timeout? */
 static int head_quiet(struct head_stall *hs, long now)
 {
@@ -476,10 +564,25 @@ static int head_quiet(struct head_stall *hs, long now)
     }
     for (int i = 0; i < nodes; i++) {
         snprintf(key, sizeof key, "dlrun.quiet.%d", i);
-        quiet += get_text(hs->c, key, val, sizeof val) == 0 &&
-                 strcmp(val, "1") == 0;
+        quiet += agent_gone(hs, i, now) ||
+                 (get_text(hs->c, key, val, sizeof val) == 0 &&
+                  strcmp(val, "1") == 0);
     }
     return quiet == nodes && now - hs->progress_ms >= hs->timeout_ms;
+}
+
+/* Has every node's agent frozen its ranks (dlrun.frozen.NODE)? */
+static int all_said(struct head_stall *hs, const char *what, long now)
+{
+    char key[64], val[8];
+
+    for (int i = 0; i < hs->j->plan.nnodes; i++) {
+        snprintf(key, sizeof key, "dlrun.%s.%d", what, i);
+        if (!agent_gone(hs, i, now + hs->timeout_ms) &&
+            get_text(hs->c, key, val, sizeof val) < 0)
+            return 0;
+    }
+    return 1;
 }
 
 static int head_tick(void *ctx, int readable)
@@ -494,10 +597,24 @@ static int head_tick(void *ctx, int readable)
         if (!hs->c)
             hs->c = client_connect(hs->addr, hs->token, 2000, &err);
         if (hs->c && head_quiet(hs, now) &&
-            client_put(hs->c, "dlrun.stall", "1", 1, &err) == CLIENT_OK)
+            client_put(hs->c, "dlrun.stall", "1", 1, &err) == CLIENT_OK) {
             hs->tripped = 1;
+            hs->frozen_by = now + FREEZE_MS;
+        }
+    } else if (hs->tripped && !hs->reported && now >= hs->next_ms) {
+        /* every node frozen: dump; every node's where told: the agents
+         * may end (srun ends a step's other tasks when one ends) */
+        const char *next = hs->dumped ? "dlrun.reported" : "dlrun.dump";
+        hs->next_ms = now + 100;
+        if ((all_said(hs, hs->dumped ? "where" : "frozen", now) ||
+             now >= hs->frozen_by) &&
+            client_put(hs->c, next, "1", 1, &err) == CLIENT_OK) {
+            hs->reported = hs->dumped;
+            hs->dumped = 1;
+            hs->frozen_by = now + FREEZE_MS;
+        }
     }
-    mine = hs->tripped ? -1 : hs->next_ms - now;
+    mine = hs->reported ? -1 : hs->next_ms - now;
     if (mine < 0)
         return inner;
     return inner >= 0 && inner < mine ? inner : (int)mine;
@@ -507,6 +624,7 @@ void head_stall_watch(struct head_stall *hs, struct supervise *sv)
 {
     if (!hs)
         return;
+    hs->sv = sv;
     hs->inner = sv->extra;
     hs->inner_ctx = sv->extra_ctx;
     if (!sv->extra)
@@ -564,4 +682,39 @@ int head_stall_finish(struct head_stall *hs)
     free(hosts);
     free(ranks);
     return 1;
+}
+
+/* Was dlrun told to stop (not a signal it only passes on, USR1/USR2)? */
+static int stop_signal(int sig)
+{
+    return sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGQUIT;
+}
+
+void job_report_interrupt(const struct job *j, const struct supervise *sv,
+                          int rc, int agents)
+{
+    int sig = sv->signal_received, ranks = 0, killed = 0;
+    const char *name = sigabbrev_np(sig);
+    char more[96] = "";
+
+    if (!stop_signal(sig))
+        return;
+    if (agents) {
+        cmd_fail(0, "SIG%s: passed it to the ranks on %d node%s through "
+                 "their agents; exit %d", name, j->plan.nnodes,
+                 j->plan.nnodes == 1 ? "" : "s", rc);
+        return;
+    }
+    for (int i = 0; i < sv->n; i++) {
+        if (sv->ranks[i].rank < 0)
+            continue;
+        ranks++;
+        killed += WIFSIGNALED(sv->ranks[i].status) &&
+                  WTERMSIG(sv->ranks[i].status) == SIGKILL;
+    }
+    if (killed)
+        snprintf(more, sizeof more, ", then SIGKILL to %d that had not ended",
+                 killed);
+    cmd_fail(0, "SIG%s: passed it to the %d rank%s%s; exit %d", name, ranks,
+             ranks == 1 ? "" : "s", more, rc);
 }

@@ -45,7 +45,7 @@ expect_eq "  the stall line is the last" "$(tail -1 "$TMP/err" | cut -c1-15)" "d
 # one node busy keeps the job alive: the head needs every node quiet
 expect_rc "one computing node keeps the job alive" 0 sim -H 'sim[1-2]:1' \
     --stall-timeout 2 -- sh -c '[ $RANK = 1 ] || exec sleep 6
-    end=$(($(date +%s) + 6)); while [ $(date +%s) -lt $end ]; do :; done'
+    end=$(($(date +%s) + 9)); while [ $(date +%s) -lt $end ]; do :; done'
 expect_eq "  no stall said" "$(grep -c stalled "$TMP/err")" 0
 
 # --- a job that computes without a word for longer than the timeout ---
@@ -73,6 +73,16 @@ REPORT=1 expect_rc "progress alone keeps a quiet job alive" 0 run -np 2 \
 expect_eq "no stall said" "$(grep -c stalled "$TMP/err")" 0
 REPORT=0 expect_rc "the same job without progress stalls" 124 run -np 2 \
     --oversubscribe --stall-timeout 3 $PY "$TMP/prog.py"
+
+# --- dlrun told to stop says in one line what it did (issue 15 §3) ---
+env $CLEAN "$DLRUN" -np 2 --oversubscribe --kill-timeout 1 sh -c \
+    '[ $RANK = 1 ] && trap "" TERM; echo up; exec sleep 60' >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+for _ in $(seq 600); do [ "$(grep -c up "$TMP/out")" = 2 ] && break; sleep 0.1; done
+kill -TERM $pid; wait $pid; rc=$?
+expect_eq "SIGTERM: dlrun's exit code" "$rc" 143
+expect_eq "  one line" "$(cat "$TMP/err")" \
+    "dlrun: SIGTERM: passed it to the 2 ranks, then SIGKILL to 1 that had not ended; exit 143"
 
 # --- DDP (gloo): rank 1 stops inside the loop, the others wait in the
 #     all-reduce of backward ---
@@ -103,7 +113,7 @@ MARK=stall-ddp-sim-$$
 expect_rc "DDP across two nodes with a stuck rank ends (exit 124)" 124 sim \
     -H 'sim[1-2]:2' --stall-timeout 5 -- env STALL_RANK=2 "MARK=$MARK" \
     $PY "$E2E/stall_ddp.py" "$MARK"
-expect_eq "  every rank's Python stack" "$(grep -c '^Current thread' "$TMP/err")" 4
+expect_eq "  every rank's Python stack" "$(grep -c '^Fatal Python error: Aborted' "$TMP/err")" 4
 expect_grep "  the head names the stuck rank, its node and function" \
     "^dlrun: stalled [0-9]* s: rank 2 (sim2) in stuck_forever (stall_ddp.py:[0-9]*); ranks 0, 1 (sim1), 3 (sim2) in backward" "$TMP/err"
 sleep 1
