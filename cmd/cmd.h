@@ -20,6 +20,7 @@ int cmd_run(int argc, char **argv);
 int cmd_env(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 int cmd_hosts(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_relay(int argc, char **argv);

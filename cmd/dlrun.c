@@ -10,7 +10,8 @@ static const char usage[] =
     "usage: dlrun [run] [OPTIONS] [--] PROG [ARGS...]\n"
     "       dlrun env [OPTIONS] [--json] [--rank R] [--] [PROG [ARGS...]]\n"
     "       dlrun plan [OPTIONS] [--json]\n"
-    "       dlrun check\n"
+    "       dlrun check [--nodes [OPTIONS] [-- PROG]]   this build; every node\n"
+    "       dlrun status [--json]                    your running jobs' ranks\n"
     "       dlrun hosts expand|fold|count LIST\n"
     "       dlrun broker [--bind ADDR] [--port P]     a standalone rendezvous broker\n"
     "       dlrun kv put|get|add|barrier|del ...      talk to it from scripts\n"
@@ -31,6 +32,7 @@ static const struct {
     { "env", cmd_env },
     { "plan", cmd_plan },
     { "check", cmd_check },
+    { "status", cmd_status },
     { "hosts", cmd_hosts },
     { "agent", cmd_agent },
     { "relay", cmd_relay },

@@ -31,6 +31,7 @@
 #include "proc.h"
 #include "net.h"
 #include "preflight_cmd.h"
+#include "status.h"
 #include "strv.h"
 #include "supervise.h"
 #include "token.h"
@@ -408,6 +409,7 @@ static int head_attempt(struct job *j, const struct agent_launcher *l,
     }
     if (horovod_begin(j) != 0)
         goto out;
+    status_head_begin(j, h.addr, h.token);
     if (pipe2(life, O_CLOEXEC) < 0 || !(nodes = head_nodes(&j->plan)) ||
         agent_args(j, &args, &add) < 0 || !(aj.envp = agent_envp(&h, &add))) {
         rc = cmd_fail(EXIT_FAIL, "cannot prepare the agents: out of resources");
@@ -417,6 +419,7 @@ static int head_attempt(struct job *j, const struct agent_launcher *l,
     rc = relay.failed ? cmd_fail(EXIT_FAIL, "out of memory")
                       : head_supervise(j, &h, l, &aj, again);
 out:
+    status_head_end();
     head_stop_broker(&h);
     head_free(&h);
     envset_free_envp(aj.envp);

@@ -18,6 +18,8 @@ struct job {
     struct plan plan;
     struct rdv rdv;
     int restart;            /* attempts so far (--max-restarts) */
+    struct status_watch *status;    /* owned while ranks run: what
+                                       `dlrun status` reads, or NULL */
     int preflight;          /* the head runs the preflight (its agents only
                                report their nodes: cmd/preflight.c) */
     struct bind_rank *bind; /* owned: per plan rank, or NULL (not bound);

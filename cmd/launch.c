@@ -19,6 +19,7 @@
 #include "launcher.h"
 #include "output.h"
 #include "proc.h"
+#include "status.h"
 #include "token.h"
 
 extern char **environ;
@@ -171,6 +172,7 @@ static struct output *make_output(const struct job *j, const int *ranks, int n,
     struct output *o;
 
     job_stall_output(stall, &oo);
+    job_status_output(j->status, &oo);
     o = output_create(ranks, n, &oo, &err);
 
     if (!o)
@@ -246,6 +248,7 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     if (job_pmix_begin(j) != 0 || horovod_begin(j) != 0)
         goto out;
     stall = job_stall_create(j, lj->ranks, lj->nranks);
+    j->status = job_status_create(j, lj->ranks, lj->nranks);
     lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks, &lb);
     if (!lj->rank_envp)
         goto out;
@@ -267,6 +270,7 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     watched = 1;
     job_mpi_guard(j, sv, &guard);
     job_stall_watch(stall, sv, lb.b);
+    job_status_watch(j->status, sv);
     rc = supervise_run(sv);
     if (rc < 0)
         rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
@@ -285,6 +289,8 @@ out:
         end_subtree(sv, lj->nranks);
     job_pmix_end(j);
     job_stall_free(stall);
+    job_status_free(j->status);
+    j->status = NULL;
     sv->extra = NULL;
     broker_destroy(lb.b);
     output_destroy(lj->out);

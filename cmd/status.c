@@ -1,0 +1,260 @@
+/* status.c - what a running job keeps for `dlrun status`: a one-node
+ * dlrun writes its ranks' lines into DIR/job-PID (lib/jobstatus.h) once a
+ * second, an agent puts its node's into the broker (dlrun.st.NODE), and a
+ * head writes DIR/job-PID naming its broker.  Everything runs in the
+ * supervisor's thread (its periodic hook and the output tap): no locks. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "jobstatus.h"
+#include "output.h"
+#include "status.h"
+#include "supervise.h"
+
+#define STATUS_EVERY_MS 1000
+
+struct status_watch {
+    const struct job *j;
+    int n;
+    int *ranks;                     /* owned copy: plan rank of index i */
+    long *out_ms;                   /* last output line, -1 none */
+    unsigned long long *ticks;      /* CPU at the last sample */
+    long *at_ms;
+    struct supervise *sv;
+    int (*inner)(void *ctx, int readable);
+    void *inner_ctx;
+    void (*tap)(void *ctx, int rank, int which, const char *p, size_t len);
+    void *tap_ctx;
+    long next_ms;
+    char dir[4096];                 /* one-node dlrun: the file's folder */
+    char name[64];
+    struct client *c;               /* agent: the broker */
+    double started;
+};
+
+static char head_file[4200];        /* the head's, "" when none */
+
+static long mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/* This process's command line, one line (for the header). */
+static void own_cmdline(char *buf, size_t len)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        n = snprintf(buf, len, "dlrun");
+    buf[n] = '\0';
+    for (ssize_t i = 0; i < n; i++)
+        if (buf[i] == '\0' || (unsigned char)buf[i] < 0x20)
+            buf[i] = ' ';
+}
+
+/* The header every job file starts with. */
+static void put_header(FILE *m, const struct job *j, double started)
+{
+    char cmdline[1024];
+
+    own_cmdline(cmdline, sizeof cmdline);
+    fprintf(m, "dlrun-status 1\npid %d\nstarted %.3f\nnodes %d\nranks %d\n"
+            "restarts %d\ncmd %s\n", (int)getpid(), started, j->plan.nnodes,
+            j->plan.nranks, j->restart, cmdline);
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct status_watch *job_status_create(const struct job *j, const int *ranks,
+                                       int n)
+{
+    struct status_watch *w = calloc(1, sizeof *w);
+    struct err err = { "" };
+
+    if (!w || j->plan.per_task || j->preflight || n <= 0)
+        goto fail;
+    w->j = j;
+    w->n = n;
+    w->ranks = malloc((size_t)n * sizeof *w->ranks);
+    w->out_ms = malloc((size_t)n * sizeof *w->out_ms);
+    w->ticks = calloc((size_t)n, sizeof *w->ticks);
+    w->at_ms = calloc((size_t)n, sizeof *w->at_ms);
+    if (!w->ranks || !w->out_ms || !w->ticks || !w->at_ms)
+        goto fail;
+    memcpy(w->ranks, ranks, (size_t)n * sizeof *ranks);
+    for (int i = 0; i < n; i++)
+        w->out_ms[i] = -1;
+    w->started = wall_s();
+    if (j->agent)
+        return w;       /* connects at its first sample */
+    if (js_dir(w->dir, sizeof w->dir, &err) < 0)
+        goto fail;
+    snprintf(w->name, sizeof w->name, "job-%d", (int)getpid());
+    return w;
+fail:
+    job_status_free(w);
+    return NULL;
+}
+
+static void tap(void *ctx, int rank, int which, const char *p, size_t len)
+{
+    struct status_watch *w = ctx;
+
+    for (int i = 0; i < w->n; i++)
+        if (w->ranks[i] == rank && memchr(p, '\n', len))
+            w->out_ms[i] = mono_ms();
+    if (w->tap)
+        w->tap(w->tap_ctx, rank, which, p, len);
+}
+
+void job_status_output(struct status_watch *w, struct output_opts *oo)
+{
+    if (!w)
+        return;
+    w->tap = oo->tap;
+    w->tap_ctx = oo->tap_ctx;
+    oo->tap = tap;
+    oo->tap_ctx = w;
+}
+
+/* Rank lines of every rank this process started, into m. */
+static void put_ranks(struct status_watch *w, FILE *m, long now)
+{
+    const struct plan *p = &w->j->plan;
+
+    for (int k = 0; k < w->sv->n; k++) {
+        const struct sv_rank *s = &w->sv->ranks[k];
+        struct js_rank r = { .rank = s->rank, .pid = (int)s->pid,
+                             .state = 'X', .cpu_pct = -1, .rss_kb = -1,
+                             .restarts = w->j->restart, .out_age_s = -1 };
+        int i = 0;
+        while (i < w->n && w->ranks[i] != s->rank)
+            i++;
+        if (s->rank < 0 || i == w->n)
+            continue;   /* an agent of a subtree */
+        snprintf(r.host, JS_HOST, "%s", p->nodes[p->rank_node[s->rank]].host);
+        if (s->running)
+            js_sample(s->pid, &w->ticks[i], &w->at_ms[i], &r);
+        if (w->out_ms[i] >= 0)
+            r.out_age_s = (now - w->out_ms[i]) / 1000.0;
+        js_put_rank(m, &r);
+    }
+}
+
+static void publish(struct status_watch *w, long now)
+{
+    struct err err = { "" };
+    char *text = NULL, key[64];
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+
+    if (!m)
+        return;
+    if (!w->j->agent)
+        put_header(m, w->j, w->started);
+    put_ranks(w, m, now);
+    if (fclose(m) != 0)
+        return;
+    if (!w->j->agent) {
+        js_write(w->dir, w->name, text, len, &err);
+    } else {
+        if (!w->c)
+            w->c = client_from_env(2000, &err);
+        snprintf(key, sizeof key, "dlrun.st.%d", w->j->plan.self_node);
+        if (w->c && client_put(w->c, key, text, len, &err) != CLIENT_OK) {
+            client_close(w->c);     /* connects again next time */
+            w->c = NULL;
+        }
+    }
+    free(text);
+}
+
+static int status_tick(void *ctx, int readable)
+{
+    struct status_watch *w = ctx;
+    int inner = w->inner ? w->inner(w->inner_ctx, readable) : -1;
+    long now = mono_ms(), mine;
+
+    if (now >= w->next_ms) {
+        publish(w, now);
+        w->next_ms = now + STATUS_EVERY_MS;
+    }
+    mine = w->next_ms - now;
+    return inner >= 0 && inner < mine ? inner : (int)mine;
+}
+
+void job_status_watch(struct status_watch *w, struct supervise *sv)
+{
+    if (!w)
+        return;
+    w->sv = sv;
+    w->inner = sv->extra;
+    w->inner_ctx = sv->extra_ctx;
+    if (!sv->extra)
+        sv->extra_fd = -1;
+    sv->extra = status_tick;
+    sv->extra_ctx = w;
+    w->next_ms = mono_ms();
+    publish(w, w->next_ms);     /* at once: the pids are known */
+}
+
+void job_status_free(struct status_watch *w)
+{
+    char path[4200];
+
+    if (!w)
+        return;
+    if (w->name[0]) {
+        snprintf(path, sizeof path, "%s/%s", w->dir, w->name);
+        unlink(path);
+    }
+    client_close(w->c);
+    free(w->ranks);
+    free(w->out_ms);
+    free(w->ticks);
+    free(w->at_ms);
+    free(w);
+}
+
+void status_head_begin(const struct job *j, const char *addr,
+                       const char *token)
+{
+    struct err err = { "" };
+    char dir[4096], name[64], *text = NULL;
+    size_t len = 0;
+    FILE *m;
+
+    if (j->preflight || js_dir(dir, sizeof dir, &err) < 0 ||
+        !(m = open_memstream(&text, &len)))
+        return;
+    put_header(m, j, wall_s());
+    fprintf(m, "broker %s\ntoken %s\n", addr, token);
+    snprintf(name, sizeof name, "job-%d", (int)getpid());
+    if (fclose(m) == 0 && js_write(dir, name, text, len, &err) == 0)
+        snprintf(head_file, sizeof head_file, "%s/%s", dir, name);
+    free(text);
+}
+
+void status_head_end(void)
+{
+    if (head_file[0])
+        unlink(head_file);
+    head_file[0] = '\0';
+}

@@ -1,0 +1,34 @@
+/* status.h - `dlrun status` (cmd/status_cmd.c) and what running jobs keep
+ * for it (cmd/status.c, lib/jobstatus.h). */
+#ifndef DLRUN_CMD_STATUS_H
+#define DLRUN_CMD_STATUS_H
+
+#include "job.h"
+
+struct output_opts;
+struct supervise;
+struct status_watch;
+
+/* For the ranks (plan numbers, n) this dlrun starts: a watch that keeps
+ * their status (a one-node dlrun: a file in the runtime folder; an
+ * agent: dlrun.st.NODE in the broker), or NULL (per-task mode, a
+ * preflight, out of memory, no runtime folder: the job runs without). */
+struct status_watch *job_status_create(const struct job *j, const int *ranks,
+                                       int n);
+
+/* See the ranks' output lines (before output_create; chains oo's tap). */
+void job_status_output(struct status_watch *w, struct output_opts *oo);
+
+/* Sample the ranks once a second from sv's periodic hook (chains it). */
+void job_status_watch(struct status_watch *w, struct supervise *sv);
+
+/* Remove the file, close the connection, free w.  NULL is a no-op. */
+void job_status_free(struct status_watch *w);
+
+/* The head: a file naming its broker (addr) and token, so that `dlrun
+ * status` reads the agents' lines there; removed by status_head_end. */
+void status_head_begin(const struct job *j, const char *addr,
+                       const char *token);
+void status_head_end(void);
+
+#endif
