@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#include "editdist.h"
+
 #define T 1     /* a torchrun word */
 #define MULTI "one dlrun per node by hand is not supported yet; use -H " \
               "host1,host2 or run under srun/sbatch"
@@ -196,33 +198,6 @@ const struct optdef *dialect_find(const char *name, int d)
     return NULL;
 }
 
-/* Levenshtein distance (the option words are short). */
-static size_t distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), row[64], prev, tmp;
-
-    if (la >= 63 || lb >= 63)
-        return 99;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        prev = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t best = prev + (a[i - 1] != b[j - 1]);
-
-            tmp = row[j];
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            prev = tmp;
-        }
-    }
-    return row[lb];
-}
-
 const char *dialect_suggest(const char *name)
 {
     const char *best = NULL;
@@ -234,7 +209,7 @@ const char *dialect_suggest(const char *name)
         if (strlen(table[i].name) < 3 || table[i].code == OPT_REFUSE ||
             table[i].code == OPT_REFUSE_ARG)
             continue;
-        d = distance(name, table[i].name);
+        d = editdist(name, table[i].name);
         /* a prefix (--nproc) is what argparse would have taken */
         if (strncmp(table[i].name, name, len) == 0 && len >= 3)
             d = 1;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "editdist.h"
 #include "jobspec.h"
 #include "nodeshape.h"
 #include "readall.h"
@@ -99,33 +100,6 @@ static const char *kind_words(const yaml_node_t *n)
            n->type == YAML_MAPPING_NODE ? "a mapping" : "text";
 }
 
-/* Levenshtein distance, for "did you mean"; names are short. */
-static size_t distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b), row[64], prev, tmp;
-
-    if (la >= 63 || lb >= 63)
-        return 99;
-    for (size_t j = 0; j <= lb; j++)
-        row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        prev = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t best = prev + (a[i - 1] != b[j - 1]);
-
-            tmp = row[j];
-            if (row[j] + 1 < best)
-                best = row[j] + 1;
-            if (row[j - 1] + 1 < best)
-                best = row[j - 1] + 1;
-            row[j] = best;
-            prev = tmp;
-        }
-    }
-    return row[lb];
-}
-
 /* The closest of names to word, or NULL when none is close. */
 static const char *nearest(const char *word, const char *const *names,
                            size_t n)
@@ -134,7 +108,7 @@ static const char *nearest(const char *word, const char *const *names,
     size_t best_d = 4;
 
     for (size_t i = 0; i < n; i++) {
-        size_t d = distance(word, names[i]);
+        size_t d = editdist(word, names[i]);
 
         if (d < best_d && d < strlen(word)) {
             best = names[i];
