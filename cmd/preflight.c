@@ -273,6 +273,14 @@ static void judge_node(struct pf_node *nd, const struct pf_norm *m,
         blame(nd, "clock %+.1f s off the head's", offset / 1000.0);
 }
 
+static int peers_reported(const struct pf_node *nd, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!nd[i].have)
+            return 0;
+    return 1;
+}
+
 /* A failed link: the peer without a report is the one to blame; when
  * both reported, both are named (either end can be at fault). */
 static void judge_links(struct pf_node *nd, int n, const struct plan *p)
@@ -281,7 +289,10 @@ static void judge_links(struct pf_node *nd, int n, const struct plan *p)
         if (!nd[i].have)
             continue;
         if (!nd[i].have_links && n > 1) {
-            blame(&nd[i], "no link results (it stopped before timing them)");
+            /* waiting for a peer that never came: that peer's fault */
+            if (nd[(i + 1) % n].have && peers_reported(nd, n))
+                blame(&nd[i], "no link results (it stopped before timing "
+                      "them)");
             continue;
         }
         for (int k = 0; k < nd[i].nlinks; k++) {
