@@ -13,7 +13,7 @@ within() { timeout -k 5 "$@"; }
 SSH="--ssh-identity $DLRUN_TEST_SSH_KEY --ssh-known-hosts $DLRUN_TEST_KNOWN_HOSTS"
 XDG_RUNTIME_DIR=$TMP/rt
 export XDG_RUNTIME_DIR
-mkdir -m 700 "$TMP/rt"
+mkdir -m 755 "$TMP/rt"     # dlrun makes rt/dlrun 0700; others may look in rt
 
 # --- ssh: four healthy nodes, torch importable everywhere ---
 expect_rc "check --nodes -H node[1-4] --import torch" 0 \
