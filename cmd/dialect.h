@@ -30,6 +30,7 @@ enum {
     OPT_GENVLIST,       /* Hydra's -genvlist A,B: copy these */
     OPT_RANK_BY, OPT_HVD_MPI, OPT_GLOO, OPT_START_TIMEOUT,
     OPT_GLOO_RDV,       /* agents: the head's Gloo rendezvous (cmd/horovod.c) */
+    OPT_TOKEN_FILE,     /* one dlrun per node by hand: the group's token */
     OPT_ACCEPT,         /* accepted, nothing to do here (the note says why) */
     OPT_ACCEPT_ARG,     /* the same, with a value */
     OPT_REFUSE,         /* refused: the note names the dlrun way */

@@ -161,7 +161,7 @@ static int torch_option(int code, const char *name, char *v, struct options *o)
         return 0;
     case OPT_REDIRECTS: return parse_std(name, v, &t->redirects);
     case OPT_TEE: return parse_std(name, v, &std);
-    case OPT_LOCAL_ADDR: return 0;  /* one node: nothing to advertise */
+    case OPT_LOCAL_ADDR: t->local_addr = v; return 0;
     case OPT_START_METHOD:
         if (strcmp(v, "spawn") && strcmp(v, "fork") && strcmp(v, "forkserver"))
             return cmd_fail(EXIT_USAGE, "--start-method %s: expected spawn, "
@@ -197,6 +197,7 @@ int dialect_option(int code, const char *name, char *v1, char *v2,
     case OPT_HVD_MPI: o->mpi = MPI_PMIX; return 0;
     case OPT_GLOO: o->gloo = 1; return 0;
     case OPT_GLOO_RDV: o->gloo = 1; o->gloo_rdv = v1; return 0;
+    case OPT_TOKEN_FILE: o->token_file = v1; return 0;
     case OPT_START_TIMEOUT:
         return options_count(shown, v1, 1, 3600, &o->remote.connect_timeout_s);
     case OPT_ACCEPT: case OPT_ACCEPT_ARG: return 0;

@@ -21,8 +21,9 @@
 extern char **environ;
 
 /* torchrun's multi-node lines on a host without a scheduler or host list
- * mean one launcher per node started by hand: not dlrun's way (yet). */
-static int torch_by_hand(const struct job *j)
+ * mean one launcher per node started by hand: `dlrun run` does that
+ * (j->by_hand, cmd/nodes.c); plan and env cannot show such a group. */
+static int torch_by_hand(struct job *j)
 {
     const struct torch_opts *t = &j->opt.torch;
     const char *what = t->node_rank >= 0 ? "--node-rank/--master-addr" :
@@ -35,9 +36,11 @@ static int torch_by_hand(const struct job *j)
                cmd_fail(EXIT_USAGE, "torchrun's --node-rank %d with one node: "
                         "node ranks run from 0 to --nnodes - 1", t->node_rank)
                : 0;
-    return cmd_fail(EXIT_USAGE, "torchrun's %s on a host without a scheduler: "
-                    "one dlrun per node by hand is not supported yet; use -H "
-                    "host1,host2 or run under srun/sbatch", what);
+    if (j->by_hand_ok)
+        return j->by_hand = 1, 0;
+    return cmd_fail(EXIT_USAGE, "torchrun's %s on a host without a scheduler "
+                    "(one dlrun per node by hand): only dlrun run starts such "
+                    "a group; dlrun plan/env cannot show it", what);
 }
 
 int job_prepare(struct job *j, int collective)
@@ -55,6 +58,8 @@ int job_prepare(struct job *j, int collective)
     /* mpirun without -np fills every slot */
     if (j->opt.dialect == D_MPIRUN)
         j->alloc.default_ranks = 0;
+    if (j->by_hand)     /* run_nodes plans each attempt with the group */
+        return 0;
     /* -np N on this host alone is --nproc-per-node N (torchrun's and
      * horovodrun's users expect it to run): the binding warns instead */
     if (strcmp(j->alloc.source, "local") == 0 && !j->opt.plan.per_node &&

@@ -3,6 +3,8 @@
 #ifndef DLRUN_JOB_H
 #define DLRUN_JOB_H
 
+#include <signal.h>
+
 #include "alloc.h"
 #include "envset.h"
 #include "options.h"
@@ -33,7 +35,24 @@ struct job {
     char *errdir;           /* owned: the folder of the ranks'
                                TORCHELASTIC_ERROR_FILEs started here (removed
                                by job_free), or NULL */
+    /* one dlrun per node by hand (cmd/nodes.c) */
+    int by_hand_ok;         /* run: job_prepare may find that mode */
+    int by_hand;            /* found: job_prepare stopped after the
+                               allocation; run_nodes plans each attempt */
+    int one_attempt;        /* run_launch runs once, fills last, restarts
+                               and failure lines are the caller's */
+    const sigset_t *child_mask; /* borrowed: the ranks' signal mask when
+                               the caller blocked signals before, or NULL */
+    struct {
+        int rank, status, pid;  /* the rank that failed first, or -1 */
+        int signal;             /* the signal dlrun was told to stop by */
+    } last;
 };
+
+/* One dlrun per node started by hand (torchrun's static and rendezvous
+ * modes): meet the other nodes, run this node's ranks, end every attempt
+ * together (cmd/nodes.c).  Returns the exit code. */
+int run_nodes(struct job *j, char **prog);
 
 /* --mpi (cmd/mpi.c): resolve auto for prog (never PMIx in per-task
  * mode, where the scheduler serves it); 0 or the exit code, printed. */

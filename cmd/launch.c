@@ -278,10 +278,12 @@ static int run_attempt(struct job *j, struct launch_job *lj,
         rc = EXIT_USAGE;
     else if (job_stall_finish(stall))   /* its lines said why */
         rc = EXIT_STALL;
-    /* an agent's failure line is the head's to print */
-    else if (sv->failed >= 0 && sv->ranks[sv->failed].rank >= 0 && !j->agent)
+    /* an agent's failure line is the head's to print, one node's by hand
+     * the group's */
+    else if (sv->failed >= 0 && sv->ranks[sv->failed].rank >= 0 &&
+             !j->agent && !j->one_attempt)
         report_failure(j, sv);
-    else if (!j->agent)
+    else if (!j->agent && !j->one_attempt)
         job_report_interrupt(j, sv, rc, 0);
     end_leftovers(sv);
 out:
@@ -298,6 +300,17 @@ out:
     free_envps(lj->rank_envp, j->plan.nranks);
     lj->rank_envp = NULL;
     return rc;
+}
+
+/* How the attempt ended, for run_nodes. */
+static void keep_last(struct job *j, const struct supervise *sv)
+{
+    const struct sv_rank *r = sv->failed >= 0 ? &sv->ranks[sv->failed] : NULL;
+
+    j->last.rank = r && r->rank >= 0 ? r->rank : -1;
+    j->last.status = r ? r->status : 0;
+    j->last.pid = r ? (int)r->pid : 0;
+    j->last.signal = sv->signal_received;
 }
 
 /* Restart after a rank failed, not after dlrun was told to stop. */
@@ -328,6 +341,8 @@ static int launch_loop(struct job *j, struct launch_job *lj,
             agent_report_failure(j, &sv);
         if (j->agent)   /* the head restarts and summarizes every node */
             return agent_report_ranks(j, &sv), rc;
+        if (j->one_attempt)
+            return keep_last(j, &sv), rc;
         if (!should_restart(j, &sv, rc))
             break;
         j->restart++;
@@ -377,6 +392,8 @@ int run_launch(struct job *j, char **prog)
         job_report_bindings(j, which, lj.nranks);
     supervise_signals(&block);
     sigprocmask(SIG_BLOCK, &block, &lj.child_mask);
+    if (j->child_mask)
+        lj.child_mask = *j->child_mask;
     /* after the mask: libpmix's thread must not take dlrun's signals */
     rc = job_pmix_start(j, which, lj.nranks);
     if (rc == 0)

@@ -36,6 +36,8 @@ struct torch_opts {
     int module;             /* -m: python3 -m PROG */
     int no_python;          /* --no-python: exec PROG as given */
     int redirects;          /* --redirects 0-3 (3: files only) */
+    const char *local_addr; /* --local-addr: this node's address for the
+                               others (one dlrun per node by hand) */
 };
 
 struct options {
@@ -87,6 +89,8 @@ struct options {
                                rendezvous (HOROVOD_GLOO_*) */
     const char *gloo_rdv;   /* where it is served: "ADDR,PORT,IFACE" (the
                                head's, or --gloo-rendezvous for agents) */
+    const char *token_file; /* --token-file: the group's token (one dlrun
+                               per node by hand) */
     char **strs;            /* owned strings the options point into */
     int nstrs;
 };

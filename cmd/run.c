@@ -106,7 +106,14 @@ int cmd_run(int argc, char **argv)
         goto out;
     }
     prog = j.opt.progv;
+    j.by_hand_ok = 1;
     rc = job_prepare(&j, 1);
+    if (rc == 0 && j.by_hand) {     /* one dlrun per node by hand */
+        if ((rc = enter_wdir(&j)) == 0 &&
+            (rc = dialect_check_program(prog)) == 0)
+            rc = run_nodes(&j, prog);
+        goto out;
+    }
     /* the head's agents enter --wdir on their nodes */
     if (rc == 0 && (j.plan.per_task || !head_wanted(&j))) {
         rc = enter_wdir(&j);

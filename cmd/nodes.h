@@ -1,0 +1,45 @@
+/* nodes.h - one dlrun per node started by hand: the group's setup
+ * (cmd/nodes.c) and its attempts (cmd/nodes_run.c). */
+#ifndef DLRUN_NODES_H
+#define DLRUN_NODES_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+
+#include "broker_thread.h"
+#include "client.h"
+#include "job.h"
+#include "nodegroup.h"
+#include "token.h"
+
+struct nodes {
+    struct job *j;              /* borrowed */
+    int rendezvous;             /* c10d: node ranks on arrival */
+    int join_timeout_s;         /* --rdzv-conf join_timeout (600) */
+    int is_host;                /* --rdzv-conf is_host: 1, 0, -1 unset */
+    char host[256];             /* the endpoint's host and port */
+    int port;
+    char endpoint[300];         /* "HOST:PORT", the ranks' DLRUN_BROKER */
+    char token[TOKEN_HEX_LEN + 1];
+    struct ng_conf conf;
+    struct broker_thread *server;   /* owned: this node serves, or NULL */
+    struct nodegroup *main, *watch; /* owned: two connections */
+    sigset_t orig;              /* the mask before dlrun blocked signals */
+    /* the watcher thread of one attempt */
+    struct ng_group g;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    int running;                /* this node's ranks are running */
+    int told;                   /* the watcher stopped them (SIGTERM) */
+    int gone;                   /* the watcher lost the broker */
+    atomic_int quit;
+    int stopsig;                /* the signal that stopped a wait */
+};
+
+/* Read the options into n (the endpoint, the token, this node's record)
+ * and serve the group's broker when this node does.  0 or the exit code
+ * after printing. */
+int nodes_setup(struct nodes *n, struct job *j);
+
+#endif

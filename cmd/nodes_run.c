@@ -1,0 +1,296 @@
+/* nodes_run.c - the attempts of a group of dlruns started by hand, one per
+ * node: join (a node rank, MASTER_ADDR/PORT), plan this node's ranks as
+ * per-node mode does (plan.self_node) and run them with run_launch while
+ * a thread beats and watches the group, post this node's outcome, read
+ * the group's (the first posted), and restart together or exit with it.
+ * Every node prints the same failure line and exits with the same code. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "nodes.h"
+#include "supervise.h"
+
+/* A TERM, INT, HUP or QUIT that came while no rank runs (the signals are
+ * blocked for the supervisor's signalfd): its number, else 0. */
+static int stop_signal(void *ctx)
+{
+    struct nodes *n = ctx;
+    struct timespec zero = { 0, 0 };
+    sigset_t s;
+    int sig;
+
+    sigemptyset(&s);
+    sigaddset(&s, SIGTERM);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGHUP);
+    sigaddset(&s, SIGQUIT);
+    sig = sigtimedwait(&s, NULL, &zero);
+    if (sig > 0)
+        n->stopsig = sig;
+    return sig > 0 ? sig : 0;
+}
+
+/* The joined group as this node's plan, bindings and rendezvous.  0 or
+ * the exit code after printing. */
+static int plan_group(struct nodes *n)
+{
+    struct job *j = n->j;
+    const struct ng_group *g = &n->g;
+    struct plan_request req = { 0 };
+    struct err err = { "" };
+
+    alloc_free(&j->alloc);
+    plan_free(&j->plan);
+    memset(&j->alloc, 0, sizeof j->alloc);
+    j->alloc.source = "by-hand";
+    snprintf(j->alloc.why, sizeof j->alloc.why, "one dlrun per node started "
+             "by hand, meeting at %.200s", n->endpoint);
+    for (int i = 0; i < g->nnodes; i++)
+        if (alloc_add_node(&j->alloc, g->nodes[i].host, g->nodes[i].nproc, 0,
+                           &err) < 0)
+            return cmd_fail(EXIT_USAGE, "node rank %d: %s", i, err.msg);
+    if (plan_build(&j->alloc, &req, &j->plan, &err) < 0)
+        return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    j->plan.self_node = g->self;
+    j->plan.layout = "one dlrun per node, started by hand";
+    j->restart = g->gen;
+    free(j->bind);
+    j->bind = NULL;
+    free(j->rdv.worker_ports);
+    memset(&j->rdv, 0, sizeof j->rdv);
+    snprintf(j->rdv.addr, sizeof j->rdv.addr, "%s", g->nodes[0].addr);
+    j->rdv.port = g->nodes[0].port;
+    snprintf(j->rdv.addr_from, sizeof j->rdv.addr_from,
+             "address of node rank 0 (%.100s)", g->nodes[0].host);
+    snprintf(j->rdv.port_from, sizeof j->rdv.port_from,
+             "free port on node rank 0, found by its dlrun");
+    return job_bind(j);
+}
+
+/* The watcher: beat, and stop this node's ranks when the group's attempt
+ * has ended elsewhere (or the broker is gone). */
+static void *watch_group(void *arg)
+{
+    struct nodes *n = arg;
+    struct err err = { "" };
+    struct ng_end e;
+    int rc = 0;
+
+    while (!atomic_load(&n->quit) &&
+           (rc = ng_watch(n->watch, &n->g, 1000, &e, &err)) == 0)
+        ;
+    pthread_mutex_lock(&n->mu);
+    n->gone = rc < 0;
+    if (rc != 0 && n->running && !n->told) {
+        n->told = 1;
+        kill(getpid(), SIGTERM);    /* the supervisor ends the ranks */
+    }
+    pthread_mutex_unlock(&n->mu);
+    return NULL;
+}
+
+/* This node's part in how the attempt ended, from run_launch's rc. */
+static struct ng_end my_end(const struct nodes *n, int rc)
+{
+    const struct job *j = n->j;
+    int sig = j->last.signal;
+    struct ng_end e = { .kind = NG_ERROR, .node = n->g.self, .status = rc };
+
+    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT) {
+        e.kind = NG_SIGNAL;
+        e.status = sig;
+    } else if (j->last.rank >= 0) {
+        e.kind = NG_FAIL;
+        e.rank = j->last.rank;
+        e.status = j->last.status;
+        e.pid = j->last.pid;
+    } else if (rc < 1 || rc > 255) {
+        e.status = EXIT_FAIL;
+    }
+    return e;
+}
+
+/* Post this node's outcome (unless the group's came first), then wait for
+ * the group's, posting a signal that comes meanwhile.  0 / -1 with err
+ * (the broker is gone). */
+static int settle(struct nodes *n, int rc, int told, struct ng_end *out,
+                  struct err *err)
+{
+    struct ng_end mine = my_end(n, rc);
+    int got;
+
+    if (!told && ng_post(n->main, &n->g, rc == 0 ? NULL : &mine, err) < 0)
+        return -1;
+    while ((got = ng_outcome(n->main, &n->g, 1000, out, err)) == 0) {
+        struct ng_end sig = { .kind = NG_SIGNAL, .node = n->g.self };
+        if ((sig.status = stop_signal(n)) && ng_post(n->main, &n->g, &sig,
+                                                      err) < 0)
+            return -1;
+    }
+    return got < 0 ? -1 : 0;
+}
+
+/* One line for the group's outcome, the exit code, and whether to restart. */
+static int outcome(struct nodes *n, const struct ng_end *e, int *again)
+{
+    const struct job *j = n->j;
+    const struct ng_group *g = &n->g;
+    const char *host = g->nodes[e->node].host;
+    char stopped[64];
+    int can = j->restart < j->opt.max_restarts;
+
+    snprintf(stopped, sizeof stopped, "stopped the job on %d nodes",
+             g->nnodes);
+    *again = 0;
+    switch (e->kind) {
+    case NG_OK:
+        return EXIT_OK;
+    case NG_FAIL:
+        job_report_failure(e->rank, host, e->pid, e->status, stopped);
+        if (e->node == g->self)
+            job_report_root_cause(j);
+        *again = can;
+        return supervise_exit_code(e->status);
+    case NG_SIGNAL:
+        cmd_fail(0, "dlrun on %s (node rank %d) was stopped by signal %d "
+                 "(%s); %s", host, e->node, e->status, strsignal(e->status),
+                 stopped);
+        return 128 + e->status;
+    case NG_LOST:
+        cmd_fail(0, "lost dlrun on %s (node rank %d): no heartbeat for %d s "
+                 "(killed, or its network is down); %s", host, e->node,
+                 j->opt.remote.heartbeat_s, stopped);
+        *again = can;
+        return EXIT_FAIL;
+    default:
+        cmd_fail(0, "dlrun on %s (node rank %d) could not start its ranks "
+                 "(exit code %d); %s", host, e->node, e->status, stopped);
+        return e->status;
+    }
+}
+
+/* Run this node's ranks under the watcher.  Returns run_launch's code;
+ * *told when the watcher stopped them. */
+static int run_watched(struct nodes *n, char **prog, int *told)
+{
+    struct err err = { "" };
+    int rc = EXIT_FAIL, started;
+
+    atomic_store(&n->quit, 0);
+    n->running = 1;
+    n->told = n->gone = 0;
+    started = ng_watch_begin(n->watch, &n->g, &err) == 0 &&
+              pthread_create(&n->thread, NULL, watch_group, n) == 0;
+    if (started)
+        rc = plan_group(n);
+    if (started && rc == 0)
+        rc = run_launch(n->j, prog);
+    else if (!started)
+        cmd_fail(0, "cannot watch the group: %s", err.msg[0] ? err.msg :
+                 "no thread");
+    pthread_mutex_lock(&n->mu);
+    n->running = 0;
+    *told = n->told;
+    pthread_mutex_unlock(&n->mu);
+    if (*told)      /* the watcher's SIGTERM, if the supervisor left it */
+        stop_signal(n);
+    if (!started)
+        n->thread = pthread_self();
+    return rc;
+}
+
+static void stop_watcher(struct nodes *n)
+{
+    atomic_store(&n->quit, 1);
+    if (!pthread_equal(n->thread, pthread_self()))
+        pthread_join(n->thread, NULL);
+}
+
+/* One attempt of the group: join, run, settle.  *gen: the generation to
+ * join (-1: the group's current one), the next on *again. */
+static int attempt(struct nodes *n, char **prog, int *gen, int *again)
+{
+    struct err err = { "" };
+    struct ng_end e;
+    int rc, told = 0, expect;
+
+    *again = 0;
+    rc = ng_join(n->main, *gen, stop_signal, n, &n->g, &err);
+    if (rc == 1)
+        return cmd_fail(128 + n->stopsig, "stopped by signal %d while the "
+                        "group at %s was forming", n->stopsig, n->endpoint);
+    if (rc < 0)
+        return cmd_fail(EXIT_FAIL, "cannot join the group at %s: %s",
+                        n->endpoint, err.msg);
+    *gen = n->g.gen;
+    rc = run_watched(n, prog, &told);
+    if (settle(n, rc, told, &e, &err) < 0) {
+        stop_watcher(n);
+        return cmd_fail(EXIT_FAIL, "lost the group's rendezvous at %s (%s): "
+                        "the node that served it is gone; stopped this "
+                        "node's ranks", n->endpoint, err.msg);
+    }
+    stop_watcher(n);
+    rc = outcome(n, &e, again);
+    expect = n->g.nnodes - (e.kind == NG_LOST);
+    ng_leave(n->main, &n->g, expect, n->server && !*again ? 10000 : 0, &err);
+    ng_group_free(&n->g);
+    if (*again) {
+        ++*gen;
+        cmd_fail(0, "restarting the group (restart %d of %d)", *gen,
+                 n->j->opt.max_restarts);
+    }
+    return rc;
+}
+
+static int connect_both(struct nodes *n)
+{
+    struct err err = { "" };
+
+    n->main = ng_connect(&n->conf, &err);
+    if (n->main)
+        n->watch = ng_connect(&n->conf, &err);
+    if (!n->watch)
+        return cmd_fail(EXIT_FAIL, "cannot reach the group's rendezvous at "
+                        "%s: %s (is dlrun running on %s, and no other "
+                        "program on that port? the same DLRUN_TOKEN or "
+                        "--rdzv-id on every node?)", n->endpoint, err.msg,
+                        n->host);
+    return 0;
+}
+
+int run_nodes(struct job *j, char **prog)
+{
+    struct nodes n = { 0 };
+    sigset_t block;
+    int rc, gen = -1, again = 1;
+
+    pthread_mutex_init(&n.mu, NULL);
+    /* before any thread: theirs inherit it, the ranks get n.orig */
+    supervise_signals(&block);
+    sigprocmask(SIG_BLOCK, &block, &n.orig);
+    j->child_mask = &n.orig;
+    j->one_attempt = 1;
+    rc = nodes_setup(&n, j);
+    if (rc == 0)
+        rc = connect_both(&n);
+    /* the ranks' DLRUN_BROKER: the group's (kv, NCCL ids across nodes) */
+    if (rc == 0 && (setenv("DLRUN_BROKER", n.endpoint, 1) < 0 ||
+                    setenv("DLRUN_TOKEN", n.token, 1) < 0))
+        rc = cmd_fail(EXIT_FAIL, "out of memory");
+    if (rc == 0)
+        job_errdir(j);
+    while (rc == 0 && again)
+        if ((rc = attempt(&n, prog, &gen, &again)) != 0 && again)
+            rc = 0;
+    ng_close(n.main);
+    ng_close(n.watch);
+    broker_thread_stop(n.server);
+    pthread_mutex_destroy(&n.mu);
+    return rc;
+}
