@@ -140,13 +140,14 @@ fi
 expect_rc "--nnodes 1:4 (elastic) refused" 2 clean_env "$DLRUN" --nnodes 1:4 --nproc-per-node 1 show.py
 expect_grep "  names the dlrun way" "use -H host1,host2 or run under srun/sbatch" "$TMP/err"
 one_line
-expect_rc "static multi-node by hand refused" 2 clean_env "$DLRUN" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 29500 --nproc-per-node 1 show.py
-expect_grep "  names --node-rank" "torchrun's --node-rank/--master-addr" "$TMP/err"
+# one dlrun per node by hand runs (t_torch_nodes_local.sh); plan cannot show it
+expect_rc "static multi-node by hand: plan refuses" 2 clean_env "$DLRUN" plan --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 29500 --nproc-per-node 1 show.py
+expect_grep "  names --node-rank" "torchrun's --node-rank/--master-addr .*only dlrun run" "$TMP/err"
 one_line
 expect_rc "--node-rank with a host list" 2 clean_env "$DLRUN" plan --nnodes 2 --node-rank 1 -H a,b --nproc-per-node 1 show.py
 expect_grep "  says why" "would start every node's ranks" "$TMP/err"
 one_line
-expect_rc "rendezvous multi-node by hand refused" 2 clean_env "$DLRUN" --nnodes=2 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 show.py
+expect_rc "rendezvous multi-node by hand: plan refuses" 2 clean_env "$DLRUN" plan --nnodes=2 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 show.py
 expect_grep "  names --rdzv-endpoint" "torchrun's --rdzv-endpoint/--rdzv-id" "$TMP/err"
 expect_rc "a typo" 2 clean_env "$DLRUN" --nproc-per-nod 2 show.py
 expect_grep "  did you mean" "did you mean --nproc-per-node?" "$TMP/err"
