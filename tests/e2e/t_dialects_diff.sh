@@ -146,15 +146,35 @@ torch "--redirects 3" --standalone --nproc_per_node=2 --redirects 3 probe.py
 torch "--start_method=spawn" --standalone --nproc_per_node=2 --start_method=spawn probe.py
 torch "a failing rank" --standalone --nproc_per_node=2 probe.py --fail=1
 
-# lines dlrun refuses: one launcher per node by hand
+# lines dlrun refuses: elastic membership
 refuse() {
     what=$1; shift
     expect_rc "torchrun $what: refused" 2 "$DLRUN" "$@"
     expect_grep "  names the dlrun way" "use -H host1,host2 or run under srun/sbatch" "$TMP/err"
     expect_eq "  one line" "$(wc -l <"$TMP/err")" 1
 }
-refuse "static, node 0 of 2" --nnodes=2 --node_rank=0 --master_addr=127.0.0.1 --master_port=29500 --nproc_per_node=1 probe.py
-refuse "rendezvous, 2 nodes" --nnodes=2 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 probe.py
+
+# one launcher per node by hand: two on this host, node ranks 0 and 1 (@NR@
+# in the line), each pair meeting at a port free now (@P@)
+cat >two.sh <<'EOF'
+l=""; while [ "$1" != "--" ]; do l="$l $1"; shift; done; shift
+a0=""; a1=""
+for w in "$@"; do a0="$a0 $(echo "$w" | sed s/@NR@/0/)"; a1="$a1 $(echo "$w" | sed s/@NR@/1/)"; done
+$l $a0 & p0=$!
+$l $a1; r1=$?
+wait $p0; r0=$?
+[ $r0 -eq 0 ] && [ $r1 -eq 0 ]
+EOF
+torch2() {
+    what=$1; shift
+    pr=$(free_port) pd=$(free_port)
+    same "torchrun $what (two by hand)" \
+        "env PROBE_TORCH=1 sh two.sh $TORCHRUN -- $(echo "$*" | sed "s/@P@/$pr/g")" \
+        "env PROBE_TORCH=1 sh two.sh $DLRUN -- $(echo "$*" | sed "s/@P@/$pd/g")"
+}
+torch2 "static, 2 nodes" --nnodes=2 --node_rank=@NR@ --master_addr=127.0.0.1 --master_port=@P@ --nproc_per_node=2 probe.py
+torch2 "rendezvous c10d, 2 nodes" --nnodes=2 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:@P@ probe.py
+torch2 "static, a failing rank" --nnodes=2 --node_rank=@NR@ --master_addr=127.0.0.1 --master_port=@P@ --nproc_per_node=1 probe.py --fail=1
 refuse "elastic 1:4" --nnodes=1:4 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 probe.py
 
 # --- Open MPI's mpirun (its man page, Horovod's docs/mpirun.rst, the seeds) ---
