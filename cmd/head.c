@@ -31,6 +31,7 @@
 #include "proc.h"
 #include "net.h"
 #include "preflight_cmd.h"
+#include "progress.h"
 #include "status.h"
 #include "strv.h"
 #include "supervise.h"
@@ -59,6 +60,7 @@ struct head {
     const struct supervise *sv;     /* the agents' processes */
     int failed_rank;                /* the first failure the agents told */
     struct head_stall *stall;       /* --stall-timeout, or NULL */
+    struct head_progress prog;      /* -v steps, nodes still waited for */
 };
 
 int head_wanted(const struct job *j)
@@ -118,6 +120,7 @@ static void *serve(void *arg)
             break;
         if (mono_ms() - last >= 250) {
             watch_heartbeats(h);
+            progress_head_tick(&h->prog, h->broker, h->hb);
             last = mono_ms();
         }
     }
@@ -336,6 +339,7 @@ static int head_supervise(struct job *j, struct head *h,
                       "%s", err.msg);
         goto out;
     }
+    progress_step("agents started (%s, %d nodes)", l->name, aj->nnodes);
     if (j->preflight)
         pf = preflight_collect_start(j, h->addr, h->token, &sv);
     rc = supervise_run(&sv);
@@ -363,6 +367,7 @@ static int head_watch_init(struct head *h, const struct job *j)
     h->nnodes = j->plan.nnodes;
     h->hb_ms = j->opt.remote.heartbeat_s * 1000;
     atomic_store(&h->lost, -1);
+    progress_head_init(&h->prog, &j->plan);
     h->seen_ms = calloc((size_t)h->nnodes, sizeof *h->seen_ms);
     h->hb = calloc((size_t)h->nnodes, sizeof *h->hb);
     return h->seen_ms && h->hb ? 0 : -1;

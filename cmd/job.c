@@ -1,5 +1,6 @@
 /* job.c - see job.h. */
 #include "job.h"
+#include "progress.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -51,8 +52,12 @@ int job_prepare(struct job *j, int collective)
     if (envwire_take_exports(&j->opt.exports, &j->opt.nexports, &j->xvalues,
                              &err) < 0)
         return cmd_fail(EXIT_FAIL, "%s", err.msg);
+    progress_enable(j->opt.verbose && !j->agent);
     if (alloc_detect(&j->opt.alloc, environ, &j->alloc, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    progress_step("allocation found: %s (%s), %zu node%s", j->alloc.source,
+                  j->alloc.why, j->alloc.nnodes, j->alloc.nnodes == 1 ? "" :
+                  "s");
     if (torch_by_hand(j) != 0)
         return EXIT_USAGE;
     /* mpirun without -np fills every slot */
@@ -67,6 +72,10 @@ int job_prepare(struct job *j, int collective)
         j->opt.plan.per_node = j->opt.plan.ranks;
     if (plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    progress_step("plan: %d rank%s on %d node%s (%s)", j->plan.nranks,
+                  j->plan.nranks == 1 ? "" : "s", j->plan.nnodes,
+                  j->plan.nnodes == 1 ? "" : "s", j->plan.layout ?
+                  j->plan.layout : "as given");
     /* one dlrun for every node given one node's rank: a copy runs on each
      * node by hand, and each would start the whole job */
     if (j->opt.torch.node_rank >= 0 && j->plan.nnodes > 1 &&

@@ -19,6 +19,7 @@
 #include "launcher.h"
 #include "output.h"
 #include "proc.h"
+#include "progress.h"
 #include "status.h"
 #include "token.h"
 
@@ -262,6 +263,9 @@ static int run_attempt(struct job *j, struct launch_job *lj,
         goto out;
     }
     sv->out = lj->out;
+    if (!j->agent)
+        progress_step("%d rank%s started", lj->nranks, lj->nranks == 1 ? "" :
+                      "s");
     if (lb.b) {
         sv->extra = local_broker_serve;
         sv->extra_fd = broker_fd(lb.b);

@@ -63,6 +63,7 @@ const char options_help[] =
     "      --fanout N           agents one process starts; more form a tree (32)\n"
     "      --heartbeat-timeout SECS  a silent agent or head ends the job (10)\n"
     "      --wdir DIR           the ranks' working directory (this one)\n"
+    "  -v, --verbose            print the steps of the start with their times\n"
     "  -h, --help               this text\n"
     "torchrun, mpirun, mpiexec and horovodrun spellings work too (-np, -host,\n"
     "--nproc_per_node, -mca K V, -genv, PROG : PROG, train.py under Python):\n"
@@ -247,6 +248,7 @@ static int options_one(int c, char *v, struct options *o)
     case OPT_RANKS_FILTER: return parse_filter(o, v);
     case OPT_STALL_TIMEOUT: return parse_stall(o, v);
     case OPT_PREFLIGHT: o->preflight = 1; return 0;
+    case OPT_VERBOSE: o->verbose = 1; return 0;
     case OPT_PF_IMPORT: o->pf_import = v; return 0;
     case OPT_PF_ALL_PAIRS: o->pf_all_pairs = 1; return 0;
     case OPT_PF_TIMEOUT:

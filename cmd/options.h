@@ -59,6 +59,7 @@ struct options {
     const char *pf_import;  /* --import MOD: preflight tries it */
     int pf_all_pairs;       /* --all-pairs: every pair, not a ring */
     int pf_timeout_s;       /* --preflight-timeout (60) */
+    int verbose;            /* -v: print the steps of the start */
     struct bind_opts bind;  /* --map-by, --bind-to, --gpu-bind */
     int bind_given;         /* any of them was given */
     int report_bindings;    /* --report-bindings */

@@ -68,6 +68,17 @@ expect_eq "  ranks with their hosts" \
 kill -TERM $p; wait $p
 expect_eq "  gone after the job" "$(st)" "no running dlrun jobs of yours on this host"
 
+# --- -v: the steps in order; agents slow to come up (a relay that takes
+# 3 s): after 2 s the head names the nodes it still waits for ---
+env $CLEAN DLRUN_RELAY_SIM_MS=3000 "$DLRUN" -v $SIM -H 'sim[1-3]:1' true >"$TMP/v.out" 2>&1
+expect_eq "-v with slow agents: exit 0" "$?" 0
+expect_eq "  the steps in order" "$(sed -n 's/^dlrun: +[0-9.]* s \([a-z]*\).*/\1/p' "$TMP/v.out" | tr '\n' ' ')" \
+    "allocation plan agents agents rendezvous " || sed 's/^/  | /' "$TMP/v.out"
+expect_grep "  the nodes waited for, named" "^dlrun: waiting for the agents on sim1, sim2, sim3 ([0-9]* s; 0 of 3 nodes up)" "$TMP/v.out"
+env $CLEAN DLRUN_RELAY_SIM_MS=3000 "$DLRUN" $SIM -H 'sim[1-2]:1' true >"$TMP/nv.out" 2>&1
+expect_grep "  without -v too" "^dlrun: waiting for the agents on sim1, sim2" "$TMP/nv.out"
+if grep -q '^dlrun: +' "$TMP/nv.out"; then fail "  no steps without -v"; else pass "  no steps without -v"; fi
+
 # --- a folder others can read is refused ---
 chmod 755 "$TMP/rt/dlrun"
 expect_rc "a runtime folder others can read: refused" 2 "$DLRUN" status

@@ -1,0 +1,127 @@
+/* progress.c - the steps of a start with -v, and the head's word about
+ * the agents it still waits for. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "broker.h"
+#include "progress.h"
+
+#define WAIT_FIRST_MS 2000      /* say who is missing after this */
+#define WAIT_AGAIN_MS 10000     /* and again this often */
+
+static int enabled;
+static long t0_ms;
+
+static long mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+void progress_enable(int on)
+{
+    enabled = on;
+    t0_ms = mono_ms();
+}
+
+void progress_step(const char *fmt, ...)
+{
+    char line[600];
+    va_list ap;
+
+    if (!enabled)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    /* one write: lines of the broker thread and the main thread stay whole */
+    fprintf(stderr, "dlrun: +%.3f s %s\n", (mono_ms() - t0_ms) / 1000.0,
+            line);
+}
+
+void progress_head_init(struct head_progress *hp, const struct plan *p)
+{
+    memset(hp, 0, sizeof *hp);
+    hp->plan = p;
+    hp->start_ms = mono_ms();
+    hp->next_wait_ms = hp->start_ms + WAIT_FIRST_MS;
+}
+
+/* Is node i's agent up: it beat, or (a preflight's) it reported? */
+static int node_up(const struct broker *b, const long long *hb, int i)
+{
+    char key[64], val[8];
+
+    if (hb[i] > 0)
+        return 1;
+    snprintf(key, sizeof key, "dlrun.pf.rep.%d", i);
+    return broker_peek(b, key, val, sizeof val) == 0;
+}
+
+/* "node3, node4" (the first 8, then "and N more") of the missing nodes;
+ * how many. */
+static int missing(struct head_progress *hp, const struct broker *b,
+                   const long long *hb, char *out, size_t len)
+{
+    size_t used = 0;
+    int n = 0;
+
+    out[0] = '\0';
+    for (int i = 0; i < hp->plan->nnodes; i++) {
+        if (node_up(b, hb, i))
+            continue;
+        if (n < 8 && used < len)
+            used += (size_t)snprintf(out + used, len - used, "%s%s",
+                                     n ? ", " : "", hp->plan->nodes[i].host);
+        n++;
+    }
+    if (n > 8 && used < len)
+        snprintf(out + used, len - used, " and %d more", n - 8);
+    return n;
+}
+
+/* The first rank's status (cmd/status.c) or the rendezvous key. */
+static int any_key(const struct broker *b, const char *prefix, int n)
+{
+    char key[64], val[8];
+
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "%s%d", prefix, i);
+        if (broker_peek(b, key, val, sizeof val) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+void progress_head_tick(struct head_progress *hp, const struct broker *b,
+                        const long long *hb)
+{
+    char who[400], val[8];
+    long now = mono_ms();
+
+    if (!hp->all_up) {
+        int n = missing(hp, b, hb, who, sizeof who);
+        if (n == 0) {
+            hp->all_up = 1;
+            progress_step("agents up on all %d nodes", hp->plan->nnodes);
+        } else if (now >= hp->next_wait_ms) {
+            fprintf(stderr, "dlrun: waiting for the agent%s on %s (%ld s; "
+                    "%d of %d nodes up)\n", n == 1 ? "" : "s", who,
+                    (now - hp->start_ms) / 1000, hp->plan->nnodes - n,
+                    hp->plan->nnodes);
+            hp->next_wait_ms = now + WAIT_AGAIN_MS;
+        }
+    }
+    if (!hp->rdv && broker_peek(b, "dlrun.rdv", val, sizeof val) == 0) {
+        hp->rdv = 1;
+        progress_step("rendezvous done");
+    }
+    if (!hp->ranks && any_key(b, "dlrun.st.", hp->plan->nnodes)) {
+        hp->ranks = 1;
+        progress_step("first ranks started");
+    }
+}
