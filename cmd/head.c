@@ -452,6 +452,7 @@ int run_head(struct job *j, char **prog)
     /* blocked before the broker thread starts, so that it inherits the
      * mask and the signals reach the supervisor's signalfd, not the thread */
     supervise_signals(&block);
+    job_stall_block(j, &block);
     sigprocmask(SIG_BLOCK, &block, &orig);
     if (j->opt.report_bindings)
         fprintf(stderr, "dlrun: the agents report bindings per node\n");

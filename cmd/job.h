@@ -86,6 +86,9 @@ struct stall_watch;
 struct output_opts;
 struct broker;
 struct stall_watch *job_stall_create(struct job *j, const int *ranks, int n);
+/* Add SIGPWR (a report on demand) to the signals blocked before the
+ * ranks or agents start, when --stall-timeout is on. */
+void job_stall_block(const struct job *j, sigset_t *set);
 void job_stall_output(struct stall_watch *w, struct output_opts *oo);
 void job_stall_watch(struct stall_watch *w, struct supervise *sv,
                      struct broker *b);

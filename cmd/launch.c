@@ -395,6 +395,7 @@ int run_launch(struct job *j, char **prog)
     if (j->opt.report_bindings)
         job_report_bindings(j, which, lj.nranks);
     supervise_signals(&block);
+    job_stall_block(j, &block);
     sigprocmask(SIG_BLOCK, &block, &lj.child_mask);
     if (j->child_mask)
         lj.child_mask = *j->child_mask;

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "broker.h"
@@ -67,6 +69,8 @@ struct stall_watch {
      * this node's ranks are quiet, dlrun.stall is the head's verdict) */
     int agent, node, said_quiet;
     struct client *c;
+    int sigfd;                  /* SIGPWR: a report on demand; -1 */
+    long long asked;            /* the head's dlrun.reportreq seen */
 };
 
 static long mono_ms(void)
@@ -75,6 +79,33 @@ static long mono_ms(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void job_stall_block(const struct job *j, sigset_t *set)
+{
+    if (j->opt.stall_timeout_ms > 0)
+        sigaddset(set, SIGPWR);
+}
+
+/* A signalfd for SIGPWR (blocked by job_stall_block), or -1. */
+static int job_stall_sigfd(void)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGPWR);
+    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+}
+
+/* Did SIGPWR come since the last look? */
+static int asked_now(int sigfd)
+{
+    struct signalfd_siginfo si;
+    int got = 0;
+
+    while (sigfd >= 0 && read(sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+        got = 1;
+    return got;
 }
 
 struct stall_watch *job_stall_create(struct job *j, const int *ranks, int n)
@@ -98,6 +129,7 @@ struct stall_watch *job_stall_create(struct job *j, const int *ranks, int n)
     }
     for (int i = 0; i < n; i++)
         w->o[i].last_ms = -1;
+    w->sigfd = job_stall_sigfd();
     /* a sample every 1/20 of the timeout: a stall is seen within 5% */
     w->interval_ms = t / 20 < 250 ? 250 : t / 20 > 5000 ? 5000 : t / 20;
     /* the ranks' Python dumps its threads on SIGABRT (and on a crash) */
@@ -113,6 +145,8 @@ void job_stall_free(struct stall_watch *w)
         free(w->o[i].cap);
     stall_destroy(w->eng);
     client_close(w->c);
+    if (w->sigfd >= 0)
+        close(w->sigfd);
     free(w->v);
     free(w->o);
     free(w->pgrp);
@@ -324,6 +358,18 @@ static int dumped(const struct stall_watch *w, long now)
     return 1;
 }
 
+/* The report of every running rank, without ending anything. */
+static void report_all(struct stall_watch *w, long now, const char *why)
+{
+    fprintf(stderr, "dlrun: report %s: ranks quiet for %ld s; the ranks%s%s:\n",
+            why, stall_quiet_ms(w->eng, now) / 1000, w->agent ? " on " : "",
+            w->agent ? host_of(w, 0) : "");
+    for (int i = 0; i < w->n; i++)
+        if (w->sv->ranks[i].running)
+            report_rank(w, i, now);
+    fflush(stderr);
+}
+
 /* An agent's quiet node: tell the head when that changes; trip when the
  * head saw every node quiet.  1 when it must trip. */
 static int agent_verdict(struct stall_watch *w, int quiet)
@@ -344,6 +390,13 @@ static int agent_verdict(struct stall_watch *w, int quiet)
                  CLIENT_OK)
         go = 1;
     free(val);
+    val = NULL;
+    if (client_get(w->c, "dlrun.reportreq", 0, &val, &len, &err) == CLIENT_OK &&
+        atoll(val) != w->asked) {
+        w->asked = atoll(val);
+        report_all(w, mono_ms(), "asked for (SIGPWR at the head)");
+    }
+    free(val);
     return go;
 }
 
@@ -351,6 +404,8 @@ static void step(struct stall_watch *w, long now)
 {
     if (w->phase == WATCH) {
         int quiet = sample(w, now);
+        if (asked_now(w->sigfd))
+            report_all(w, now, "asked for (SIGPWR)");
         if (w->agent ? agent_verdict(w, quiet) : quiet) {
             trip(w, now);
             now = mono_ms();
@@ -485,6 +540,7 @@ struct head_stall {
     long timeout_ms, interval_ms, next_ms, progress_ms, frozen_by;
     char progress[32];
     int tripped, dumped, reported;
+    int sigfd;                      /* SIGPWR: ask the agents for a report */
     const struct supervise *sv;     /* the agents' processes */
     long *gone_ms;                  /* when node i's agent was seen ended */
     int (*inner)(void *ctx, int readable);
@@ -504,6 +560,7 @@ struct head_stall *head_stall_create(const struct job *j, const char *addr,
     hs->interval_ms = t / 20 < 250 ? 250 : t / 20 > 5000 ? 5000 : t / 20;
     hs->next_ms = mono_ms() + hs->interval_ms;
     hs->gone_ms = calloc((size_t)j->plan.nnodes, sizeof *hs->gone_ms);
+    hs->sigfd = job_stall_sigfd();
     if (!hs->gone_ms) {
         free(hs);
         return NULL;
@@ -516,6 +573,8 @@ void head_stall_free(struct head_stall *hs)
     if (!hs)
         return;
     client_close(hs->c);
+    if (hs->sigfd >= 0)
+        close(hs->sigfd);
     free(hs->gone_ms);
     free(hs);
 }
@@ -596,6 +655,8 @@ static int head_tick(void *ctx, int readable)
         hs->next_ms = now + hs->interval_ms;
         if (!hs->c)
             hs->c = client_connect(hs->addr, hs->token, 2000, &err);
+        if (hs->c && asked_now(hs->sigfd))
+            client_add(hs->c, "dlrun.reportreq", 1, NULL, &err);
         if (hs->c && head_quiet(hs, now) &&
             client_put(hs->c, "dlrun.stall", "1", 1, &err) == CLIENT_OK) {
             hs->tripped = 1;

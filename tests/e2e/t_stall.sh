@@ -84,6 +84,17 @@ expect_eq "SIGTERM: dlrun's exit code" "$rc" 143
 expect_eq "  one line" "$(cat "$TMP/err")" \
     "dlrun: SIGTERM: passed it to the 2 ranks, then SIGKILL to 1 that had not ended; exit 143"
 
+# --- SIGPWR: the same report on demand, the job goes on ---
+env $CLEAN "$DLRUN" -np 2 --oversubscribe --stall-timeout 1h sh -c \
+    'echo up; exec sleep 6' >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+for _ in $(seq 600); do [ "$(grep -c up "$TMP/out")" = 2 ] && break; sleep 0.1; done
+kill -PWR $pid; wait $pid; rc=$?
+expect_eq "SIGPWR: the job still ends by itself" "$rc" 0
+expect_grep "  a report on demand" "^dlrun: report asked for (SIGPWR)" "$TMP/err"
+expect_grep "  with the ranks' lines" "rank 1 (host .*): state " "$TMP/err"
+expect_eq "  no stall" "$(grep -c stalled "$TMP/err")" 0
+
 # --- DDP (gloo): rank 1 stops inside the loop, the others wait in the
 #     all-reduce of backward ---
 if ! $PY -c 'import torch.distributed' 2>/dev/null; then
