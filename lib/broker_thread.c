@@ -59,6 +59,11 @@ fail:
     return NULL;
 }
 
+int broker_thread_port(const struct broker_thread *t)
+{
+    return broker_port(t->b);
+}
+
 void broker_thread_stop(struct broker_thread *t)
 {
     if (!t)

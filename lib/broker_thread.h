@@ -19,6 +19,9 @@ struct broker_thread *broker_thread_start(const char *bind_addr, int port,
                                           const uint8_t token[TOKEN_BYTES],
                                           struct err *err);
 
+/* The port it listens on (the kernel's pick for port 0). */
+int broker_thread_port(const struct broker_thread *t);
+
 /* Stop serving (connections close), join the thread, free t.  NULL is a
  * no-op. */
 void broker_thread_stop(struct broker_thread *t);
