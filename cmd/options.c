@@ -62,6 +62,7 @@ const char options_help[] =
     "      --remote-dlrun PATH  dlrun on the other nodes (this path)\n"
     "      --fanout N           agents one process starts; more form a tree (32)\n"
     "      --heartbeat-timeout SECS  a silent agent or head ends the job (10)\n"
+    "      --token-file FILE    one dlrun per node by hand: the group's token\n"
     "      --wdir DIR           the ranks' working directory (this one)\n"
     "  -v, --verbose            print the steps of the start with their times\n"
     "  -h, --help               this text\n"
