@@ -31,9 +31,16 @@ static int run_per_task(struct job *j, char **prog)
     if (j->opt.report_bindings)
         job_report_bindings(j, &self, 1);
     if (rc == 0 && j->bind && CPU_COUNT(&j->bind[self].mask) &&
-        sched_setaffinity(0, sizeof j->bind[self].mask, &j->bind[self].mask) < 0)
-        rc = cmd_fail(EXIT_FAIL, "rank %d: cannot bind to CPUs %s: %s", self,
-                      j->bind[self].cpus, strerror(errno));
+        sched_setaffinity(0, sizeof j->bind[self].mask, &j->bind[self].mask) < 0) {
+        /* --topology planned another machine's CPUs: not bound, as the
+         * ranks dlrun starts itself (lib/proc.c) */
+        if (j->opt.topology && errno == EINVAL)
+            fprintf(stderr, "dlrun: rank %d: CPUs %s are not this machine's "
+                    "(--topology): not bound\n", self, j->bind[self].cpus);
+        else
+            rc = cmd_fail(EXIT_FAIL, "rank %d: cannot bind to CPUs %s: %s",
+                          self, j->bind[self].cpus, strerror(errno));
+    }
     if (rc == 0) {
         pmixc_finalize();   /* before exec: the program may open its own */
         rc = job_exec(prog, &s, j->plan.self);

@@ -52,15 +52,17 @@ printf 'nodea\nnodeb\n' >"$TMP/nodes"
 
 # site NAME PER ENV... : the script of profile NAME for 2 nodes (PER
 # ranks each), --check, then run by bash with ENV (what the scheduler
-# sets); 2 x PER ranks end with the same weights, placed as planned
+# sets); 2 x PER ranks end with the same weights, placed as planned.
+# TASKS=per-gpu: one mpirun task a GPU, each a rank (the files NAME-per-gpu)
 site() {
-    name=$1 per=$2; shift 2
+    profile=$1 per=$2; shift 2
+    name=$profile${TASKS:+-$TASKS}
     n=$((2 * per))
-    "$DLRUN" plan --profile "$name" --node-xml >"$TMP/$name.xml" ||
+    "$DLRUN" plan --profile "$profile" --node-xml >"$TMP/$name.xml" ||
         fail "$name: plan --node-xml"
-    "$DLRUN" plan --profile "$name" -N 2 >"$TMP/$name.plan" 2>&1 ||
+    "$DLRUN" plan --profile "$profile" -N 2 >"$TMP/$name.plan" 2>&1 ||
         { fail "$name: plan --profile"; sed 's/^/  | /' "$TMP/$name.plan"; }
-    if ! "$DLRUN" script --profile "$name" -N 2 --dlrun "$DLRUN" \
+    if ! "$DLRUN" script --profile "$profile" -N 2 ${TASKS:+--tasks "$TASKS"} --dlrun "$DLRUN" \
         --dlrun-arg --topology --dlrun-arg "$TMP/$name.xml" --dlrun-arg --report-bindings \
         --dlrun-arg --oversubscribe \
         --dlrun-arg --master-addr --dlrun-arg 127.0.0.1 -o "$TMP/$name.sh" \
@@ -95,7 +97,18 @@ expect_grep "squid: mpirun \${NQSV_MPIOPTS} --bind-to none" \
     '^exec mpirun ${NQSV_MPIOPTS} --bind-to none -x PATH ' "$TMP/squid.sh"
 # Nagoya Flow: PJM names the nodes in PJM_O_NODEINF
 site flow 4 PJM_O_NODEINF="$TMP/nodes" PJM_O_WORKDIR="$TMP" PJM_JOBID=4242
-expect_grep "flow: mpirun -machinefile \$PJM_O_NODEINF" \
-    '^exec mpirun -machinefile "$PJM_O_NODEINF" --bind-to none ' "$TMP/flow.sh"
+expect_grep "flow: mpirun on the nodes of \$PJM_O_NODEINF, 1 slot each" \
+    '^exec mpirun --host "$dlrun_hosts" --bind-to none .* -np 2 -npernode 1 ' "$TMP/flow.sh"
+# Flow with one mpirun task a GPU (--tasks per-gpu, as RaNNC's mpirun
+# -np 16 would): the node file names each node once, and this host has 2
+# cores, which Open MPI would count as the slots of each: the script
+# gives each node its 4 (was: "not enough slots available")
+printf 'nodea\n\nnodeb\nnodeb\n' >"$TMP/nodes.pjm"
+TASKS=per-gpu site flow 4 PJM_O_NODEINF="$TMP/nodes.pjm" PJM_O_WORKDIR="$TMP" PJM_JOBID=4243
+expect_grep "flow per-gpu: -np 8 -npernode 4 on 2 nodes of 4 slots" \
+    '^exec mpirun --host "$dlrun_hosts" .* -np 8 -npernode 4 ' "$TMP/flow-per-gpu.sh"
+expect_rc "flow: the script without PJM_O_NODEINF stops with exit 2" 2 \
+    env -u PJM_O_NODEINF PJM_O_WORKDIR="$TMP" bash "$TMP/flow.sh"
+expect_grep "  and says why" "no node file in PJM_O_NODEINF" "$TMP/err"
 
 done_testing

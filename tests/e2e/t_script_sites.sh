@@ -44,7 +44,7 @@ golden profile-flow --profile flow -N 2 -- python3 train.py --epochs 3
 expect_grep "pjm: the head reads PJM's node file" "^exec dlrun --alloc pjm --nproc-per-node 4 " "$TMP/pjm.sh"
 expect_grep "pjm-per-gpu: 8 MPI processes" "^#PJM --mpi proc=8\$" "$TMP/pjm-per-gpu.sh"
 expect_grep "flow: mpirun on the node file, one dlrun a node" \
-    '^exec mpirun -machinefile "$PJM_O_NODEINF" --bind-to none -x PATH .* -np 2 -npernode 1 dlrun --nproc-per-node 4 --map-by ppr:2:socket --bind-to core -- python3 train.py --epochs 3$' \
+    '^exec mpirun --host "$dlrun_hosts" --bind-to none -x PATH .* -np 2 -npernode 1 dlrun --nproc-per-node 4 --map-by ppr:2:socket --bind-to core -- python3 train.py --epochs 3$' \
     "$TMP/profile-flow.sh"
 expect_rc "pjm --requeue: refused" 2 "$DLRUN" script --scheduler pjm -N 1 --requeue -- p
 one_line "pjm --requeue"

@@ -6,4 +6,11 @@
 
 cd "$PJM_O_WORKDIR" || exit 1
 export NCCL_DEBUG=INFO
-exec mpirun -machinefile "$PJM_O_NODEINF" --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -x NCCL_DEBUG -np 2 -npernode 1 dlrun --nproc-per-node 4 -- python train.py
+# the nodes of PJM's node file, each with its tasks as slots (host:N):
+# Open MPI counts a node's cores when a node file gives no slots=
+if [ ! -r "${PJM_O_NODEINF:-}" ]; then
+    echo "dlrun job script: no node file in PJM_O_NODEINF: run this script with pjsub" >&2
+    exit 2
+fi
+dlrun_hosts=$(awk 'NF && !seen[$1]++ { printf "%s%s:1", sep, $1; sep = "," }' "$PJM_O_NODEINF")
+exec mpirun --host "$dlrun_hosts" --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -x NCCL_DEBUG -np 2 -npernode 1 dlrun --nproc-per-node 4 -- python train.py
