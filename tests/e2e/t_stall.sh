@@ -19,6 +19,14 @@ expect_rc "--stall-timeout 5x refused" 2 run -np 1 --stall-timeout 5x true
 expect_eq "one line naming the option" "$(wc -l <"$TMP/err" | tr -d ' ')" 1
 expect_grep "says what it wants" "--stall-timeout '5x'.*like 600, 90s" "$TMP/err"
 
+# --- a site profile sets it through dlrun-options, checked when read ---
+printf 'profiles:\n  w:\n    scheduler: slurm\n    dlrun-options: [--stall-timeout, %s]\n' 30m >"$TMP/s.yaml"
+printf 'profiles:\n  w:\n    scheduler: slurm\n    dlrun-options: [--stall-timeout, %s]\n' 5x >"$TMP/bad.yaml"
+expect_rc "dlrun script: a profile's --stall-timeout" 0 "$DLRUN" script --config "$TMP/s.yaml" -P w -N 2 python3 t.py
+expect_grep "  reaches the dlrun line" "^exec dlrun --stall-timeout 30m -- python3 t.py" "$TMP/out"
+expect_rc "  a bad one refused" 2 "$DLRUN" script --config "$TMP/bad.yaml" -P w -N 2 python3 t.py
+expect_grep "  naming it" "dlrun line: --stall-timeout '5x'" "$TMP/err"
+
 # --- native ranks that sleep: stalled, reported, restarted, exit 124 ---
 expect_rc "sleeping ranks stall (exit 124)" 124 run -np 2 --oversubscribe \
     --stall-timeout 2 --max-restarts 1 sh -c 'echo "up $RANK"; exec sleep 600'
