@@ -100,13 +100,15 @@ static int check_auth(struct bp_conn *c, const struct bp_msg *m,
                       struct err *err)
 {
     c->auth_refused = 1;
-    if (m->arg != BP_VERSION)
-        return err_set(err, "protocol version %lld (this broker speaks %d)",
-                       (long long)m->arg, BP_VERSION);
+    if (m->arg != BP_VERSION && m->arg != BP_VERSION_WEIGHTED)
+        return err_set(err, "protocol version %lld (this broker speaks %d "
+                       "and %d)", (long long)m->arg, BP_VERSION,
+                       BP_VERSION_WEIGHTED);
     if (!token_equal(m->val, c->token, TOKEN_BYTES))
         return err_set(err, "wrong token");
     c->auth_refused = 0;
     c->authed = 1;
+    c->version = (int)m->arg;
     return 0;
 }
 
@@ -126,6 +128,9 @@ static int check_request(const struct bp_conn *c, const struct bp_msg *m,
     if (m->vlen > c->max_value)
         return err_set(err, "value of %zu bytes (at most %zu)", m->vlen,
                        c->max_value);
+    if (m->op == BP_BARRIER && m->vlen == 4 &&
+        c->version >= BP_VERSION_WEIGHTED)
+        return 0;   /* the weight of an agent's arrival */
     if (m->op != BP_PUT && m->vlen)
         return err_set(err, "%s carries no value", bp_op_name(m->op));
     return 0;

@@ -23,7 +23,9 @@
 #include "err.h"
 #include "token.h"
 
-#define BP_VERSION 1
+#define BP_VERSION 1                    /* what ranks speak */
+#define BP_VERSION_WEIGHTED 2           /* v1 + weighted barrier arrivals:
+                                           what an agent's relay speaks */
 #define BP_FIXED_LEN 20                 /* after the length field */
 #define BP_HDR_LEN (4 + BP_FIXED_LEN)   /* bytes before the key */
 #define BP_MAX_KEY 256                  /* a key or barrier name, bytes */
@@ -36,7 +38,9 @@ enum bp_op {
     BP_PUT = 2,         /* key, value */
     BP_GET = 3,         /* key, timeout_ms */
     BP_ADD = 4,         /* key, arg: the amount */
-    BP_BARRIER = 5,     /* key: the name, arg: the count, timeout_ms */
+    BP_BARRIER = 5,     /* key: the name, arg: the count, timeout_ms;
+                           version 2: value may be a u32 weight, the
+                           arrivals this one stands for (an agent's) */
     BP_DEL = 6,         /* key */
 };
 
@@ -74,6 +78,7 @@ struct bp_conn {
     const uint8_t *token;       /* borrowed, TOKEN_BYTES (server only) */
     size_t max_value;
     int authed;
+    int version;                /* server: what the peer's AUTH said */
     int auth_refused;           /* server: a well-formed AUTH came with a
                                    wrong token or version (the peer may be
                                    told so; garbage is not answered) */

@@ -33,6 +33,7 @@ struct bs_waiter {
     struct bs_waiter *pprev, *pnext;    /* on peer */
     uint32_t id;
     uint8_t op;
+    uint32_t weight;                    /* barrier: arrivals it stands for */
     uint64_t deadline;                  /* UINT64_MAX: none */
     size_t hidx;                        /* in the heap, or NO_HEAP */
 };
@@ -351,6 +352,7 @@ static int park(struct bs_store *s, struct bs_peer *p, struct entry *e,
     w->peer = p;
     w->id = m->id;
     w->op = m->op;
+    w->weight = m->op == BP_BARRIER ? bs_barrier_weight(m) : 0;
     w->hidx = NO_HEAP;
     w->deadline = m->timeout_ms == BP_WAIT_FOREVER ? UINT64_MAX
                                                    : now + m->timeout_ms;
@@ -365,7 +367,7 @@ static int park(struct bs_store *s, struct bs_peer *p, struct entry *e,
     if (p->parked)
         p->parked->pprev = w;
     p->parked = w;
-    e->arrived += m->op == BP_BARRIER;
+    e->arrived += w->weight;
     p->nparked++;
     s->nparked++;
     s->bytes += WAITER_COST;
@@ -385,7 +387,7 @@ static void unpark(struct bs_store *s, struct bs_waiter *w)
     *(w->pprev ? &w->pprev->pnext : &w->peer->parked) = w->pnext;
     if (w->pnext)
         w->pnext->pprev = w->pprev;
-    e->arrived -= w->op == BP_BARRIER;
+    e->arrived -= w->weight;
     w->peer->nparked--;
     s->nparked--;
     s->bytes -= WAITER_COST;
@@ -521,18 +523,20 @@ static void do_barrier(struct bs_store *s, struct bs_peer *p,
 {
     struct entry *e;
     uint8_t st = BP_INVALID;
+    uint32_t w = bs_barrier_weight(m);
 
-    if (!m->klen || m->arg < 1 || m->arg > UINT32_MAX)
+    if (!m->klen || m->arg < 1 || m->arg > UINT32_MAX || !w)
         goto answer;
     st = BP_LIMIT;
     e = entry_get(s, &s->barriers, m, 1);
     if (!e)
         goto answer;
     st = BP_INVALID;    /* every arrival of a generation says the same count */
-    if (e->arrived && e->count != (uint32_t)m->arg)
+    if ((e->arrived && e->count != (uint32_t)m->arg) ||
+        w > (uint32_t)m->arg - e->arrived)  /* more than the barrier lacks */
         goto answer;
     e->count = (uint32_t)m->arg;
-    if (e->arrived + 1 == e->count) {
+    if (e->arrived + w == e->count) {
         release(s, p, e, m);
         return;
     }
@@ -582,6 +586,14 @@ void bs_request(struct bs_store *s, struct bs_peer *p, const struct bp_msg *m,
     default:
         reply_to(s, p, m, BP_INVALID, 0, NULL);
     }
+}
+
+uint32_t bs_barrier_weight(const struct bp_msg *m)
+{
+    if (m->vlen != 4)
+        return 1;
+    return (uint32_t)m->val[0] << 24 | (uint32_t)m->val[1] << 16 |
+           (uint32_t)m->val[2] << 8 | (uint32_t)m->val[3];
 }
 
 /* ---- the store and its peers ---- */

@@ -88,6 +88,11 @@ void bs_peer_init(struct bs_peer *p, void *user);
 void bs_request(struct bs_store *s, struct bs_peer *p, const struct bp_msg *m,
                 uint64_t now_ms);
 
+/* The arrivals a BARRIER request m stands for: 1, or the u32 weight its
+ * 4-byte value carries (protocol version 2: an agent's aggregate).  0 is
+ * answered INVALID. */
+uint32_t bs_barrier_weight(const struct bp_msg *m);
+
 /* Forget p's parked requests without answering (its connection is gone);
  * its barrier arrivals are withdrawn.  p may then be reused or freed. */
 void bs_peer_drop(struct bs_store *s, struct bs_peer *p);
