@@ -60,11 +60,14 @@ struct topo *script_profile_topo(const struct site_profile *p,
                                  const char *name, char *desc, size_t len);
 
 /* Place nlocal ranks with o's binding options on t, the node of profile
- * name (desc: its description), the first gpus of its GPUs granted.  0
- * with out (nlocal entries) filled, or EXIT_USAGE after one line. */
+ * name (desc: its description), the first gpus of its GPUs granted.
+ * knob: the option the user sets a node's ranks with, named in the fix of
+ * a --map-by ppr:N that asks for another count ("--gpus-per-node"), or
+ * NULL (dlrun run's own message).  0 with out (nlocal entries) filled, or
+ * EXIT_USAGE after one line. */
 int script_place(const struct topo *t, const char *desc, const char *name,
                  const struct options *o, long gpus, int nlocal,
-                 struct bind_rank *out);
+                 const char *knob, struct bind_rank *out);
 
 /* Check the dlrun line j makes: its words through dlrun run's parser,
  * then one node's ranks placed on profile p's node (name: p's name; p

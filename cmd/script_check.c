@@ -116,9 +116,40 @@ static void first_gpus(long n, char *buf, size_t len)
         snprintf(buf, len, "0-%ld", n - 1);
 }
 
+/* --map-by ppr:N:OBJ asking for another number of ranks than a node
+ * gets: said with the fix in the user's terms (knob: --gpus-per-node,
+ * which sets a script's ranks a node; the script writes dlrun run's
+ * --nproc-per-node itself), else 0 and bind_node says it. */
+static int ppr_count(const struct topo_summary *s, const char *desc,
+                     const char *name, const struct bind_opts *b, int nlocal,
+                     const char *knob)
+{
+    static const char *const obj[] = { "node", "socket", "numa" };
+    int doms = b->ppr_obj == OBJ_SOCKET ? s->packages :
+               b->ppr_obj == OBJ_NUMA ? s->numas : 1;
+    long want = (long)b->ppr * doms;
+    char fix[64] = "", alt[64] = "";
+
+    if (!knob || b->map != MAP_PPR || doms < 1 || want == nlocal)
+        return 0;
+    if (want <= s->gpus)
+        snprintf(fix, sizeof fix, "%s %ld", knob, want);
+    if (nlocal % doms == 0)
+        snprintf(alt, sizeof alt, "--map-by ppr:%d:%s", nlocal / doms,
+                 obj[b->ppr_obj]);
+    if (!fix[0] && !alt[0])
+        return 0;
+    return cmd_fail(EXIT_USAGE, "profile %s's node (%s), %d rank%s a node: "
+                    "--map-by ppr:%d:%s asks for %ld a node (%d on each of "
+                    "%d %s%s): pass %s%s%s", name, desc, nlocal,
+                    nlocal == 1 ? "" : "s", b->ppr, obj[b->ppr_obj], want,
+                    b->ppr, doms, obj[b->ppr_obj], doms == 1 ? "" : "s", fix,
+                    fix[0] && alt[0] ? ", or " : "", alt);
+}
+
 int script_place(const struct topo *t, const char *desc, const char *name,
                  const struct options *o, long gpus, int nlocal,
-                 struct bind_rank *out)
+                 const char *knob, struct bind_rank *out)
 {
     struct topo_summary s;
     struct err e = { "" };
@@ -128,6 +159,8 @@ int script_place(const struct topo *t, const char *desc, const char *name,
     if (gpus > s.gpus)
         return cmd_fail(EXIT_USAGE, "%ld GPUs per node asked for, but profile "
                         "%s's node (%s) has %d", gpus, name, desc, s.gpus);
+    if (ppr_count(&s, desc, name, &o->bind, nlocal, knob) != 0)
+        return EXIT_USAGE;
     first_gpus(gpus, granted, sizeof granted);
     if (bind_node(t, nlocal, &o->bind, gpus > 0 ? granted : "", out, &e) < 0)
         return cmd_fail(EXIT_USAGE, "profile %s's node (%s), %d rank%s a "
@@ -138,7 +171,8 @@ int script_place(const struct topo *t, const char *desc, const char *name,
 
 /* The node's ranks placed on profile p's node, if it describes one. */
 static int check_place(const struct options *o, long gpus,
-                       const struct site_profile *p, const char *name)
+                       const struct site_profile *p, const char *name,
+                       const char *knob)
 {
     struct topo *t = NULL;
     struct bind_rank *out = NULL;
@@ -151,7 +185,7 @@ static int check_place(const struct options *o, long gpus,
         return !t && desc[0] ? EXIT_USAGE : EXIT_OK;
     out = calloc((size_t)n, sizeof *out);
     rc = !out ? cmd_fail(EXIT_FAIL, "out of memory") :
-         script_place(t, desc, name, o, gpus, n, out);
+         script_place(t, desc, name, o, gpus, n, knob, out);
     free(out);
     topo_free(t);
     return rc;
@@ -173,7 +207,10 @@ static int check_words(struct strv *words, const char *context, long gpus,
         rc = cmd_fail(EXIT_FAIL, "out of memory");
     else if (parse_words(words, argv, context, &o) == 0) {
         cmd_fail_context(*context ? context : NULL);
-        rc = check_place(&o, gpus, p, name);
+        /* a script being made: its ranks a node are --gpus-per-node; a
+         * file checked: its line's own --nproc-per-node */
+        rc = check_place(&o, gpus, p, name,
+                         *context ? NULL : "--gpus-per-node");
         cmd_fail_context(NULL);
     }
     free(argv);

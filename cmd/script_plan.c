@@ -196,7 +196,10 @@ static int print_group(const struct pplan *pp, int a, int z, int n,
     if (!b)
         return cmd_fail(EXIT_FAIL, "out of memory");
     snprintf(nodes, sizeof nodes, a == z ? "node %d" : "nodes %d-%d", a, z);
-    rc = n ? script_place(pp->t, pp->desc, pp->name, &pp->o, pp->gpus, n, b)
+    /* the ranks a node come from --gpus-per-node unless given */
+    rc = n ? script_place(pp->t, pp->desc, pp->name, &pp->o, pp->gpus, n,
+                          pp->o.plan.per_node > 0 || pp->o.plan.ranks > 0 ?
+                          NULL : "--gpus-per-node", b)
            : EXIT_OK;
     if (rc == EXIT_OK) {
         printf("\n%s (%d node%s), %d rank%s each: rank%s %d", nodes,

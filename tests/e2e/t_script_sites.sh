@@ -188,9 +188,27 @@ expect_grep "  the note says why" "note: profile neuron's --map-by ppr:4:socket 
 expect_rc "neuron --gpus-per-node 2 --map-by ppr:4:socket: refused" 2 "$DLRUN" script \
     --profile neuron -N 2 --gpus-per-node 2 --map-by ppr:4:socket -- python train.py
 one_line "neuron --gpus-per-node 2 --map-by ppr:4:socket"
-expect_grep "  says the node and the way out" \
-    "profile neuron's node (2 sockets x 32 cores, 8 GPUs), 2 ranks a node: --map-by ppr:4:socket asks for 8 ranks .* but 2 were planned" "$TMP/err"
+expect_grep "  says the node and the way out, in dlrun script's options" \
+    "profile neuron's node (2 sockets x 32 cores, 8 GPUs), 2 ranks a node: --map-by ppr:4:socket asks for 8 a node (4 on each of 2 sockets): pass --gpus-per-node 8, or --map-by ppr:1:socket\$" "$TMP/err"
 expect_eq "  nothing written" "$(wc -c <"$TMP/out" | tr -d ' ')" 0
+# the fix a script user can make: --gpus-per-node, never more than the
+# node has, not dlrun run's --nproc-per-node (the script writes that)
+expect_rc "flow --map-by ppr:4:socket: refused" 2 "$DLRUN" script --profile flow \
+    -N 2 --map-by ppr:4:socket -- python train.py
+one_line "flow --map-by ppr:4:socket"
+expect_grep "  only the --map-by that fits 4 GPUs" \
+    "profile flow's node (2 sockets x 20 cores, 4 GPUs), 4 ranks a node: --map-by ppr:4:socket asks for 8 a node (4 on each of 2 sockets): pass --map-by ppr:2:socket\$" "$TMP/err"
+expect_rc "squid --tasks per-gpu --gpus-per-node 3: refused" 2 "$DLRUN" submit --profile squid \
+    -N 2 --tasks per-gpu --gpus-per-node 3 --map-by ppr:4:socket --dry-run -- python train.py
+expect_grep "  says --gpus-per-node 8" \
+    "3 ranks a node: --map-by ppr:4:socket asks for 8 a node (4 on each of 2 sockets): pass --gpus-per-node 8\$" "$TMP/err"
+expect_rc "plan --profile squid --gpus-per-node 4 --map-by ppr:4:socket: refused" 2 \
+    "$DLRUN" plan --profile squid -N 2 --gpus-per-node 4 --map-by ppr:4:socket
+expect_grep "  says --gpus-per-node too" \
+    "4 ranks a node: --map-by ppr:4:socket asks for 8 a node (4 on each of 2 sockets): pass --gpus-per-node 8, or --map-by ppr:2:socket\$" "$TMP/err"
+expect_rc "plan --profile squid --nproc-per-node 1: refused" 2 \
+    "$DLRUN" plan --profile squid -N 2 --nproc-per-node 1
+expect_grep "  says --nproc-per-node, the option given" "pass --nproc-per-node 8\$" "$TMP/err"
 # ... and so is a profile's own count
 cat >"$TMP/neuron2.yaml" <<'EOS'
 profiles:
