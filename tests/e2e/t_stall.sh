@@ -50,6 +50,10 @@ expect_grep "  rank 3 on sim2" "rank 3 (host sim2, pid [0-9]*): state S" "$TMP/e
 expect_grep "  the head's line names every node" \
     "^dlrun: stalled 2 s: ranks 0, 1 (sim1), 2, 3 (sim2) in " "$TMP/err"
 expect_eq "  the stall line is the last" "$(tail -1 "$TMP/err" | cut -c1-15)" "dlrun: stalled "
+expect_rc "across nodes a stall restarts the job (--max-restarts 1)" 124 sim \
+    -H 'sim[1-2]:1' --stall-timeout 2 --max-restarts 1 -- sh -c 'echo "up $RANK"; exec sleep 600'
+expect_grep "  restarted" "restarting the job on 2 nodes (restart 1 of 1)" "$TMP/err"
+expect_eq "  two stalls, two lines" "$(grep -c '^dlrun: stalled ' "$TMP/err")" 2
 # one node busy keeps the job alive: the head needs every node quiet
 expect_rc "one computing node keeps the job alive" 0 sim -H 'sim[1-2]:1' \
     --stall-timeout 2 -- sh -c '[ $RANK = 1 ] || exec sleep 6
