@@ -17,6 +17,7 @@
 #include "supervise.h"
 
 #define STATUS_EVERY_MS 1000
+#define STATUS_FIRST_MS 300
 
 struct status_watch {
     const struct job *j;
@@ -34,6 +35,7 @@ struct status_watch {
     char dir[4096];                 /* one-node dlrun: the file's folder */
     char name[64];
     struct client *c;               /* agent: the broker */
+    int off;                        /* no runtime folder: nothing kept */
     double started;
 };
 
@@ -86,7 +88,6 @@ struct status_watch *job_status_create(const struct job *j, const int *ranks,
                                        int n)
 {
     struct status_watch *w = calloc(1, sizeof *w);
-    struct err err = { "" };
 
     if (!w || j->plan.per_task || j->preflight || n <= 0)
         goto fail;
@@ -102,12 +103,7 @@ struct status_watch *job_status_create(const struct job *j, const int *ranks,
     for (int i = 0; i < n; i++)
         w->out_ms[i] = -1;
     w->started = wall_s();
-    if (j->agent)
-        return w;       /* connects at its first sample */
-    if (js_dir(w->dir, sizeof w->dir, &err) < 0)
-        goto fail;
-    snprintf(w->name, sizeof w->name, "job-%d", (int)getpid());
-    return w;
+    return w;   /* the folder or the broker at the first sample */
 fail:
     job_status_free(w);
     return NULL;
@@ -167,6 +163,15 @@ static void publish(struct status_watch *w, long now)
 
     if (!m)
         return;
+    if (!w->j->agent && !w->name[0]) {
+        if (w->off || js_dir(w->dir, sizeof w->dir, &err) < 0) {
+            w->off = 1;     /* no folder of ours: the job runs without */
+            fclose(m);
+            free(text);
+            return;
+        }
+        snprintf(w->name, sizeof w->name, "job-%d", (int)getpid());
+    }
     if (!w->j->agent)
         put_header(m, w->j, w->started);
     put_ranks(w, m, now);
@@ -211,8 +216,9 @@ void job_status_watch(struct status_watch *w, struct supervise *sv)
         sv->extra_fd = -1;
     sv->extra = status_tick;
     sv->extra_ctx = w;
-    w->next_ms = mono_ms();
-    publish(w, w->next_ms);     /* at once: the pids are known */
+    /* the first sample a little later: a job of a few milliseconds
+     * (a benchmark's) costs no file */
+    w->next_ms = mono_ms() + STATUS_FIRST_MS;
 }
 
 void job_status_free(struct status_watch *w)

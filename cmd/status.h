@@ -11,8 +11,9 @@ struct status_watch;
 
 /* For the ranks (plan numbers, n) this dlrun starts: a watch that keeps
  * their status (a one-node dlrun: a file in the runtime folder; an
- * agent: dlrun.st.NODE in the broker), or NULL (per-task mode, a
- * preflight, out of memory, no runtime folder: the job runs without). */
+ * agent: dlrun.st.NODE in the broker), first 300 ms after they started,
+ * then once a second; NULL for per-task mode, a preflight, or when out of
+ * memory.  Without a runtime folder of the user's it keeps nothing. */
 struct status_watch *job_status_create(const struct job *j, const int *ranks,
                                        int n);
 

@@ -43,30 +43,42 @@ static void find_library(const char *const *names, char *out)
     }
 }
 
-/* /dev/nvidiaN devices, cut to CUDA_VISIBLE_DEVICES's count when set;
- * -1 when there is no NVIDIA driver (no /dev/nvidiactl). */
+/* Entries of dir that do not start with '.' and, with prefix, start with
+ * it followed by digits only; -1 when dir cannot be read. */
+static int count_entries(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    size_t k = prefix ? strlen(prefix) : 0;
+    int n = 0;
+
+    if (!d)
+        return -1;
+    while ((e = readdir(d)))
+        if (e->d_name[0] != '.' && (!prefix ||
+            (strncmp(e->d_name, prefix, k) == 0 && e->d_name[k] &&
+             strspn(e->d_name + k, "0123456789") == strlen(e->d_name + k))))
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* The GPUs the NVIDIA driver lists (a GPU that fell off the bus is dropped
+ * there, its /dev/nvidiaN stays), else the /dev/nvidiaN devices; cut to
+ * CUDA_VISIBLE_DEVICES's count when set.  -1 when there is no driver. */
 static int count_gpus(void)
 {
     const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-    DIR *d;
-    struct dirent *e;
-    int n = 0, want = 1;
+    int n = count_entries("/proc/driver/nvidia/gpus", NULL), want;
 
-    if (access("/dev/nvidiactl", F_OK) != 0 || !(d = opendir("/dev")))
-        return -1;
-    while ((e = readdir(d)))
-        if (strncmp(e->d_name, "nvidia", 6) == 0 &&
-            e->d_name[6] >= '0' && e->d_name[6] <= '9' &&
-            strspn(e->d_name + 6, "0123456789") == strlen(e->d_name + 6))
-            n++;
-    closedir(d);
-    if (vis) {
-        want = *vis ? 1 : 0;
-        for (const char *p = vis; *p; p++)
-            want += *p == ',';
-        return want < n ? want : n;
-    }
-    return n;
+    if (n < 0 && access("/dev/nvidiactl", F_OK) == 0)
+        n = count_entries("/dev", "nvidia");
+    if (n < 0 || !vis)
+        return n;
+    want = *vis ? 1 : 0;
+    for (const char *p = vis; *p; p++)
+        want += *p == ',';
+    return want < n ? want : n;
 }
 
 static long long mem_available_mb(void)
