@@ -71,13 +71,12 @@ void guard_kill_job(void)
 /* The child: its own process group (a terminal's signals and a kill of
  * dlrun's group miss it), deaf to the signals dlrun forwards, the link as
  * stdin, nothing else open.  Only async-signal-safe calls. */
-static void guard_child(int link, int errfd, char **argv)
+static void guard_child(int link, char **argv, char **envp)
 {
     static const int deaf[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
                                 SIGUSR2, SIGPIPE };
     int null = open("/dev/null", O_RDWR);
     sigset_t none;
-    int e;
 
     setpgid(0, 0);
     for (size_t i = 0; i < sizeof deaf / sizeof deaf[0]; i++)
@@ -91,34 +90,42 @@ static void guard_child(int link, int errfd, char **argv)
         dup2(null, STDERR_FILENO);
     }
     syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-    execve("/proc/self/exe", argv, environ);
-    e = errno;
-    (void)!write(errfd, &e, sizeof e);
+    execve("/proc/self/exe", argv, envp);
     _exit(127);
 }
 
-/* fork and exec `dlrun guard`; 0, or -1 with err. */
+/* environ without DLRUN_JOB_MARK (the array only; NULL when out of
+ * memory): the guard of a dlrun run by a rank must not carry the outer
+ * job's mark, or the outer guard kills it before it ends its own job. */
+static char **unmarked_environ(void)
+{
+    size_t n = 0, k = 0;
+    char **v;
+
+    while (environ[n])
+        n++;
+    if (!(v = malloc((n + 1) * sizeof *v)))
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], MARK_NAME "=", sizeof MARK_NAME) != 0)
+            v[k++] = environ[i];
+    v[k] = NULL;
+    return v;
+}
+
+/* fork and exec `dlrun guard`, not waiting for the exec: the guard starts
+ * on another CPU while the ranks start (a launch of a few milliseconds
+ * must not wait for a second program's start).  0, or -1 with err. */
 static int spawn_guard(int link, char **argv, struct err *err)
 {
-    int pfd[2], e = 0;
-    pid_t pid;
-    ssize_t n;
+    char **envp = unmarked_environ();
+    pid_t pid = envp ? fork() : -1;
 
-    if (pipe2(pfd, O_CLOEXEC) < 0)
-        return err_set(err, "pipe: %s", strerror(errno));
-    pid = fork();
     if (pid == 0)
-        guard_child(link, pfd[1], argv);
-    close(pfd[1]);
-    n = pid > 0 ? read(pfd[0], &e, sizeof e) : -1;
-    close(pfd[0]);
+        guard_child(link, argv, envp);
+    free(envp);
     if (pid < 0)
         return err_set(err, "cannot start the guard: %s", strerror(errno));
-    if (n == (ssize_t)sizeof e) {
-        waitpid(pid, NULL, 0);
-        return err_set(err, "cannot run /proc/self/exe guard: %s",
-                       strerror(e));
-    }
     g.pid = pid;
     return 0;
 }
@@ -176,8 +183,8 @@ void guard_stop(void)
     send_rec(REC_CLEAN, 0);
     close(g.fd);
     g.fd = -1;
-    while (waitpid(g.pid, NULL, 0) < 0 && errno == EINTR)
-        ;
+    /* not waited for: it removes the cgroup folder while dlrun exits (and
+     * init reaps it) */
     if (g.procs_fd >= 0)
         close(g.procs_fd);
     g.procs_fd = -1;

@@ -21,8 +21,10 @@
 
 #include "err.h"
 
-/* Start the guard; use_cgroup 0 skips the cgroup (the mark alone).  0, or
- * -1 with err (the job can go on unguarded). */
+/* Start the guard; use_cgroup 0 skips the cgroup (the mark alone: a
+ * cgroup costs each rank a move into it, which waits for an RCU grace
+ * period, a millisecond or more).  0, or -1 with err (the job can go on
+ * unguarded). */
 int guard_start(int use_cgroup, struct err *err);
 
 /* The guard's pid, or 0 when none was started. */
@@ -50,7 +52,8 @@ void guard_forget(pid_t pgid);
 void guard_kill_job(void);
 
 /* Tell the guard the job ended cleanly (what was left is killed: no search
- * by mark needed), close the link and wait for it to clean up. */
+ * by mark needed) and close the link; it removes the cgroup folder on its
+ * own (not waited for: dlrun's exit is not delayed). */
 void guard_stop(void);
 
 /* The guard itself (`dlrun guard`): read the job's link on fd until it

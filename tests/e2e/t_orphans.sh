@@ -1,9 +1,9 @@
 #!/bin/sh
 # t_orphans.sh - nothing a rank starts outlives the job: dlrun killed with
 # SIGKILL (no handler of ours runs) with grandchildren in the rank's group,
-# daemons (setsid, double fork), and a daemon with an empty environment;
-# through the job's cgroup where one can be made here, and through the
-# guard's mark alone (DLRUN_CGROUP=0).  Processes are found by a mark in
+# daemons (setsid, double fork), a nested dlrun; through the guard's mark
+# (the default), and through the job's cgroup (DLRUN_CGROUP=1, where one
+# can be made here), which also ends a daemon with an empty environment.  Processes are found by a mark in
 # their argv; waits are hang guards (2 minutes; the sleeps last longer),
 # never assertions.
 . "$(dirname "$0")/lib.sh"
@@ -40,25 +40,28 @@ kill_case "setsid daemons" 6 sh -c "setsid sh -c '$S 1002 & exec $S 1003' & exec
 kill_case "double-forked daemons" 4 sh -c "(setsid $S 1004 & ) ; exec $S 1001"
 # a dlrun run by a rank (its guard and cgroup inside ours)
 kill_case "a nested dlrun's daemons" 6 env $CLEAN "$DLRUN" -np 1 sh -c "setsid $S 1007 & exec $S 1001"
-DLRUN_CGROUP=0 kill_case "no cgroup (the mark alone): setsid daemons" 6 \
+DLRUN_CGROUP=1 kill_case "DLRUN_CGROUP=1: setsid daemons" 6 \
     sh -c "setsid sh -c '$S 1002 & exec $S 1003' & exec $S 1001"
 
 # the end of a job that went well: its daemons end, the guard leaves nothing
-env $CLEAN "$DLRUN" -np 1 sh -c "setsid $S 1005 & cat /proc/self/cgroup" >"$TMP/cg" 2>&1
+env $CLEAN "$DLRUN" -np 1 sh -c "setsid $S 1005 &" >"$TMP/out" 2>&1
 expect_eq "a rank's daemon, the job ended: exit 0" "$?" 0
 wait_gone
 expect_eq "  the daemon ended with the job" "$(leftovers)" ""
+DLRUN_CGROUP=1 env $CLEAN "$DLRUN" -np 1 sh -c "cat /proc/self/cgroup" >"$TMP/cg" 2>&1
 cg=$(sed -n 's/^0:://p' "$TMP/cg")
 case $cg in
 */dlrun-[0-9]*-[0-9]*)
-    pass "the rank ran in the job's cgroup ($cg)"
+    pass "DLRUN_CGROUP=1: the rank ran in the job's cgroup ($cg)"
     mnt=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
+    # the guard removes it as dlrun exits: poll (hang guard)
+    for _ in $(seq 1200); do [ ! -d "$mnt$cg" ] && break; sleep 0.1; done
     [ ! -d "$mnt$cg" ] && pass "  removed after the job" ||
         fail "  cgroup $mnt$cg left behind"
     # only the cgroup holds a daemon that dropped the environment (the mark)
-    kill_case "a daemon with an empty environment (cgroup)" 4 \
+    DLRUN_CGROUP=1 kill_case "  a daemon with an empty environment" 4 \
         sh -c "env -i setsid $S 1006 & exec $S 1001"
     ;;
-*) echo "# no cgroup v2 folder could be made here: the mark alone was tested" ;;
+*) echo "# no cgroup v2 folder could be made here (DLRUN_CGROUP=1): the mark alone was tested" ;;
 esac
 done_testing
