@@ -86,6 +86,23 @@ expect_eq "no stall said" "$(grep -c stalled "$TMP/err")" 0
 REPORT=0 expect_rc "the same job without progress stalls" 124 run -np 2 \
     --oversubscribe --stall-timeout 3 $PY "$TMP/prog.py"
 
+# --- the same through libdlrun's dlrun_progress(), from a thread ---
+BUILD_DIR=$(cd "$(dirname "$DLRUN")" && pwd)
+SAN_CFLAGS=''
+ldd "$DLRUN" 2>/dev/null | grep -q libasan && SAN_CFLAGS="-fsanitize=address,undefined"
+if [ -e "$BUILD_DIR/libdlrun.so" ] && command -v cc >/dev/null 2>&1 &&
+   cc -std=c11 -Wall -Wextra -Werror $SAN_CFLAGS -pthread -I"$TOP/contrib/include" \
+      -o "$TMP/progress" "$E2E/stall_progress.c" -L"$BUILD_DIR" -ldlrun \
+      -Wl,-rpath,"$BUILD_DIR"; then
+    REPORT=1 expect_rc "dlrun_progress() keeps a quiet rank alive" 0 run -np 2 \
+        --oversubscribe --stall-timeout 2 "$TMP/progress" 6
+    expect_eq "  no stall said" "$(grep -c stalled "$TMP/err")" 0
+    REPORT=0 expect_rc "  without it the rank stalls" 124 run -np 2 \
+        --oversubscribe --stall-timeout 2 "$TMP/progress" 30
+else
+    echo "skip: no cc or no $BUILD_DIR/libdlrun.so: dlrun_progress() not tested"
+fi
+
 # --- dlrun told to stop says in one line what it did (issue 15 §3) ---
 env $CLEAN "$DLRUN" -np 2 --oversubscribe --kill-timeout 1 sh -c \
     '[ $RANK = 1 ] && trap "" TERM; echo up; exec sleep 60' >"$TMP/out" 2>"$TMP/err" &
