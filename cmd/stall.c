@@ -6,7 +6,9 @@
  * stacks), Python ranks dump every thread (PYTHONFAULTHANDLER, set for the
  * ranks, and SIGABRT), the ranks are ended, and one last line names where
  * they waited; the job then counts as failed (exit EXIT_STALL, a restart
- * under --max-restarts). */
+ * under --max-restarts).  SIGPWR prints the report without ending
+ * anything.  Across nodes each agent watches its own ranks and the head
+ * decides for all (head_stall_*, the keys in dlrun-broker(7)). */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
