@@ -24,7 +24,6 @@ int cmd_status(int argc, char **argv);
 int cmd_hosts(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 int cmd_relay(int argc, char **argv);
-int cmd_guard(int argc, char **argv);
 int cmd_broker(int argc, char **argv);
 int cmd_kv(int argc, char **argv);
 int cmd_script(int argc, char **argv);

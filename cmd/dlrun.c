@@ -36,7 +36,6 @@ static const struct {
     { "hosts", cmd_hosts },
     { "agent", cmd_agent },
     { "relay", cmd_relay },
-    { "guard", cmd_guard },
     { "broker", cmd_broker },
     { "kv", cmd_kv },
     { "script", cmd_script },

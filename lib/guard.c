@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -33,8 +34,6 @@
 
 /* What dlrun tells the guard: one record each. */
 enum { REC_ADD = 1, REC_FORGET = 2, REC_CLEAN = 3 };
-
-extern char **environ;
 
 static struct {
     pid_t pid;                  /* the guard, 0 when none */
@@ -68,14 +67,49 @@ void guard_kill_job(void)
         cgroup_kill(g.dir);
 }
 
+/* Show the guard as "dlrun guard" with no environment: a forked copy of
+ * dlrun shows dlrun's command line (which users and tests look for) and
+ * environment (an outer job's mark would make that job's guard kill this
+ * one before it ends its own ranks).  The kernel reads both from these
+ * areas of our memory (fields 48-51 of /proc/self/stat). */
+static void hide_args(void)
+{
+    char buf[1024], *p;
+    unsigned long v[4] = { 0 };
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), field = 3;
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    for (p = strrchr(buf, ')'); p && *p && field <= 51; field++) {
+        unsigned long x = strtoul(p + 1, &p, 10);
+        if (field >= 48)
+            v[field - 48] = x;
+        while (*p == ' ' && p[1] == ' ')
+            p++;
+        if (field == 3)         /* the state letter */
+            p = strchr(p + 1, ' ');
+    }
+    if (field <= 51 || v[1] <= v[0] + 12 || v[3] < v[2])
+        return;
+    memset((void *)v[0], 0, v[1] - v[0]);
+    memcpy((void *)v[0], "dlrun\0guard", 12);
+    memset((void *)v[2], 0, v[3] - v[2]);
+}
+
 /* The child: its own process group (a terminal's signals and a kill of
- * dlrun's group miss it), deaf to the signals dlrun forwards, the link as
- * stdin, nothing else open.  Only async-signal-safe calls. */
-static void guard_child(int link, char **argv, char **envp)
+ * dlrun's group miss it), deaf to the signals dlrun forwards, only the
+ * link open; then the guard's loop, in this copy of dlrun (no exec: a
+ * launch of a few milliseconds must not pay a program's start). */
+static void guard_child(int link, const char *dir, const char *mark)
 {
     static const int deaf[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1,
                                 SIGUSR2, SIGPIPE };
     int null = open("/dev/null", O_RDWR);
+    int l = fcntl(link, F_DUPFD_CLOEXEC, 64);
     sigset_t none;
 
     setpgid(0, 0);
@@ -83,47 +117,24 @@ static void guard_child(int link, char **argv, char **envp)
         signal(deaf[i], SIG_IGN);
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    dup2(link, STDIN_FILENO);
-    fcntl(STDIN_FILENO, F_SETFD, 0);
-    if (null >= 0) {
-        dup2(null, STDOUT_FILENO);
-        dup2(null, STDERR_FILENO);
-    }
-    syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
-    execve("/proc/self/exe", argv, envp);
-    _exit(127);
+    for (int fd = 0; fd < 3 && null >= 0; fd++)
+        dup2(null, fd);
+    if (l < 0)
+        _exit(1);
+    syscall(SYS_close_range, 3U, (unsigned)l - 1, 0U);
+    syscall(SYS_close_range, (unsigned)l + 1, ~0U, 0U);
+    hide_args();
+    prctl(PR_SET_NAME, "dlrun-guard");
+    _exit(guard_watch(l, dir, mark));
 }
 
-/* environ without DLRUN_JOB_MARK (the array only; NULL when out of
- * memory): the guard of a dlrun run by a rank must not carry the outer
- * job's mark, or the outer guard kills it before it ends its own job. */
-static char **unmarked_environ(void)
+/* fork the guard, not waiting for it.  0, or -1 with err. */
+static int spawn_guard(int link, const char *mark, struct err *err)
 {
-    size_t n = 0, k = 0;
-    char **v;
-
-    while (environ[n])
-        n++;
-    if (!(v = malloc((n + 1) * sizeof *v)))
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (strncmp(environ[i], MARK_NAME "=", sizeof MARK_NAME) != 0)
-            v[k++] = environ[i];
-    v[k] = NULL;
-    return v;
-}
-
-/* fork and exec `dlrun guard`, not waiting for the exec: the guard starts
- * on another CPU while the ranks start (a launch of a few milliseconds
- * must not wait for a second program's start).  0, or -1 with err. */
-static int spawn_guard(int link, char **argv, struct err *err)
-{
-    char **envp = unmarked_environ();
-    pid_t pid = envp ? fork() : -1;
+    pid_t pid = fork();
 
     if (pid == 0)
-        guard_child(link, argv, envp);
-    free(envp);
+        guard_child(link, g.dir[0] ? g.dir : NULL, mark);
     if (pid < 0)
         return err_set(err, "cannot start the guard: %s", strerror(errno));
     g.pid = pid;
@@ -142,10 +153,10 @@ static void forget_cgroup(void)
 
 int guard_start(int use_cgroup, struct err *err)
 {
-    char *argv[8] = { "dlrun", "guard" }, markarg[64];
     struct err cgerr = { "" };
     uint8_t tok[TOKEN_BYTES];
-    int sv[2], argc = 2, rc;
+    char mark[64];
+    int sv[2], rc;
 
     if (token_new(tok, err) < 0)
         return -1;
@@ -153,18 +164,12 @@ int guard_start(int use_cgroup, struct err *err)
     if (use_cgroup && cgroup_job_create(g.dir, sizeof g.dir, &cgerr) == 0 &&
         (g.procs_fd = cgroup_procs_open(g.dir, &cgerr)) < 0)
         forget_cgroup();
-    if (g.dir[0]) {
-        argv[argc++] = "--cgroup";
-        argv[argc++] = g.dir;
-    }
-    snprintf(markarg, sizeof markarg, "%s=%s", MARK_NAME, g.mark);
-    argv[argc++] = "--mark";
-    argv[argc++] = markarg;
+    snprintf(mark, sizeof mark, "%s=%s", MARK_NAME, g.mark);
     rc = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
     if (rc < 0)
         err_set(err, "socketpair: %s", strerror(errno));
     if (rc == 0) {
-        rc = spawn_guard(sv[1], argv, err);
+        rc = spawn_guard(sv[1], mark, err);
         close(sv[1]);
         if (rc < 0)
             close(sv[0]);

@@ -3,9 +3,9 @@
  *
  * The ranks get a parent-death signal, but that reaches only them: what
  * they start (a worker in the background, a daemon that called setsid)
- * would be adopted by init.  So dlrun starts a watcher, `dlrun guard`, in
- * a process group of its own, linked to dlrun by a socket that only dlrun
- * holds: when the socket closes (dlrun ended, however), the guard ends
+ * would be adopted by init.  So dlrun forks a watcher, shown as `dlrun
+ * guard`, in a process group of its own, linked to dlrun by a socket that
+ * only dlrun holds: when the socket closes (dlrun ended, however), the guard ends
  * what is left of the job:
  *   - with a cgroup v2 folder for the job (lib/cgroup.h; the ranks move in
  *     before exec), cgroup.kill: nothing can have escaped;
@@ -56,8 +56,8 @@ void guard_kill_job(void);
  * own (not waited for: dlrun's exit is not delayed). */
 void guard_stop(void);
 
-/* The guard itself (`dlrun guard`): read the job's link on fd until it
- * closes, then end the job's processes as above.  cgroup_dir and mark
+/* The guard's loop (in the forked child): read the job's link on fd until
+ * it closes, then end the job's processes as above.  cgroup_dir and mark
  * (NAME=VALUE) may be NULL.  Returns the exit code (0). */
 int guard_watch(int fd, const char *cgroup_dir, const char *mark);
 
