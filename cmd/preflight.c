@@ -151,6 +151,8 @@ struct pf_collect *preflight_collect_start(const struct job *j,
         goto fail;
     c->started = pthread_create(&c->t, NULL, collect_main, c) == 0;
     c->sv = sv;
+    /* replaces any hook before (a stall watch's: a preflight runs no
+     * ranks that could stall) */
     sv->extra = collect_deadline;
     sv->extra_ctx = c;
     sv->extra_fd = -1;
