@@ -30,6 +30,11 @@ static int run_per_task(struct job *j, char **prog)
 
     if (j->opt.report_bindings)
         job_report_bindings(j, &self, 1);
+    /* no dlrun stays to watch: say so once, not per task */
+    if (j->opt.stall_timeout_ms && self == 0)
+        fprintf(stderr, "dlrun: warning: --stall-timeout is not watched when "
+                "the scheduler starts every rank (srun/mpirun dlrun PROG): "
+                "run one dlrun per allocation or per node instead\n");
     if (rc == 0 && j->bind && CPU_COUNT(&j->bind[self].mask) &&
         sched_setaffinity(0, sizeof j->bind[self].mask, &j->bind[self].mask) < 0) {
         /* --topology planned another machine's CPUs: not bound, as the

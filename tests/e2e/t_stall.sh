@@ -27,6 +27,15 @@ expect_grep "  reaches the dlrun line" "^exec dlrun --stall-timeout 30m -- pytho
 expect_rc "  a bad one refused" 2 "$DLRUN" script --config "$TMP/bad.yaml" -P w -N 2 python3 t.py
 expect_grep "  naming it" "dlrun line: --stall-timeout '5x'" "$TMP/err"
 
+# --- per-task mode (srun dlrun PROG): nothing watches, rank 0 says so ---
+STEP="SLURM_JOB_ID=77 SLURM_STEP_ID=3 SLURM_STEP_NODELIST=$(hostname),other
+    SLURM_STEP_NUM_NODES=2 SLURM_STEP_NUM_TASKS=4 SLURM_STEP_TASKS_PER_NODE=2(x2)
+    SLURM_LOCALID=0 SLURM_NODEID=0"
+expect_rc "per-task rank 0 runs" 0 env $CLEAN $STEP SLURM_PROCID=0 "$DLRUN" --stall-timeout 5 true
+expect_grep "  and warns that nothing watches" "warning: --stall-timeout is not watched" "$TMP/err"
+expect_rc "per-task rank 1 runs" 0 env $CLEAN $STEP SLURM_PROCID=1 "$DLRUN" --stall-timeout 5 true
+expect_eq "  silently" "$(cat "$TMP/err")" ""
+
 # --- native ranks that sleep: stalled, reported, restarted, exit 124 ---
 expect_rc "sleeping ranks stall (exit 124)" 124 run -np 2 --oversubscribe \
     --stall-timeout 2 --max-restarts 1 sh -c 'echo "up $RANK"; exec sleep 600'
