@@ -31,7 +31,15 @@ static int torch_by_hand(struct job *j)
                        t->rdzv_endpoint || t->rdzv_backend || t->run_id ?
                        "--rdzv-endpoint/--rdzv-id" : "--nnodes N";
 
-    if (!t->used || j->opt.plan.nodes <= 1 ||
+    int elastic = t->nnodes_max > j->opt.plan.nodes;
+
+    if (elastic && (strcmp(j->alloc.source, "local") != 0 || !j->by_hand_ok))
+        return cmd_fail(EXIT_USAGE, "torchrun's --nnodes %d:%d (elastic): "
+                        "only with one dlrun per node started by hand "
+                        "(--rdzv-backend c10d --rdzv-endpoint HOST:PORT, no "
+                        "scheduler, dlrun run); else give --nnodes N",
+                        j->opt.plan.nodes, t->nnodes_max);
+    if (!t->used || (j->opt.plan.nodes <= 1 && !elastic) ||
         strcmp(j->alloc.source, "local") != 0)
         return t->node_rank > 0 && j->opt.plan.nodes <= 1 ?
                cmd_fail(EXIT_USAGE, "torchrun's --node-rank %d with one node: "

@@ -30,6 +30,7 @@ static int rdzv_conf(struct nodes *n, const char *conf)
     char buf[512], *save = NULL;
 
     n->join_timeout_s = 600;    /* torchrun's */
+    n->last_call_s = 30;
     n->is_host = -1;
     if (!conf)
         return 0;
@@ -45,6 +46,10 @@ static int rdzv_conf(struct nodes *n, const char *conf)
             (n->join_timeout_s = atoi(v)) <= 0)
             return cmd_fail(EXIT_USAGE, "--rdzv-conf join_timeout=%s: "
                             "expected seconds above 0", v);
+        if (strcmp(kv, "last_call_timeout") == 0 &&
+            (n->last_call_s = atoi(v)) < 0)
+            return cmd_fail(EXIT_USAGE, "--rdzv-conf last_call_timeout=%s: "
+                            "expected seconds", v);
         if (strcmp(kv, "is_host") == 0)
             n->is_host = strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0;
     }
@@ -89,6 +94,11 @@ static int where(struct nodes *n, const struct options *o)
     if (n->rendezvous && !t->rdzv_endpoint)
         return cmd_fail(EXIT_USAGE, "--rdzv-backend c10d needs "
                         "--rdzv-endpoint HOST:PORT, the same on every node");
+    if (!n->rendezvous && t->nnodes_max > o->plan.nodes)
+        return cmd_fail(EXIT_USAGE, "torchrun's --nnodes %d:%d (elastic) "
+                        "needs --rdzv-backend c10d --rdzv-endpoint HOST:PORT "
+                        "(node ranks given where the nodes meet)",
+                        o->plan.nodes, t->nnodes_max);
     if (rdzv_conf(n, t->rdzv_conf) != 0)
         return EXIT_USAGE;
     if (t->rdzv_endpoint)
@@ -228,6 +238,9 @@ int nodes_setup(struct nodes *n, struct job *j)
     n->conf.node_rank = n->rendezvous ? -1 : (o->torch.node_rank > 0 ?
                                               o->torch.node_rank : 0);
     n->conf.join_timeout_ms = n->join_timeout_s * 1000;
+    n->conf.max_nodes = o->torch.nnodes_max > o->plan.nodes ?
+                        o->torch.nnodes_max : 0;
+    n->conf.last_call_ms = n->last_call_s * 1000;
     n->conf.hb_timeout_ms = o->remote.heartbeat_s * 1000;
     return serve(n, o);
 }

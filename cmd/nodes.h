@@ -18,6 +18,8 @@ struct nodes {
     int rendezvous;             /* c10d: node ranks on arrival */
     int join_timeout_s;         /* --rdzv-conf join_timeout (600) */
     int is_host;                /* --rdzv-conf is_host: 1, 0, -1 unset */
+    int last_call_s;            /* --rdzv-conf last_call_timeout (30):
+                                   elastic, after MIN nodes joined */
     char host[256];             /* the endpoint's host and port */
     int port;
     char endpoint[300];         /* "HOST:PORT", the ranks' DLRUN_BROKER */

@@ -167,6 +167,11 @@ static int outcome(struct nodes *n, const struct ng_end *e, int *again)
                  j->opt.remote.heartbeat_s, stopped);
         *again = can;
         return EXIT_FAIL;
+    case NG_GROW:
+        cmd_fail(0, "a node is waiting to join the group of %d (--nnodes "
+                 "%d:%d)", g->nnodes, j->opt.plan.nodes, j->opt.torch.nnodes_max);
+        *again = can;
+        return EXIT_FAIL;
     default:
         cmd_fail(0, "dlrun on %s (node rank %d) could not start its ranks "
                  "(exit code %d); %s", host, e->node, e->status, stopped);

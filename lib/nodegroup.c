@@ -123,7 +123,8 @@ int ng_member_parse(const char *s, size_t len, struct ng_member *m,
     return 0;
 }
 
-static const char *const kinds[] = { "ok", "fail", "signal", "lost", "error" };
+static const char *const kinds[] = { "ok", "fail", "signal", "lost", "error",
+                                     "grow" };
 
 int ng_end_format(const struct ng_end *e, char *buf, size_t len)
 {
@@ -131,6 +132,7 @@ int ng_end_format(const struct ng_end *e, char *buf, size_t len)
 
     switch (e->kind) {
     case NG_OK: n = snprintf(buf, len, "ok"); break;
+    case NG_GROW: n = snprintf(buf, len, "grow"); break;
     case NG_FAIL:
         n = snprintf(buf, len, "fail %d %d %d %d", e->node, e->rank,
                      e->status, e->pid);
@@ -178,13 +180,14 @@ int ng_end_parse(const char *s, size_t len, int nnodes, int nranks,
     if (text(s, len, buf, err) < 0)
         return err_prefix(err, "the group's outcome");
     k = word(&p);
-    for (i = 0; i < 5 && strcmp(k, kinds[i]) != 0; i++)
+    for (i = 0; i < 6 && strcmp(k, kinds[i]) != 0; i++)
         ;
-    if (i == 5)
+    if (i == 6)
         return err_set(err, "the group's outcome: unknown kind");
     e->kind = (enum ng_kind)i;
-    if (i == NG_OK)
-        return p ? err_set(err, "the group's outcome: text after \"ok\"") : 0;
+    if (i == NG_OK || i == NG_GROW)
+        return p ? err_set(err, "the group's outcome: text after \"%s\"",
+                           kinds[i]) : 0;
     if (nnodes < 1 || nranks < 1 || end_fields(p, e, nnodes, nranks) < 0)
         return err_set(err, "the group's outcome: bad \"%s\" fields",
                        kinds[i]);
@@ -279,7 +282,7 @@ static int take_rank(struct nodegroup *ng, int gen, int *self, struct err *err)
     }
     if (add(ng, gen, "arrive", -1, 1, &v, err) < 0)
         return -1;
-    if (v > c->nnodes)
+    if (v > c->nnodes && c->max_nodes <= c->nnodes)
         return err_set(err, "the group is full: %d nodes have joined already "
                        "(--nnodes %d)", c->nnodes, c->nnodes);
     *self = (int)v - 1;
@@ -380,25 +383,128 @@ static int open_gen(struct nodegroup *ng, int gen, struct err *err)
            -1 : 0;
 }
 
+static void nap(int ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+    nanosleep(&ts, NULL);
+}
+
+static int elastic(const struct ng_conf *c)
+{
+    return c->max_nodes > c->nnodes;
+}
+
+/* Elastic: the first to arrive decides gen's size (ng.G.size), once MIN
+ * have arrived and the last call passed, or MAX at once; everyone reads
+ * it.  0, 1 when stop said so, -1 with err. */
+static int group_size(struct nodegroup *ng, int gen, int self, int *size,
+                      int (*stop)(void *), void *ctx, struct err *err)
+{
+    const struct ng_conf *c = &ng->conf;
+    long deadline = mono_ms() + c->join_timeout_ms, min_at = 0;
+    char k[64], val[32];
+    int64_t n = 0;
+
+    *size = c->nnodes;
+    if (!elastic(c))
+        return 0;
+    key(k, sizeof k, gen, "size", -1);
+    while (self == 0) {
+        if (add(ng, gen, "arrive", -1, 0, &n, err) < 0)
+            return -1;
+        if (n >= c->nnodes && !min_at)
+            min_at = mono_ms();
+        if (n >= c->max_nodes || (min_at && mono_ms() - min_at >= c->last_call_ms)) {
+            snprintf(val, sizeof val, "%d", n < c->max_nodes ? (int)n : c->max_nodes);
+            if (client_put(ng->c, k, val, strlen(val), err) != CLIENT_OK)
+                return -1;
+            break;
+        }
+        if (stop && stop(ctx))
+            return 1;
+        if (mono_ms() > deadline)
+            return err_set(err, "only %lld of at least %d nodes joined within "
+                           "%d s", (long long)n, c->nnodes,
+                           c->join_timeout_ms / 1000);
+        nap(100);
+    }
+    for (;;) {
+        void *got = NULL;
+        size_t len = 0;
+        int rc = client_get(ng->c, k, 1000, &got, &len, err);
+        if (rc == CLIENT_OK) {
+            rc = len < sizeof val ? (memcpy(val, got, len), val[len] = 0,
+                 number(val, 1, c->max_nodes, size)) : -1;
+            free(got);
+            return rc < 0 ? err_set(err, "the group's size: not a number "
+                                    "of nodes") : 0;
+        }
+        if (rc != CLIENT_TIMEOUT)
+            return -1;
+        if (stop && stop(ctx))
+            return 1;
+    }
+}
+
+/* Elastic, arrived after gen's size was set: wait until the group moves
+ * to its next generation (it restarts to take this node in). */
+static int wait_next(struct nodegroup *ng, int gen, int (*stop)(void *),
+                     void *ctx, struct err *err)
+{
+    int now = gen;
+
+    while (now <= gen) {
+        if (stop && stop(ctx))
+            return 1;
+        nap(500);
+        if (current_gen(ng, &now, err) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Take a node rank in gen (or a later one, elastic) and its size. */
+static int take_place(struct nodegroup *ng, int gen, int (*stop)(void *),
+                      void *ctx, struct ng_group *g, struct err *err)
+{
+    int rc;
+
+    for (;;) {
+        if (gen < 0 && current_gen(ng, &gen, err) < 0)
+            return -1;
+        if (open_gen(ng, gen, err) < 0 ||
+            take_rank(ng, gen, &g->self, err) < 0)
+            return -1;
+        rc = group_size(ng, gen, g->self, &g->nnodes, stop, ctx, err);
+        if (rc != 0 || g->self < g->nnodes)
+            break;
+        if ((rc = wait_next(ng, gen, stop, ctx, err)) != 0)
+            break;
+        gen = -1;
+    }
+    g->gen = gen;
+    return rc;
+}
+
 int ng_join(struct nodegroup *ng, int gen, int (*stop)(void *ctx), void *ctx,
             struct ng_group *g, struct err *err)
 {
-    int rc = -1;
+    int rc;
 
     memset(g, 0, sizeof *g);
-    if (gen < 0 && current_gen(ng, &gen, err) < 0)
-        return -1;
-    if (open_gen(ng, gen, err) < 0)
-        return -1;
-    g->gen = gen;
-    g->nnodes = ng->conf.nnodes;
-    if (g->nnodes < 1 || g->nnodes > NG_MAX_NODES)
-        return err_set(err, "--nnodes %d: 1 to %d", g->nnodes, NG_MAX_NODES);
+    if (ng->conf.nnodes < 1 || ng->conf.nnodes > NG_MAX_NODES ||
+        ng->conf.max_nodes > NG_MAX_NODES)
+        return err_set(err, "--nnodes %d: 1 to %d", ng->conf.nnodes,
+                       NG_MAX_NODES);
+    rc = take_place(ng, gen, stop, ctx, g, err);
+    if (rc != 0)
+        return rc;
+    rc = -1;
     g->nodes = calloc((size_t)g->nnodes, sizeof *g->nodes);
     if (!g->nodes)
         return err_set(err, "out of memory");
-    if (take_rank(ng, gen, &g->self, err) == 0 &&
-        publish(ng, gen, g->self, err) == 0)
+    if (publish(ng, g->gen, g->self, err) == 0)
         rc = gather(ng, g, stop, ctx, err);
     if (rc != 0)
         ng_group_free(g);
@@ -469,6 +575,13 @@ int ng_watch(struct nodegroup *ng, const struct ng_group *g, int wait_ms,
                 return -1;
             ng->seen_ms[i] = now;   /* posted once per timeout at most */
         }
+    }
+    if (elastic(&ng->conf) && g->nnodes < ng->conf.max_nodes &&
+        g->gen < ng->conf.self.max_restarts) {
+        struct ng_end grow = { .kind = NG_GROW };
+        if (add(ng, g->gen, "arrive", -1, 0, &v, err) < 0 ||
+            (v > g->nnodes && post_first(ng, g->gen, &grow, err) < 0))
+            return -1;
     }
     return ng_outcome(ng, g, wait_ms, e, err);
 }

@@ -44,6 +44,7 @@ enum ng_kind {
     NG_SIGNAL,      /* dlrun on node was told to stop: status = signal */
     NG_LOST,        /* node's heartbeat stopped */
     NG_ERROR,       /* dlrun on node could not run its ranks: status = code */
+    NG_GROW,        /* elastic: a node waits to join: restart bigger */
 };
 
 struct ng_end {
@@ -52,7 +53,7 @@ struct ng_end {
 };
 
 /* "ok" | "fail NODE RANK STATUS PID" | "signal NODE SIG" | "lost NODE" |
- * "error NODE CODE" into buf; -1 when it does not fit. */
+ * "error NODE CODE" | "grow" into buf; -1 when it does not fit. */
 int ng_end_format(const struct ng_end *e, char *buf, size_t len);
 
 /* Decode an outcome (len bytes at s, any bytes) of a group of nnodes
@@ -63,7 +64,9 @@ int ng_end_parse(const char *s, size_t len, int nnodes, int nranks,
 struct ng_conf {
     const char *broker;     /* "HOST:PORT" (borrowed) */
     const char *token_hex;  /* 32 hex digits (borrowed) */
-    int nnodes;             /* nodes in the group */
+    int nnodes;             /* nodes in the group (elastic: at least) */
+    int max_nodes;          /* elastic (> nnodes): at most; else 0 */
+    int last_call_ms;       /* elastic: wait after nnodes joined */
     int node_rank;          /* static: this node's; -1: by arrival */
     int join_timeout_ms;    /* for every node to join */
     int hb_timeout_ms;      /* a node silent this long is lost */

@@ -137,8 +137,8 @@ if [ ! -d /proc/driver/nvidia ]; then
     expect_rc "--nproc-per-node gpu without a GPU" 2 env CUDA_VISIBLE_DEVICES= "$DLRUN" --nproc-per-node gpu show.py
     one_line
 fi
-expect_rc "--nnodes 1:4 (elastic) refused" 2 clean_env "$DLRUN" --nnodes 1:4 --nproc-per-node 1 show.py
-expect_grep "  names the dlrun way" "use -H host1,host2 or run under srun/sbatch" "$TMP/err"
+expect_rc "--nnodes 1:4 (elastic) without c10d refused" 2 clean_env "$DLRUN" --nnodes 1:4 --nproc-per-node 1 show.py
+expect_grep "  names the dlrun way" "(elastic) needs --rdzv-backend c10d" "$TMP/err"
 one_line
 # one dlrun per node by hand runs (t_torch_nodes_local.sh); plan cannot show it
 expect_rc "static multi-node by hand: plan refuses" 2 clean_env "$DLRUN" plan --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port 29500 --nproc-per-node 1 show.py

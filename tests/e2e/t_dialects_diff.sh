@@ -146,13 +146,6 @@ torch "--redirects 3" --standalone --nproc_per_node=2 --redirects 3 probe.py
 torch "--start_method=spawn" --standalone --nproc_per_node=2 --start_method=spawn probe.py
 torch "a failing rank" --standalone --nproc_per_node=2 probe.py --fail=1
 
-# lines dlrun refuses: elastic membership
-refuse() {
-    what=$1; shift
-    expect_rc "torchrun $what: refused" 2 "$DLRUN" "$@"
-    expect_grep "  names the dlrun way" "use -H host1,host2 or run under srun/sbatch" "$TMP/err"
-    expect_eq "  one line" "$(wc -l <"$TMP/err")" 1
-}
 
 # one launcher per node by hand: two on this host, node ranks 0 and 1 (@NR@
 # in the line), each pair meeting at a port free now (@P@)
@@ -175,7 +168,10 @@ torch2() {
 torch2 "static, 2 nodes" --nnodes=2 --node_rank=@NR@ --master_addr=127.0.0.1 --master_port=@P@ --nproc_per_node=2 probe.py
 torch2 "rendezvous c10d, 2 nodes" --nnodes=2 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:@P@ probe.py
 torch2 "static, a failing rank" --nnodes=2 --node_rank=@NR@ --master_addr=127.0.0.1 --master_port=@P@ --nproc_per_node=1 probe.py --fail=1
-refuse "elastic 1:4" --nnodes=1:4 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 probe.py
+# a line dlrun refuses: elastic where a host list fixes the nodes
+expect_rc "torchrun elastic 1:4 with a host list: refused" 2 "$DLRUN" -H localhost:2 --nnodes=1:4 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 probe.py
+expect_grep "  names the dlrun way" "only with one dlrun per node started by hand" "$TMP/err"
+expect_eq "  one line" "$(wc -l <"$TMP/err")" 1
 
 # --- Open MPI's mpirun (its man page, Horovod's docs/mpirun.rst, the seeds) ---
 mpi "-np 2" -np 2 $PY probe.py a

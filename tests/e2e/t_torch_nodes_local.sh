@@ -178,6 +178,28 @@ both "--node-rank 0 --rdzv-conf join_timeout=5" "--node-rank 0 --rdzv-conf join_
 cat "$TMP/n0.err" "$TMP/n1.err" >"$TMP/twice.err"
 expect_grep "node rank 0 twice: refused" "node rank 0 has joined already" "$TMP/twice.err"
 
+# --- elastic --nnodes 1:2: one node starts alone after the last call; a
+# second joining restarts the group with both; the second killed, the
+# first goes on alone (each change a restart) ---
+P=$(port)
+EL="--nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:$P --rdzv-conf last_call_timeout=1 --max-restarts 2 --heartbeat-timeout 3 --no-python"
+# shellcheck disable=SC2086
+(within 300 "$DLRUN" $EL sh -c 'echo "a $TORCHELASTIC_RESTART_COUNT $RANK $WORLD_SIZE"; [ $TORCHELASTIC_RESTART_COUNT = 2 ] || exec "$0" 120' "$TMP/$MARK-sleep" \
+    >"$TMP/n0.out" 2>"$TMP/n0.err"; echo $? >"$TMP/n0.rc") &
+ranks_up 1
+# shellcheck disable=SC2086
+"$DLRUN" $EL sh -c 'echo "b $TORCHELASTIC_RESTART_COUNT $RANK $WORLD_SIZE"; exec "$0" 120' "$TMP/$MARK-sleep" >"$TMP/n1.out" 2>"$TMP/n1.err" &
+pid=$!
+for _ in $(seq 600); do grep -q "^b 1 " "$TMP/n1.out" && break; sleep 0.1; done
+kill -KILL $pid; wait
+expect_eq "elastic 1:2: the first node goes on to the end" "$(cat "$TMP/n0.rc")" 0 || show
+expect_eq "  alone, then with the second, then alone (restart, rank, world)" \
+    "$(cat "$TMP/n0.out" "$TMP/n1.out" | sort | tr '\n' ,)" "a 0 0 1,a 1 0 2,a 2 0 1,b 1 1 2,"
+expect_grep "  a joining node restarts the group" "a node is waiting to join the group of 1" "$TMP/n0.err"
+expect_grep "  a lost one too" "lost dlrun on [^ ]* (node rank 1)" "$TMP/n0.err"
+wait_gone
+expect_eq "  nothing left running" "$(leftovers)" ""
+
 expect_rc "etcd backend: refused naming c10d" 2 "$DLRUN" --nnodes 2 --rdzv-backend etcd \
     --rdzv-endpoint 127.0.0.1:2379 --no-python true
 expect_grep "  names the dlrun way" "rdzv-backend c10d" "$TMP/err"
