@@ -108,4 +108,32 @@ expect_grep "  naming node2" "lost dlrun on node2 (node rank 1)" "$TMP/n1.err"
 wait_gone
 expect_eq "  nothing left on either node" "$(leftovers)" ""
 
+# --- elastic --nnodes 2:3 on node1..3: DDP with 3 nodes, then node3's
+# dlrun killed mid-job: node1 and node2 restart with the smaller world
+# and train again ---
+P=$((P + 1))
+cat >"$TMP/el.sh" <<EOF
+"$PY" "$E2E/ddp_train.py" || exit 1
+[ "\$TORCHELASTIC_RESTART_COUNT" -ge 1 ] || exec "$TMP/$MARK-sleep" 300
+EOF
+EL="--nnodes 2:3 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint node1:$P --rdzv-id el1 --rdzv-conf last_call_timeout=5 --max-restarts 1 --heartbeat-timeout 3 --no-python sh $TMP/el.sh"
+for n in 1 2; do
+    # shellcheck disable=SC2086
+    (within 600 "$ON" $n "$DLRUN" $EL >"$TMP/e$n.out" 2>"$TMP/e$n.err"; echo $? >"$TMP/e$n.rc") &
+done
+# shellcheck disable=SC2086
+"$ON" 3 "$DLRUN" $EL >"$TMP/e3.out" 2>"$TMP/e3.err" &
+pid=$!
+ranks_up 3
+kill -KILL $pid
+wait
+expect_eq "elastic 2:3, node3's dlrun killed mid-job: node1 and node2 exit 0" \
+    "$(cat "$TMP/e1.rc") $(cat "$TMP/e2.rc")" "0 0" ||
+    for f in e1.out e1.err e2.out e2.err e3.err; do sed "s|^|  $f: |" "$TMP/$f"; done
+expect_eq "  3 ranks trained with 3 nodes, then 2 with 2" \
+    "$(cat "$TMP/e1.out" "$TMP/e2.out" "$TMP/e3.out" | awk '/ ok$/ { print $2 }' | sed 's|.*/||' | sort | uniq -c | awk '{ printf "%s:%s ", $2, $1 }')" "2:2 3:3 "
+expect_grep "  the lost node is named" "lost dlrun on node3" "$TMP/e1.err"
+wait_gone
+expect_eq "  nothing left on any node" "$(leftovers)" ""
+
 done_testing
