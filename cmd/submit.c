@@ -6,17 +6,18 @@
  * bsub reads it on stdin to see its #BSUB lines. */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "jobspec.h"
-#include "readall.h"
+#include "proc.h"
 #include "script.h"
+
+/* What is kept of the submitter's stdout: the job id is on its first line. */
+#define SUBMIT_OUT_MAX (1 << 16)
 
 /* argv of the submitter for sched; file is the script. */
 static void submit_argv(int sched, const char *file, const char *argv[4])
@@ -52,66 +53,6 @@ static const char *job_id(int sched, char *out)
     s[strcspn(s, sched == SCHED_LSF ? ">\n" : sched == SCHED_SLURM ?
               ";\n" : " \t\n")] = '\0';
     return s;
-}
-
-/* name's path on $PATH into path (PATH_MAX bytes); 0, or -1 when no
- * executable file of that name is there.  Done before fork: execvp's
- * search is not async-signal-safe. */
-static int find_in_path(const char *name, char *path)
-{
-    const char *dirs = getenv("PATH"), *d, *colon;
-
-    for (d = dirs ? dirs : "/usr/bin:/bin"; d; d = colon ? colon + 1 : NULL) {
-        size_t len;
-
-        colon = strchr(d, ':');
-        len = colon ? (size_t)(colon - d) : strlen(d);
-        /* an empty entry is the current folder, as for execvp */
-        if (snprintf(path, PATH_MAX, "%.*s/%s", len ? (int)len : 1,
-                     len ? d : ".", name) < PATH_MAX &&
-            access(path, X_OK) == 0)
-            return 0;
-    }
-    return -1;
-}
-
-/* Run argv with stdin from in_fd (-1: untouched), stdout into a buffer
- * (caller frees); returns the exit status, 127 when argv[0] is not on
- * $PATH, or -1. */
-static int run_capture(const char *const argv[], int in_fd, char **out)
-{
-    int pipefd[2], status = 0;
-    char path[PATH_MAX];
-    pid_t pid;
-    FILE *f;
-    size_t len = 0;
-
-    *out = NULL;
-    if (find_in_path(argv[0], path) < 0)
-        return 127;
-    if (pipe2(pipefd, O_CLOEXEC) < 0)
-        return -1;
-    pid = fork();
-    if (pid == 0) {
-        /* only async-signal-safe calls from here on */
-        if ((in_fd >= 0 && dup2(in_fd, 0) < 0) || dup2(pipefd[1], 1) < 0)
-            _exit(126);
-        execv(path, (char *const *)argv);
-        _exit(126);
-    }
-    close(pipefd[1]);
-    f = pid > 0 ? fdopen(pipefd[0], "r") : NULL;
-    if (f)
-        *out = read_all(f, 1 << 16, &len);
-    if (f)
-        fclose(f);
-    else
-        close(pipefd[0]);
-    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    if (pid < 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* The script into a file the submitter can read: -o FILE, else a
@@ -161,6 +102,7 @@ static int submit(const struct script_result *r)
 {
     char path[64], *out = NULL;
     const char *file = NULL, *argv[4];
+    struct err err = { "" };
     int tmp = 0, in_fd = -1, status, rc;
 
     rc = script_file(r, path, &file, &tmp);
@@ -173,17 +115,23 @@ static int submit(const struct script_result *r)
         rc = cmd_fail(EXIT_FAIL, "%s: %s", file, strerror(errno));
         goto out;
     }
-    status = run_capture(argv, in_fd, &out);
+    if (!(out = malloc(SUBMIT_OUT_MAX))) {
+        rc = cmd_fail(EXIT_FAIL, "out of memory");
+        goto out;
+    }
+    /* its stderr stays ours: the user sees why it refused */
+    status = proc_capture((char *const *)argv, in_fd, 0, 0, out,
+                          SUBMIT_OUT_MAX, &err);
     if (status == 127)
         rc = cmd_fail(EXIT_FAIL, "%s: not found: submit from a login node of "
                       "the %s cluster, or use dlrun script -o FILE", argv[0],
                       sched_name(r->sched));
-    else if (status < 0)
-        rc = cmd_fail(EXIT_FAIL, "cannot run %s: %s", argv[0], strerror(errno));
+    else if (status < 0 || err.msg[0])    /* not started, or not run */
+        rc = cmd_fail(EXIT_FAIL, "%s", err.msg);
     else if (status != 0)
         rc = cmd_fail(EXIT_FAIL, "%s failed (exit %d, its message above): "
                       "nothing submitted", argv[0], status);
-    else if (!out || !*job_id(r->sched, out))
+    else if (!*job_id(r->sched, out))
         rc = cmd_fail(EXIT_FAIL, "%s printed no job id", argv[0]);
     else
         rc = printf("%s\n", job_id(r->sched, out)) < 0 ? EXIT_FAIL : EXIT_OK;

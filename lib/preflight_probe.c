@@ -95,54 +95,14 @@ static long long mem_available_mb(void)
     return kb < 0 ? -1 : kb / 1024;
 }
 
-/* Run argv with its stdout and stderr into out (PF_STR bytes, the first
- * line kept whole, the rest dropped) for at most timeout_ms.  Its exit
- * code, 124 when it ran too long, -1 when it could not start. */
+/* Run argv with its stdout and stderr into out (PF_STR bytes) for at
+ * most timeout_ms: its exit code, 124 when it ran too long, -1 when it
+ * could not start. */
 static int run_capture(char *const *argv, char *out, int timeout_ms)
 {
-    int p[2], status = 0, code = -1;
-    size_t got = 0;
-    long deadline = now_us() + timeout_ms * 1000L;
-    pid_t pid;
+    struct err err = { "" };
 
-    out[0] = '\0';
-    if (pipe2(p, O_CLOEXEC) < 0)
-        return -1;
-    pid = fork();
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDONLY);
-        dup2(nul, 0);
-        dup2(p[1], 1);
-        dup2(p[1], 2);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(p[1]);
-    while (pid > 0) {
-        struct pollfd pf = { .fd = p[0], .events = POLLIN };
-        long left = (deadline - now_us()) / 1000;
-        ssize_t n;
-        if (left <= 0 || poll(&pf, 1, (int)left) == 0) {
-            kill(pid, SIGKILL);
-            code = 124;
-            break;
-        }
-        n = read(p[0], out + got, PF_STR - 1 - got);
-        if (n <= 0 && !(n < 0 && errno == EINTR))
-            break;
-        got += n > 0 ? (size_t)n : 0;
-        if (got == PF_STR - 1) {
-            char sink[512];
-            while (read(p[0], sink, sizeof sink) > 0)
-                ;
-            break;
-        }
-    }
-    out[got] = '\0';
-    close(p[0]);
-    if (pid > 0 && waitpid(pid, &status, 0) == pid && code != 124)
-        code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-    return code;
+    return proc_capture(argv, 0, 1, timeout_ms, out, PF_STR, &err);
 }
 
 /* The last non-empty line of s, in place (Python's error is there). */

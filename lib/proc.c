@@ -16,6 +16,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -26,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "guard.h"
@@ -284,4 +287,123 @@ int proc_kill_adopted(const pid_t *keep, int n)
     }
     closedir(d);
     return killed;
+}
+
+/* The child's output into buf until EOF, len - 1 bytes kept (the rest
+ * read and dropped) or deadline_ms (CLOCK_MONOTONIC; 0: none) passed.
+ * 0, or -1 when the deadline passed. */
+static int read_until(int fd, char *buf, size_t len, long deadline_ms)
+{
+    size_t got = 0;
+    char sink[512];
+
+    for (;;) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+        struct timespec ts;
+        long left = -1;
+        ssize_t r;
+        if (deadline_ms) {
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            left = deadline_ms - (ts.tv_sec * 1000L + ts.tv_nsec / 1000000);
+            if (left <= 0)
+                break;
+        }
+        if (poll(&p, 1, (int)left) == 0)
+            break;
+        r = got < len - 1 ? read(fd, buf + got, len - 1 - got)
+                          : read(fd, sink, sizeof sink);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            buf[got] = '\0';
+            return 0;
+        }
+        if (got < len - 1)
+            got += (size_t)r;
+    }
+    buf[got] = '\0';
+    return -1;
+}
+
+static long deadline_after(int ms)
+{
+    struct timespec ts;
+
+    if (ms <= 0)
+        return 0;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000 + ms;
+}
+
+int proc_capture(char *const *argv, int in_fd, int with_stderr,
+                 int timeout_ms, char *buf, size_t len, struct err *err)
+{
+    struct proc_spec spec = { .argv = argv, .envp = environ };
+    char path[PATH_MAX];
+    sigset_t none;
+    int fds[2] = { -1, -1 }, null = -1, e, status = 0, code = -1;
+    pid_t pid;
+
+    buf[0] = '\0';
+    if (proc_find_program(argv[0], getenv("PATH"), path, sizeof path) < 0)
+        return 127;
+    sigemptyset(&none);
+    spec.path = path;
+    spec.mask = &none;
+    if (in_fd <= 0 && (null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+        return err_set(err, "/dev/null: %s", strerror(errno));
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        err_set(err, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    spec.in_fd = in_fd > 0 ? in_fd : null;
+    spec.out_fd = fds[1];
+    spec.err_fd = with_stderr ? fds[1] : -1;
+    if (proc_spawn(&spec, &pid, &e, err) < 0) {
+        code = e ? proc_exec_code(e) : -1;
+        goto out;
+    }
+    close(fds[1]);
+    fds[1] = -1;
+    code = read_until(fds[0], buf, len, deadline_after(timeout_ms));
+    if (code < 0)
+        killpg(pid, SIGKILL);   /* it and whatever it started */
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (code == 0)
+        code = WIFEXITED(status) ? WEXITSTATUS(status) :
+               128 + WTERMSIG(status);
+    else
+        code = 124;
+out:
+    for (int i = 0; i < 2; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    if (null >= 0)
+        close(null);
+    return code;
+}
+
+int proc_exec(char *const *argv, char *const *envp, const sigset_t *mask,
+              int *exec_errno, struct err *err)
+{
+    char **saved = environ;
+    struct sigaction sa, dfl = { .sa_handler = SIG_DFL };
+    sigset_t none;
+
+    fflush(NULL);
+    /* exec keeps what is ignored (SIGPIPE in a relay): not the program's */
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
+            sa.sa_handler == SIG_IGN)
+            sigaction(sig, &dfl, NULL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, mask ? mask : &none, NULL);
+    if (envp)
+        environ = (char **)envp;    /* execvp searches the PATH of envp */
+    execvp(argv[0], argv);
+    *exec_errno = errno;
+    environ = saved;
+    return err_set(err, "cannot run '%s': %s", argv[0],
+                   strerror(*exec_errno));
 }

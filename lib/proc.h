@@ -61,4 +61,26 @@ int proc_exec_code(int exec_errno);
  * reparented to us as child subreaper.  Returns how many were killed. */
 int proc_kill_adopted(const pid_t *keep, int n);
 
+/* Run argv (searched in $PATH) and keep what it prints: stdout, and
+ * stderr too when with_stderr (else stderr stays dlrun's), into buf (len
+ * bytes, NUL-terminated; what does not fit is read and dropped).  Its
+ * stdin is in_fd when > 0, else /dev/null.  The child is set up as
+ * proc_spawn's are (own process group, dies with dlrun, default signal
+ * handlers) with no signal blocked.  Past timeout_ms (<= 0: no limit) its
+ * process group is killed.  Returns the shell's code for it: its exit
+ * status, 128 + the signal that ended it, 127 when argv[0] is not found,
+ * 126 when it cannot run, 124 when it ran too long; -1 with err when no
+ * process could be started.  Everything stays the caller's. */
+int proc_capture(char *const *argv, int in_fd, int with_stderr,
+                 int timeout_ms, char *buf, size_t len, struct err *err);
+
+/* Replace this process with argv, searched in the PATH of envp (NULL:
+ * environ), as a program started fresh: stdio flushed, signals this
+ * process ignores back to the default, the signal mask set to mask (NULL:
+ * nothing blocked).  Returns only when exec failed: -1, *exec_errno set
+ * and err saying "cannot run 'PROG': REASON" (proc_exec_code gives the
+ * exit code to use). */
+int proc_exec(char *const *argv, char *const *envp, const sigset_t *mask,
+              int *exec_errno, struct err *err);
+
 #endif

@@ -22,60 +22,16 @@ int stackdump_have(const char *prog)
     return proc_find_program(prog, getenv("PATH"), path, sizeof path) == 0;
 }
 
-static long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Run argv with stdout and stderr into buf; kill it past timeout_ms.
+/* Run argv with stdout and stderr into buf; killed past timeout_ms.
  * Returns the bytes read, -1 when it could not run or overran. */
 static ssize_t run_capture(char *const argv[], int timeout_ms, char *buf,
                            size_t len)
 {
-    int fds[2], status, overran = 0;
-    size_t got = 0;
-    long end = mono_ms() + timeout_ms;
-    pid_t pid;
+    struct err err = { "" };
+    int rc = proc_capture(argv, 0, 1, timeout_ms, buf, len, &err);
 
-    if (pipe2(fds, O_CLOEXEC) < 0)
-        return -1;
-    pid = fork();
-    if (pid == 0) {
-        int devnull = open("/dev/null", O_RDONLY);
-        dup2(devnull, 0);
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    while (pid > 0) {
-        struct pollfd p = { .fd = fds[0], .events = POLLIN };
-        long left = end - mono_ms();
-        ssize_t r;
-        if (left <= 0 || poll(&p, 1, (int)left) == 0) {
-            overran = 1;
-            break;
-        }
-        r = read(fds[0], buf + got, len - 1 - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-        if (got == len - 1)
-            break;          /* enough: the rest is dropped */
-    }
-    buf[got] = '\0';
-    close(fds[0]);
-    if (pid > 0 && overran)
-        kill(pid, SIGKILL);
-    if (pid > 0)
-        waitpid(pid, &status, 0);
-    return pid < 0 || overran ? -1 : (ssize_t)got;
+    return rc < 0 || rc == 124 || rc == 126 || rc == 127 ? -1 :
+           (ssize_t)strlen(buf);
 }
 
 /* Every thread's /proc/PID/task/T/stack, each after a "thread T:" line. */
