@@ -18,6 +18,7 @@
 #include "errfile.h"
 #include "pmix_host.h"
 #include "pmixc.h"
+#include "proc.h"
 
 extern char **environ;
 
@@ -245,14 +246,14 @@ void job_free(struct job *j)
 int job_exec(char **argv, const struct envset *s, int rank)
 {
     char **envp = envset_envp(s, environ);
+    struct err err = { "" };
     int e;
 
     if (!envp)
         return cmd_fail(EXIT_FAIL, "out of memory");
-    fflush(NULL);
-    environ = envp;     /* execvp searches the PATH the rank will have */
-    execvp(argv[0], argv);
-    e = errno;
-    return cmd_fail(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC,
-                    "rank %d: cannot run '%s': %s", rank, argv[0], strerror(e));
+    /* searched in the PATH the rank will have */
+    proc_exec(argv, envp, NULL, &e, &err);
+    envset_free_envp(envp);
+    return cmd_fail(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC, "rank %d: %s",
+                    rank, err.msg);
 }

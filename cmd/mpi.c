@@ -17,6 +17,7 @@
 #include "job.h"
 #include "mpidetect.h"
 #include "pmix_host.h"
+#include "proc.h"
 #include "strv.h"
 #include "supervise.h"
 
@@ -365,8 +366,9 @@ static void srun_argv(const struct job *j, char **prog, struct strv *a)
 int job_mpi_srun(struct job *j, char **argv, int prog)
 {
     struct strv a = { 0 };
+    struct err err = { "" };
     char file[64];
-    int fd;
+    int fd, e;
 
     if (j->plan.per_task || strcmp(j->alloc.source, "slurm-job") != 0)
         return cmd_fail(EXIT_USAGE, "--mpi=srun: run dlrun inside a Slurm "
@@ -384,8 +386,8 @@ int job_mpi_srun(struct job *j, char **argv, int prog)
     srun_argv(j, argv + prog, &a);
     if (a.failed || setenv("SLURM_HOSTFILE", file, 1) < 0)
         return cmd_fail(EXIT_FAIL, "out of memory");
-    fflush(NULL);
-    execvp(a.v[0], a.v);
+    proc_exec(a.v, NULL, NULL, &e, &err);
     strv_free(&a);
-    return cmd_fail(EXIT_NOTFOUND, "--mpi=srun: cannot run srun: %m");
+    return cmd_fail(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC, "--mpi=srun: %s",
+                    err.msg);
 }

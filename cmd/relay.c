@@ -23,6 +23,7 @@
 #include "cmd.h"
 #include "envwire.h"
 #include "hostname.h"
+#include "proc.h"
 #include "shquote.h"
 #include "sshexec.h"
 
@@ -212,10 +213,13 @@ static int relay_simulated(char **cmd, int ms)
 {
     struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
 
+    struct err err = { "" };
+    int e;
+
     nanosleep(&ts, NULL);
-    execvp(cmd[0], cmd);
-    return cmd_fail(errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC,
-                    "relay: cannot run '%s': %s", cmd[0], strerror(errno));
+    proc_exec(cmd, NULL, NULL, &e, &err);
+    return cmd_fail(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC, "relay: %s",
+                    err.msg);
 }
 
 int cmd_relay(int argc, char **argv)

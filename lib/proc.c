@@ -389,7 +389,6 @@ int proc_exec(char *const *argv, char *const *envp, const sigset_t *mask,
 {
     char **saved = environ;
     struct sigaction sa, dfl = { .sa_handler = SIG_DFL };
-    sigset_t none;
 
     fflush(NULL);
     /* exec keeps what is ignored (SIGPIPE in a relay): not the program's */
@@ -397,8 +396,8 @@ int proc_exec(char *const *argv, char *const *envp, const sigset_t *mask,
         if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
             sa.sa_handler == SIG_IGN)
             sigaction(sig, &dfl, NULL);
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, mask ? mask : &none, NULL);
+    if (mask)
+        sigprocmask(SIG_SETMASK, mask, NULL);
     if (envp)
         environ = (char **)envp;    /* execvp searches the PATH of envp */
     execvp(argv[0], argv);

@@ -77,7 +77,7 @@ int proc_capture(char *const *argv, int in_fd, int with_stderr,
 /* Replace this process with argv, searched in the PATH of envp (NULL:
  * environ), as a program started fresh: stdio flushed, signals this
  * process ignores back to the default, the signal mask set to mask (NULL:
- * nothing blocked).  Returns only when exec failed: -1, *exec_errno set
+ * kept, as dlrun was given it, as for proc_spawn's ranks).  Returns only when exec failed: -1, *exec_errno set
  * and err saying "cannot run 'PROG': REASON" (proc_exec_code gives the
  * exit code to use). */
 int proc_exec(char *const *argv, char *const *envp, const sigset_t *mask,

@@ -106,8 +106,8 @@ static void capture_signals(void)
 
 /* proc_exec in a forked child with SIGPIPE ignored and SIGTERM blocked;
  * what the program printed (its /proc/self/status lines) into buf. */
-static int exec_child(char *const *argv, char *const *envp, char *buf,
-                      size_t len)
+static int exec_child(char *const *argv, char *const *envp,
+                      const sigset_t *mask, char *buf, size_t len)
 {
     int p[2], status = 0, e = 0;
     size_t got = 0;
@@ -125,7 +125,7 @@ static int exec_child(char *const *argv, char *const *envp, char *buf,
         sigprocmask(SIG_BLOCK, &term, NULL);
         signal(SIGPIPE, SIG_IGN);
         dup2(p[1], 1);
-        proc_exec(argv, envp, NULL, &e, &err);
+        proc_exec(argv, envp, mask, &e, &err);
         printf("%d %s", proc_exec_code(e), err.msg);
         fflush(stdout);
         _exit(99);
@@ -147,11 +147,19 @@ static void exec_in_place(void)
     char *nopath[] = { "PATH=/dlrun-nowhere", NULL };
     char masks[64];
 
-    is_int(exec_child(grep, NULL, buf, sizeof buf), 0, "proc_exec: ran");
+    sigset_t none;
+
+    sigemptyset(&none);
+    is_int(exec_child(grep, NULL, &none, buf, sizeof buf), 0,
+           "proc_exec: ran");
     standard_masks(buf, masks, sizeof masks);
     is_str(masks, "blocked 0 ignored 0",
-           "proc_exec: nothing blocked or ignored in the program");
-    is_int(exec_child(grep, nopath, buf, sizeof buf), 99,
+           "proc_exec: nothing ignored, the mask it was given");
+    exec_child(grep, NULL, NULL, buf, sizeof buf);
+    standard_masks(buf, masks, sizeof masks);
+    is_str(masks, "blocked 4000 ignored 0",
+           "proc_exec: no mask given: ours kept (SIGTERM blocked)");
+    is_int(exec_child(grep, nopath, NULL, buf, sizeof buf), 99,
            "proc_exec: returns when exec failed");
     is_str(buf, "127 cannot run 'grep': No such file or directory",
            "proc_exec: searched envp's PATH; 127 and the reason");
