@@ -11,6 +11,7 @@
 
 #include "envwire.h"
 #include "preflight_cmd.h"
+#include "proc.h"
 
 extern char **environ;
 
@@ -143,10 +144,8 @@ static void shared_remote_options(const struct options *o, struct strv *a)
 int agent_args(const struct job *j, struct strv *a, struct envset *env)
 {
     char self[PATH_MAX], *hosts = hosts_with_ranks(&j->plan);
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 
-    self[n > 0 ? n : 0] = '\0';
-    strv_addf(a, "%s", n > 0 ? self : "dlrun");
+    strv_addf(a, "%s", proc_self_exe(self, sizeof self) == 0 ? self : "dlrun");
     strv_addf(a, "agent");
     strv_addf(a, "--hosts=%s", hosts ? hosts : "");
     strv_addf(a, "--np=%d", j->plan.nranks);

@@ -343,9 +343,7 @@ static void task_options(const struct options *o, struct strv *a)
 static void srun_argv(const struct job *j, char **prog, struct strv *a)
 {
     char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-
-    self[n > 0 ? n : 0] = '\0';
+    int n = proc_self_exe(self, sizeof self);
     strv_addf(a, "srun");
     strv_addf(a, "--mpi=pmix");
     strv_addf(a, "--ntasks=%d", j->plan.nranks);
@@ -356,7 +354,7 @@ static void srun_argv(const struct job *j, char **prog, struct strv *a)
                                        SLURM_EXPORT_ENV says */
     if (j->opt.tag_output)
         strv_addf(a, "--label");
-    strv_addf(a, "%s", n > 0 ? self : "dlrun");
+    strv_addf(a, "%s", n == 0 ? self : "dlrun");
     task_options(&j->opt, a);
     strv_addf(a, "--");
     for (char **q = prog; *q; q++)

@@ -26,6 +26,7 @@
 #include "proc.h"
 #include "shquote.h"
 #include "sshexec.h"
+#include "writeq.h"
 
 #define RELAY_LINE_MAX 65536
 
@@ -44,19 +45,6 @@ static const char usage[] =
     "                   [--connect-timeout S] HOST\n"
     "                   -- COMMAND...\n"
     "Internal: dlrun starts one per remote node to run its agent there.\n";
-
-static void write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return;
-        p += w;
-        n -= (size_t)w;
-    }
-}
 
 /* Write the complete lines held, at most PIPE_BUF bytes per write where
  * lines allow, so that relays sharing one pipe never mix within a line.
@@ -77,7 +65,7 @@ static void stream_flush(struct relay_stream *s, int force)
                 break;
             end = (size_t)(next - s->buf) + 1;
         }
-        write_all(s->fd, s->buf + done, end - done);
+        (void)writeq_write_all(s->fd, s->buf + done, end - done);
         done = end;
     }
     memmove(s->buf, s->buf + done, s->len - done);

@@ -20,10 +20,12 @@
 #include "cmd.h"
 #include "jobscript.h"
 #include "jobspec.h"
+#include "proc.h"
 #include "readall.h"
 #include "safefile.h"
 #include "sites.h"
 #include "strv.h"
+#include "writeq.h"
 
 #ifndef DLRUN_TEMPLATE_DIR
 #define DLRUN_TEMPLATE_DIR "/usr/local/share/dlrun/templates"
@@ -409,12 +411,11 @@ static int list_profiles(const struct sites *s, char *const *origin)
 void script_template_dirs(struct template_dirs *d)
 {
     char exe[PATH_MAX], *slash;
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
 
     memset(d, 0, sizeof *d);
     d->dirs[0] = getenv("DLRUN_TEMPLATES");
     d->dirs[3] = DLRUN_TEMPLATE_DIR;
-    exe[n > 0 ? n : 0] = '\0';
+    proc_self_exe(exe, sizeof exe);
     slash = strrchr(exe, '/');
     if (slash) {
         *slash = '\0';
@@ -821,19 +822,9 @@ static mode_t script_mode(void)
 
 int script_write_fd(int fd, const char *path, const char *text)
 {
-    size_t len = strlen(text), done = 0;
-
-    while (done < len) {
-        ssize_t n = write(fd, text + done, len - done);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
-        done += (size_t)n;
-    }
     /* fchmod also narrows a file that existed with a wider mode */
-    if (done < len || fchmod(fd, script_mode()) < 0) {
+    if (writeq_write_all(fd, text, strlen(text)) < 0 ||
+        fchmod(fd, script_mode()) < 0) {
         int saved = errno;
 
         close(fd);

@@ -406,3 +406,11 @@ int proc_exec(char *const *argv, char *const *envp, const sigset_t *mask,
     return err_set(err, "cannot run '%s': %s", argv[0],
                    strerror(*exec_errno));
 }
+
+int proc_self_exe(char *buf, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+    buf[n > 0 && (size_t)n < len - 1 ? n : 0] = '\0';
+    return buf[0] ? 0 : -1;
+}

@@ -83,4 +83,8 @@ int proc_capture(char *const *argv, int in_fd, int with_stderr,
 int proc_exec(char *const *argv, char *const *envp, const sigset_t *mask,
               int *exec_errno, struct err *err);
 
+/* This program's path (/proc/self/exe) into buf (len bytes): 0, or -1
+ * with buf "" when it cannot be read or does not fit. */
+int proc_self_exe(char *buf, size_t len);
+
 #endif

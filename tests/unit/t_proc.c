@@ -165,8 +165,19 @@ static void exec_in_place(void)
            "proc_exec: searched envp's PATH; 127 and the reason");
 }
 
+static void self_exe(void)
+{
+    char buf[4096], tiny[4] = "x";
+
+    ok(proc_self_exe(buf, sizeof buf) == 0 && strstr(buf, "t_proc") &&
+       buf[0] == '/', "proc_self_exe: this test's absolute path");
+    ok(proc_self_exe(tiny, sizeof tiny) == -1 && tiny[0] == '\0',
+       "proc_self_exe: too long for the buffer: -1 and \"\"");
+}
+
 int main(void)
 {
+    self_exe();
     capture();
     capture_stdin();
     capture_signals();
