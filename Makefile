@@ -36,7 +36,9 @@ PKG_LIBS   := $(shell pkg-config --libs $(filter-out hwloc,$(PKGS)) 2>/dev/null)
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -MMD -MP
 ALL_CPPFLAGS = -D_GNU_SOURCE -DDLRUN_VERSION='"$(VERSION)"' $(FEATURES) \
-               -Ilib -Ilaunchers -Icmd $(PKG_CFLAGS) $(CPPFLAGS)
+               -Ilib -Ilaunchers $(PKG_CFLAGS) $(CPPFLAGS)
+# No -Icmd: lib/ and launchers/ cannot include cmd/'s headers (cmd/*.c
+# find their own beside them), so the compiler keeps the layering.
 ifeq ($(SAN),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif

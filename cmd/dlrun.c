@@ -1,5 +1,4 @@
 /* dlrun.c - main: dispatch to a subcommand; the default is "run". */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,28 +40,6 @@ static const struct {
     { "script", cmd_script },
     { "submit", cmd_submit },
 };
-
-static const char *fail_context;
-
-void cmd_fail_context(const char *text)
-{
-    fail_context = text;
-}
-
-int cmd_fail(int code, const char *fmt, ...)
-{
-    va_list ap;
-
-    fflush(stdout);
-    fputs("dlrun: ", stderr);
-    if (fail_context)
-        fputs(fail_context, stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return code;
-}
 
 int main(int argc, char **argv)
 {
