@@ -240,7 +240,8 @@ static void report_rank(struct stall_watch *w, int i, long now)
 {
     struct sv_rank *r = &w->sv->ranks[i];
     struct stall_out *o = &w->o[i];
-    pid_t py = procstat_group_python(r->pid), who = py ? py : r->pid;
+    pid_t py = procstat_group_python(r->pid);
+    pid_t who = py ? py : procstat_group_leaf(r->pid);
     struct procstat st = { .state = '?' };
     double cpu = (double)stall_window_cpu(w->eng, i) / (double)procstat_hz();
     char age[48] = "no output yet";

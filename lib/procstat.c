@@ -166,6 +166,42 @@ static void find_python(void *ctx, const struct procstat *st)
         g->python = st->pid;
 }
 
+struct leaf {
+    pid_t pgrp;
+    int n;
+    pid_t pid[256], ppid[256];      /* the group's members, the first 256 */
+};
+
+static void add_member(void *ctx, const struct procstat *st)
+{
+    struct leaf *l = ctx;
+
+    if (st->pgrp == l->pgrp && l->n < 256) {
+        l->pid[l->n] = st->pid;
+        l->ppid[l->n++] = st->ppid;
+    }
+}
+
+pid_t procstat_group_leaf(pid_t pgrp)
+{
+    struct leaf *l = calloc(1, sizeof *l);
+    pid_t best = pgrp;
+
+    if (!l)
+        return pgrp;
+    l->pgrp = pgrp;
+    each_proc(add_member, l);
+    for (int i = 0; i < l->n; i++) {
+        int parent = 0;
+        for (int k = 0; k < l->n && !parent; k++)
+            parent = l->ppid[k] == l->pid[i];
+        if (!parent && (best == pgrp || l->pid[i] > best))
+            best = l->pid[i];
+    }
+    free(l);
+    return best;
+}
+
 pid_t procstat_group_python(pid_t pgrp)
 {
     struct groups g = { &pgrp, 1, NULL, NULL, 0 };

@@ -40,6 +40,13 @@ int procstat_groups_cpu(const pid_t *pgrps, int n, unsigned long long *ticks,
  * wrapper (sh -c, env) started; 0 when there is none. */
 pid_t procstat_group_python(pid_t pgrp);
 
+/* The process of group pgrp that does the work: one with no child in the
+ * group (a shell or env that waits for its program is not it), the
+ * latest started when there are several (the highest pid, short of pid
+ * wrap-around); pgrp itself when it has no such member or /proc cannot
+ * be read. */
+pid_t procstat_group_leaf(pid_t pgrp);
+
 /* Is pid a Python interpreter (its executable's name starts "python")? */
 int procstat_is_python(pid_t pid);
 

@@ -159,6 +159,7 @@ static void live(void)
     ok(t1 > t0 + 5 && n == 1, "the group's CPU time grows");
     ok(!procstat_is_python(getpid()), "a C test is not Python");
     ok(procstat_group_python(pid) == 0, "no Python in the group");
+    ok(procstat_group_leaf(pid) == pid, "a lone process is its group's leaf");
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     ok(procstat_groups_cpu(&pid, 1, &t1, &n) == 0 && n == 0, "gone: no process");
