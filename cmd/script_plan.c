@@ -175,11 +175,12 @@ static void warn_gpus(const struct pplan *pp, int n,
                nodes, n, usable, usable == 1 ? "" : "s", 0, usable,
                b[0].gpu);
     else if (n == 1 && usable > 1)
+        /* as at run time (lib/bind.c): the only rank gets every GPU */
         printf("warning: %s: one rank and %ld GPUs: it is given them all "
-               "(CUDA_VISIBLE_DEVICES %s), and the program must drive them "
-               "all (TF MirroredStrategy, spawn-based DDP) or they stay "
-               "unused\n", nodes, usable, b[0].gpu_list[0] ?
-               b[0].gpu_list : "lists them");
+               "(GPUs %s) and the cores next to them; the program must "
+               "drive them all (TF MirroredStrategy, spawn-based DDP) or "
+               "they stay unused\n", nodes, usable, b[0].gpu_list[0] ?
+               b[0].gpu_list : "of the node");
     else if (n < usable)
         printf("warning: %s: %d rank%s and %ld GPUs: %ld unused\n", nodes,
                n, n == 1 ? "" : "s", usable, usable - n);

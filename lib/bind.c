@@ -743,6 +743,13 @@ static int assign_by_gpu(struct ctx *c, struct err *err)
 
     if (!order)
         return err_set(err, "out of memory");
+    /* the node's only rank drives every GPU: GPU 0's home is not its own,
+     * the mapping's one slot is (place_all_gpus widens the default's) */
+    if (c->all_gpus) {
+        take(c, 0, 0);
+        free(order);
+        return 0;
+    }
     for (int k = 0; k < c->nlocal; k++) {
         order[k] = (struct by_home){ hwloc_bitmap_weight(rank_home(c, k)->cpuset), k };
         c->rank_slot[k] = -1;

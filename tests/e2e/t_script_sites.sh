@@ -236,6 +236,28 @@ expect_rc "node: with GPUs uneven over the sockets" 2 "$DLRUN" script --config "
 one_line "node: uneven"
 expect_grep "  at FILE:LINE:COLUMN" "node.yaml:4:11: profiles.n.node: node: 3 GPUs do not spread evenly over 2 sockets" "$TMP/err"
 
+# --- one rank a node driving all its GPUs (TF MirroredStrategy): the
+# plan and the run agree (lib/bind.c plans both) ---
+"$DLRUN" plan --profile squid --node-xml >"$TMP/squid.xml"
+expect_rc "plan: squid, one rank a node over the whole node" 0 "$DLRUN" plan \
+    --profile squid -N 2 --nproc-per-node 1 --map-by ppr:1:node
+expect_grep "  the rank gets every GPU and the node's cores" \
+    '^  0      0      0,1     0,1   0-75                 0,1,2,3,4,5,6,7 (all 8)$' "$TMP/out"
+expect_grep "  the warning says it is given them all" \
+    "^warning: nodes 0-1: one rank and 8 GPUs: it is given them all (GPUs 0,1,2,3,4,5,6,7)" "$TMP/out"
+expect_rc "  the run on that node binds it so (was: 'leaves no cores there')" 0 \
+    "$DLRUN" --topology "$TMP/squid.xml" --nproc-per-node 1 --map-by ppr:1:node \
+    --bind-to core --report-bindings -- true
+expect_grep "  --report-bindings: the plan's CPUs and GPUs" \
+    "^dlrun: rank 0 host [^ ]* cpus 0-75 gpu 0,1,2,3,4,5,6,7 (all 8)$" "$TMP/err"
+expect_rc "  dlrun script with it (squid's --bind-to core kept)" 0 "$DLRUN" script \
+    --profile squid -N 2 --dlrun-arg --nproc-per-node --dlrun-arg 1 \
+    --map-by ppr:1:node -- python3 mirrored.py
+expect_grep "  the dlrun line (the last of each option counts)" \
+    " --nproc-per-node 1 --map-by ppr:1:node -- python3 mirrored.py\$" "$TMP/out"
+cp "$TMP/out" "$TMP/mirrored.sh"
+expect_rc "  and it passes its --check" 0 "$DLRUN" script --check "$TMP/mirrored.sh"
+
 # --- dlrun script --check FILE: every generated script passes it ---
 for p in squid neuron jean-zay flow; do
     "$DLRUN" script --profile "$p" -N 2 -o "$TMP/c-$p.sh" -- python3 train.py 2>"$TMP/err" ||
