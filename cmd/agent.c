@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "broker_relay_srv.h"
 #include "client.h"
 #include "cmd.h"
 #include "envwire.h"
@@ -247,17 +248,44 @@ static int prepare_subtree(struct job *j, struct agent_job *aj,
     return relay->failed ? cmd_fail(EXIT_FAIL, "out of memory") : 0;
 }
 
+/* This node's relay (lib/broker_relay_srv.h): the ranks, the watchers
+ * and the rendezvous talk to it on a local socket, it to the head on one
+ * connection.  The agents below were already handed the head's address.
+ * DLRUN_NO_RELAY=1: everything connects to the head as before. */
+static struct relay_srv *agent_relay(const struct job *j)
+{
+    const char *up = getenv("DLRUN_BROKER"), *tok = getenv("DLRUN_TOKEN");
+    uint8_t t[TOKEN_BYTES];
+    struct err err = { "" };
+    struct relay_srv *s;
+
+    if (!up || !tok || getenv("DLRUN_NO_RELAY") ||
+        token_from_hex(tok, t, &err) < 0)
+        return NULL;
+    s = relay_srv_start(up, t,
+                        (uint32_t)j->plan.nodes[j->plan.self_node].nranks,
+                        &err);
+    if (!s)     /* the head is still reachable directly */
+        fprintf(stderr, "dlrun agent: %s; ranks connect to the head\n",
+                err.msg);
+    else
+        setenv("DLRUN_BROKER", relay_srv_addr(s), 1);
+    return s;
+}
+
 static int agent_start(struct job *j, char **prog, struct agent_watch *w)
 {
     struct agent_job aj = { .prog = prog };
     struct strv args = { 0 }, relay = { 0 };
     struct envset xenv = { .no_from = 1 };
     int *nodes = NULL, life[2] = { -1, -1 }, rc = 0;
+    struct relay_srv *rsrv = NULL;
 
     if (j->opt.spawn && (pipe2(life, O_CLOEXEC) < 0 ||
                          (rc = prepare_subtree(j, &aj, &args, &relay, &xenv,
                                                &nodes, life[0])) != 0))
         goto out;
+    rsrv = agent_relay(j);
     if (start_watchers(w) < 0) {
         rc = cmd_fail(EXIT_FAIL, "agent: cannot start its threads");
         goto out;
@@ -265,6 +293,7 @@ static int agent_start(struct job *j, char **prog, struct agent_watch *w)
     rc = run_launch(j, prog);   /* agrees on the rendezvous first */
     atomic_store(&w->done, 1);
 out:
+    relay_srv_stop(rsrv);
     strv_free(&args);
     strv_free(&relay);
     envset_free_envp(aj.envp);

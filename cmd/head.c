@@ -173,6 +173,12 @@ static void head_stop_broker(struct head *h)
         return;
     if (eventfd_write(h->wake, 1) == 0)
         pthread_join(h->thread, NULL);
+    if (getenv("DLRUN_BROKER_STATS")) {     /* tests: who connected */
+        struct broker_stats st;
+        broker_get_stats(h->broker, &st);
+        fprintf(stderr, "dlrun: broker: %zu connections, %zu requests\n",
+                st.accepted, st.requests);
+    }
     broker_destroy(h->broker);
     h->broker = NULL;
 }

@@ -215,6 +215,11 @@ static int dial_any(const char *broker, int64_t deadline, struct err *err)
     return dial(host, port, deadline, err);
 }
 
+int client_dial(const char *broker, int timeout_ms, struct err *err)
+{
+    return dial_any(broker, mono_ms() + timeout_ms, err);
+}
+
 /* ---- one request, one answer ---- */
 
 /* The connection is unusable from now on; c->broken says why. */

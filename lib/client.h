@@ -90,6 +90,13 @@ int client_del(struct client *c, const char *key, struct err *err);
 int client_nccl_unique_id(struct client *c, const char *name, int timeout_ms,
                           uint8_t id[CLIENT_NCCL_ID_BYTES], struct err *err);
 
+/* A connected socket (close-on-exec, its mode as dial left it: the
+ * caller sets O_NONBLOCK as it needs; caller closes) to broker
+ * (as client_connect takes it), refused connections retried until
+ * timeout_ms; nothing sent.  -1 with err.  For an agent's relay, which
+ * speaks the protocol itself. */
+int client_dial(const char *broker, int timeout_ms, struct err *err);
+
 /* Split "HOST:PORT" or "[V6]:PORT" (borrowed) into host (len bytes) and
  * *port.  0 / -1 with err. */
 int client_parse_addr(const char *broker, char *host, size_t len, int *port,

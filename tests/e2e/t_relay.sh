@@ -1,0 +1,40 @@
+#!/bin/sh
+# t_relay.sh - every agent serves its node's ranks through its relay
+# (lib/broker_relay.c): the ranks' DLRUN_BROKER is a local unix: socket, a
+# barrier of all ranks and a key written on one node and read on all pass
+# through the relays, and the head's broker sees one connection per node
+# (its counters, DLRUN_BROKER_STATS), not one per rank as with
+# DLRUN_NO_RELAY=1.  Simulated nodes, as in t_agents.sh.
+. "$(dirname "$0")/lib.sh"
+CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
+       -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN -u DLRUN_NO_RELAY
+       DLRUN_RELAY_SIM_MS=0 DLRUN_BROKER_STATS=1 TMPDIR=$TMP/tmpd"
+mkdir -p "$TMP/tmpd"
+SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
+cat >"$TMP/rank.sh" <<'EOS'
+[ "$RANK" = 5 ] && "$DLRUN" kv put shared "from-$RANK"
+"$DLRUN" kv barrier all 24 --timeout 120 || exit 1
+echo "$RANK $("$DLRUN" kv get shared --timeout 120) ${DLRUN_BROKER%%/*}"
+EOS
+# --- 8 nodes of 3 ranks, a tree of fan-out 2 ---
+env $CLEAN DLRUN="$DLRUN" "$DLRUN" $SIM -H 'sim[1-8]:3' --fanout 2 -- \
+    sh "$TMP/rank.sh" >"$TMP/relay.out" 2>"$TMP/relay.err"
+expect_eq "24 ranks through the relays: success" "$?" 0 ||
+    sed 's/^/  | /' "$TMP/relay.err"
+expect_eq "  every rank passed the barrier and read rank 5's key" \
+    "$(grep -c '^[0-9]* from-5 unix:$' "$TMP/relay.out")" 24
+conns=$(sed -n 's/^dlrun: broker: \([0-9]*\) connections.*/\1/p' "$TMP/relay.err")
+expect_eq "  the head's broker: one connection per node (8), and its own" \
+    "${conns:-none}" 9
+# --- the same without relays: a connection per rank ---
+env $CLEAN DLRUN_NO_RELAY=1 DLRUN="$DLRUN" "$DLRUN" $SIM -H 'sim[1-8]:3' \
+    --fanout 2 -- sh "$TMP/rank.sh" >"$TMP/direct.out" 2>"$TMP/direct.err"
+expect_eq "DLRUN_NO_RELAY=1: success" "$?" 0
+expect_eq "  ranks talk to the head directly" \
+    "$(grep -c '^[0-9]* from-5 [^u]' "$TMP/direct.out")" 24
+conns=$(sed -n 's/^dlrun: broker: \([0-9]*\) connections.*/\1/p' "$TMP/direct.err")
+expect_eq "  the head's broker: more than one connection per rank" \
+    "$([ "${conns:-0}" -gt 24 ] && echo yes)" yes
+expect_eq "  no relay folder left" \
+    "$(ls "$TMP/tmpd" | grep -c '^dlrun-relay\.')" 0
+done_testing
