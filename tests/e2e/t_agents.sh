@@ -66,7 +66,11 @@ expect_eq "  nothing left" "$(leftovers)" ""
 
 # --- the head killed: every agent sees its lifeline close ---
 env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]:1' --fanout 2 -- "$TMP/$MARK-sleep" 60 >/dev/null 2>&1 & p=$!
-for _ in $(seq 1200); do [ "$(leftovers | wc -l)" -ge 13 ] && break; sleep 0.1; done
+# wait for the 4 ranks themselves (simulated relays run their agent in
+# place, so counting every marked process would wait for ones never made)
+ranks_up() { ps -eo args= | grep -c "^$TMP/$MARK-sleep 60"; }
+for _ in $(seq 1200); do [ "$(ranks_up)" -ge 4 ] && break; sleep 0.1; done
+expect_eq "the 4 ranks started" "$(ranks_up)" 4
 kill -9 $p
 wait_gone
 expect_eq "head SIGKILLed: nothing left" "$(leftovers)" ""
