@@ -15,6 +15,7 @@
 #include "envout.h"
 #include "envwire.h"
 #include "horovod.h"
+#include "net.h"
 #include "errfile.h"
 #include "pmix_host.h"
 #include "pmixc.h"
@@ -53,6 +54,24 @@ static int torch_by_hand(struct job *j)
                     "a group; dlrun plan/env cannot show it", what);
 }
 
+/* Hosts given by -H or a host file that cannot be resolved: named now,
+ * before any agent starts (else the broker fails with exit 1 later). */
+static int job_check_hosts(const struct job *j)
+{
+    struct err err = { "" };
+
+    if (strcmp(j->alloc.source, "hosts") && strcmp(j->alloc.source, "hostfile"))
+        return 0;
+    for (int i = 0; i < j->plan.nnodes; i++)
+        if (j->plan.nodes[i].host &&
+            net_resolves(j->plan.nodes[i].host, &err) < 0)
+            return cmd_fail(EXIT_USAGE, "%s (%s): fix the name, or add it to "
+                            "DNS or /etc/hosts", err.msg,
+                            strcmp(j->alloc.source, "hosts") ? "host file" :
+                            "-H");
+    return 0;
+}
+
 int job_prepare(struct job *j, int collective)
 {
     struct err err = { "" };
@@ -85,6 +104,8 @@ int job_prepare(struct job *j, int collective)
                   j->plan.nranks == 1 ? "" : "s", j->plan.nnodes,
                   j->plan.nnodes == 1 ? "" : "s", j->plan.layout ?
                   j->plan.layout : "as given");
+    if (collective && !j->agent && job_check_hosts(j) != 0)
+        return EXIT_USAGE;
     /* one dlrun for every node given one node's rank: a copy runs on each
      * node by hand, and each would start the whole job */
     if (j->opt.torch.node_rank >= 0 && j->plan.nnodes > 1 &&

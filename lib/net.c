@@ -83,6 +83,18 @@ static int is_loopback(const struct sockaddr *sa)
     return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)sa)->sin6_addr);
 }
 
+int net_resolves(const char *host, struct err *err)
+{
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL;
+    int rc = getaddrinfo(host, NULL, &hints, &res);
+
+    if (rc == 0) {
+        freeaddrinfo(res);
+        return 0;
+    }
+    return err_set(err, "cannot resolve host %s: %s", host, gai_strerror(rc));
+}
+
 int net_host_addr(const char *host, char *out, size_t len, struct err *err)
 {
     struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *res = NULL, *r;

@@ -18,6 +18,10 @@ int net_iface_addr(const char *iface, char *out, size_t len, struct err *err);
  * 0 / -1 with err. */
 int net_host_addr(const char *host, char *out, size_t len, struct err *err);
 
+/* 0 when host (borrowed) resolves to some address; -1 with err naming it
+ * and the resolver's reason: a host of -H checked before anything starts. */
+int net_resolves(const char *host, struct err *err);
+
 /* The address of this host that the kernel would use to reach host (the
  * source address of the route to it), into out.  0 / -1 with err. */
 int net_route_addr(const char *host, char *out, size_t len, struct err *err);

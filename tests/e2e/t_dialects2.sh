@@ -1,0 +1,26 @@
+#!/bin/sh
+# t_dialects2.sh - more of issue 12: host names checked before anything
+# starts, plan --topology, --ranks-filter and --redirects across nodes,
+# the OMPI_COMM_WORLD_* variables.
+. "$(dirname "$0")/lib.sh"
+CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
+    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS -u OMP_NUM_THREADS"
+clean_env() { env $CLEAN "$@"; }
+one_line() { expect_eq "  one line" "$(wc -l <"$TMP/err")" 1; }
+cd "$TMP" || exit 1
+
+# A host that does not resolve: exit 2 naming it, before any rank runs
+# (was: exit 1, "cannot start the broker").
+expect_rc "-H with an unknown host: exit 2" 2 clean_env "$DLRUN" \
+    -H localhost:1,nosuch-host.invalid:1 sh -c 'echo ran'
+expect_grep "  names the host" "cannot resolve host nosuch-host.invalid" "$TMP/err"
+expect_eq "  no rank ran" "$(cat "$TMP/out")" ""
+one_line
+printf 'localhost slots=1\nbad-host.invalid slots=1\n' >hf
+expect_rc "a host file with an unknown host: exit 2" 2 clean_env "$DLRUN" \
+    --hostfile hf -np 2 sh -c 'echo ran'
+expect_grep "  names the host" "bad-host.invalid.*host file" "$TMP/err"
+expect_rc "plan still shows a plan for such hosts" 0 clean_env "$DLRUN" plan \
+    -H localhost:1,nosuch-host.invalid:1 true
+
+done_testing
