@@ -328,6 +328,29 @@ static int cli_one(struct cli *c, int opt, const char *arg)
     }
 }
 
+/* The option getopt_long refused, named by its word: an unknown letter
+ * inside a group ("-np") leaves optind on that word, the last one of a
+ * word moves it past.  -np and -n (mpirun's, SQUID's seed) say what
+ * dlrun script counts ranks with. */
+static void bad_option(int argc, char **argv)
+{
+    const char *word = argv[optind - 1];
+    char what[240];
+
+    if (optopt > 0 && optopt < 256 && optind < argc && argv[optind][0] == '-' &&
+        argv[optind][1] != '-' && strchr(argv[optind], optopt))
+        word = argv[optind];
+    if (strcmp(word, "-np") == 0 || strcmp(word, "-n") == 0)
+        snprintf(what, sizeof what, "%s: the ranks of a script are -N NODES "
+                 "times --gpus-per-node G (give those); dlrun run's %s goes "
+                 "through --dlrun-arg", word, word);
+    else
+        snprintf(what, sizeof what, "%s: %s", word, optopt >= 256 ||
+                 (optopt && strchr("PNtpqAJxo", optopt)) ? "needs a value" :
+                 "unknown option");
+    usage_error(what);
+}
+
 static int parse_cli(int argc, char **argv, struct cli *c)
 {
     const char *usage = c->submit ? submit_usage : script_usage;
@@ -341,14 +364,8 @@ static int parse_cli(int argc, char **argv, struct cli *c)
             printf("%s%s", usage, options_text);
             return 1;
         }
-        if (opt == '?') {       /* optopt: the option short of its value */
-            char what[160];
-
-            snprintf(what, sizeof what, "%s: %s", argv[optind - 1],
-                     optopt >= 256 || (optopt && strchr("PNtpqAJxo", optopt)) ?
-                     "needs a value" : "unknown option");
-            return usage_error(what), -1;
-        }
+        if (opt == '?')         /* optopt: the option short of its value */
+            return bad_option(argc, argv), -1;
         if (cli_one(c, opt, optarg) < 0)
             return -1;
     }

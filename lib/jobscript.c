@@ -267,7 +267,7 @@ static int check_job(const struct jobspec *j, struct err *err)
     if (j->per_gpu && j->gpus_per_node < 1)
         return err_set(err, "one task per GPU needs --gpus-per-node");
     if (j->mpirun && j->sched == SCHED_SLURM)
-        return err_set(err, "launcher mpirun is for PBS, NQSV and LSF: in a "
+        return err_set(err, "launcher mpirun is for PBS, NQSV, LSF and PJM: in a "
                        "Slurm job dlrun starts the nodes with srun (--tasks "
                        "per-gpu: one srun task per GPU)");
     if (j->requeue && j->sched == SCHED_PJM)

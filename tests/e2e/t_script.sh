@@ -164,7 +164,7 @@ refuse "per-gpu without GPUs" "one task per GPU needs --gpus-per-node" \
 refuse "unknown option" "--frobnicate: unknown option" --frobnicate -- prog
 refuse "bad --launcher" "--launcher: 'ssh' is neither dlrun .* nor mpirun .*; dlrun's own --launcher goes into dlrun-options" \
     --scheduler pbs -N 1 --launcher ssh -- prog
-refuse "--launcher mpirun under Slurm" "launcher mpirun is for PBS, NQSV and LSF: in a Slurm job dlrun starts the nodes with srun" \
+refuse "--launcher mpirun under Slurm" "launcher mpirun is for PBS, NQSV, LSF and PJM: in a Slurm job dlrun starts the nodes with srun" \
     --scheduler slurm -N 1 --launcher mpirun -- prog
 refuse "option without its value" "needs a value" --scheduler slurm -N
 refuse "--dry-run is for submit" "--dry-run is an option of dlrun submit" \

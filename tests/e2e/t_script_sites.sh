@@ -258,6 +258,19 @@ expect_grep "  the dlrun line (the last of each option counts)" \
 cp "$TMP/out" "$TMP/mirrored.sh"
 expect_rc "  and it passes its --check" 0 "$DLRUN" script --check "$TMP/mirrored.sh"
 
+# --- a site's user's own words: mpirun's -np (SQUID's seed: -np 16) ---
+expect_rc "script --profile squid -N 2 -np 16: refused" 2 "$DLRUN" script \
+    --profile squid -N 2 -np 16 -- python3 bench.py
+one_line "-np 16"
+expect_grep "  names -np (was: '2: unknown option') and the way" \
+    "^dlrun: -np: the ranks of a script are -N NODES times --gpus-per-node G" "$TMP/err"
+expect_rc "submit -n 16: refused" 2 "$DLRUN" submit --profile flow -N 2 -n 16 \
+    --dry-run -- python3 t.py
+expect_grep "  names -n" "^dlrun: -n: the ranks of a script" "$TMP/err"
+expect_rc "an unknown letter in a group: refused" 2 "$DLRUN" script \
+    --profile squid -N 2 -lz -- p
+expect_grep "  names the word" "^dlrun: -lz: unknown option" "$TMP/err"
+
 # --- dlrun script --check FILE: every generated script passes it ---
 for p in squid neuron jean-zay flow; do
     "$DLRUN" script --profile "$p" -N 2 -o "$TMP/c-$p.sh" -- python3 train.py 2>"$TMP/err" ||

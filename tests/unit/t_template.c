@@ -218,7 +218,7 @@ static void test_jobscript(void)
     j.per_gpu = 0;
     j.mpirun = 1;
     got = jobscript_render(&j, "x", "t.in", &err);
-    ok(!got && strstr(err.msg, "launcher mpirun is for PBS, NQSV and LSF"),
+    ok(!got && strstr(err.msg, "launcher mpirun is for PBS, NQSV, LSF and PJM"),
        "mpirun under Slurm refused");
     j.mpirun = 0;
     j.requeue = 1;
