@@ -33,7 +33,7 @@ expect_eq "  exports only dlrun_* (nm -D)" "$(grep -cv '^dlrun_' "$TMP/syms")" 0
     grep -v '^dlrun_' "$TMP/syms" | sed 's/^/  | /'
 for s in dlrun_kv_connect dlrun_kv_connect_to dlrun_kv_close dlrun_kv_put \
          dlrun_kv_get dlrun_kv_add dlrun_kv_barrier dlrun_kv_del \
-         dlrun_nccl_unique_id dlrun_last_error; do
+         dlrun_nccl_unique_id dlrun_last_error dlrun_progress; do
     grep -qx "$s@@DLRUN_0" "$TMP/syms" || echo "$s" >>"$TMP/missing"
 done
 expect_eq "  every function of dlrun.h is exported, version DLRUN_0" \
