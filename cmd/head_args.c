@@ -67,6 +67,25 @@ static int export_values(const struct options *o, struct strv *a,
     return 0;
 }
 
+/* --ranks-filter as one word: the agent's parser takes the last one given,
+ * each replacing the one before.  An empty filter (torchrun's --redirects 3
+ * with --log-dir: no rank on the console) is "none". */
+static void add_filter(struct strv *a, const struct options *o)
+{
+    char *s = malloc((size_t)o->nfilter * 12 + 8);
+    size_t n = 0;
+
+    if (!s) {
+        a->failed = 1;
+        return;
+    }
+    n += (size_t)sprintf(s, "--ranks-filter=%s", o->nfilter ? "" : "none");
+    for (int i = 0; i < o->nfilter; i++)
+        n += (size_t)sprintf(s + n, "%s%d", i ? "," : "", o->ranks_filter[i]);
+    strv_addf(a, "%s", s);
+    free(s);
+}
+
 static void shared_output_options(const struct options *o, struct strv *a)
 {
     static const char *const bind_flags[3] = {
@@ -84,8 +103,8 @@ static void shared_output_options(const struct options *o, struct strv *a)
         strv_addf(a, "--tag-output");
     if (o->output_dir)
         strv_addf(a, "--output-dir=%s", o->output_dir);
-    for (int i = 0; i < o->nfilter; i++)
-        strv_addf(a, "--ranks-filter=%d", o->ranks_filter[i]);
+    if (o->ranks_filter)
+        add_filter(a, o);
     if (o->report_bindings)
         strv_addf(a, "--report-bindings");
     /* each agent plans its node on the same topology as the head */

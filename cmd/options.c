@@ -124,6 +124,10 @@ static int parse_filter(struct options *o, const char *s)
     free(o->ranks_filter);
     o->ranks_filter = calloc(strlen(s) / 2 + 1, sizeof *o->ranks_filter);
     o->nfilter = 0;
+    /* "none": no rank on the console (what the head passes its agents
+     * for torchrun's --redirects 3 with --log-dir) */
+    if (o->ranks_filter && strcmp(s, "none") == 0)
+        return free(copy), 0;
     if (!copy || !o->ranks_filter) {
         free(copy);
         cmd_fail(EXIT_FAIL, "out of memory");

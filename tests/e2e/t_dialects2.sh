@@ -23,4 +23,17 @@ expect_grep "  names the host" "bad-host.invalid.*host file" "$TMP/err"
 expect_rc "plan still shows a plan for such hosts" 0 clean_env "$DLRUN" plan \
     -H localhost:1,nosuch-host.invalid:1 true
 
+# --ranks-filter across nodes (simulated: the agents run here): the head
+# gave its agents one --ranks-filter per rank, each replacing the last, so
+# only the last rank was shown.  --redirects 3 with --log-dir: no rank on
+# the console on any node, the files have them all.
+sim() { clean_env DLRUN_RELAY_SIM_MS=0 "$DLRUN" --master-addr 127.0.0.1 \
+    --iface lo --bind-to none --gpu-bind none "$@"; }
+expect_eq "--ranks-filter 0,3 on two nodes" \
+    "$(sim -H 'sim[1-2]:2' --ranks-filter 0,3 sh -c 'echo r$RANK' | sort | tr '\n' ' ')" \
+    "r0 r3 "
+expect_eq "--redirects 3 --log-dir on two nodes: nothing on the console" \
+    "$(sim -H 'sim[1-2]:1' --log-dir ld --redirects 3 sh -c 'echo r$RANK')" ""
+expect_eq "  the files have every rank" "$(cat ld/rank.*/stdout | sort | tr '\n' ' ')" "r0 r1 "
+
 done_testing
