@@ -170,7 +170,7 @@ if [ -x "$PY" ]; then
     "$DLRUN" broker --bind 127.0.0.1 --max-conns 64 -v >"$TMP/env2" 2>"$TMP/broker2.err" &
     b2=$!
     i=0
-    while [ "$(wc -l <"$TMP/env2")" -lt 2 ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+    while [ "$(wc -l <"$TMP/env2")" -lt 2 ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
     port2=$(sed -n 's/^DLRUN_BROKER=.*://p' "$TMP/env2")
     tok2=$(sed -n 's/^DLRUN_TOKEN=//p' "$TMP/env2")
     cat >"$TMP/hold.py" <<'EOF'
@@ -182,7 +182,7 @@ EOF
     "$PY" "$TMP/hold.py" "$port2" >"$TMP/flood.out" 2>&1 &
     fl=$!
     i=0
-    while ! grep -q held "$TMP/flood.out" && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+    while ! grep -q held "$TMP/flood.out" && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
     expect_rc "300 idle connections, 64 slots: dlrun kv still gets in" 0 \
         env DLRUN_BROKER="127.0.0.1:$port2" DLRUN_TOKEN="$tok2" "$DLRUN" kv add flood 1
     expect_eq "  and is served" "$(cat "$TMP/out")" 1

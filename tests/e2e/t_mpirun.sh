@@ -32,7 +32,7 @@ SHOW='echo "rank=$RANK/$WORLD_SIZE local=$LOCAL_RANK/$LOCAL_WORLD_SIZE node=$GRO
 
 # --- one node: mpirun -np 1 dlrun --nproc-per-node 2 (was exit 2) ---
 expect_rc "mpirun -np 1 dlrun --nproc-per-node 2: per-node mode" 0 \
-    within 120 mpirun -np 1 "$DLRUN" --nproc-per-node 2 sh -c "$SHOW"
+    within 600 mpirun -np 1 "$DLRUN" --nproc-per-node 2 sh -c "$SHOW"
 expect_eq "  2 ranks in a world of 2" \
     "$(grep -c '^rank=[01]/2 local=[01]/2 node=0 ' "$TMP/out")" 2 ||
     sed 's/^/  | /' "$TMP/out" "$TMP/err"
@@ -42,7 +42,7 @@ expect_eq "  the ranks do not inherit mpirun's rank variables" \
 # --- two nodes: one dlrun per node, 2 ranks each ---
 NODES="--mca plm_rsh_agent $TMP/agent --mca routed direct --host nodea:1,nodeb:1 -np 2"
 expect_rc "mpirun -np 2 (nodea, nodeb) dlrun --nproc-per-node 2" 0 \
-    within 120 mpirun $NODES "$DLRUN" --master-addr 127.0.0.1 \
+    within 600 mpirun $NODES "$DLRUN" --master-addr 127.0.0.1 \
     --nproc-per-node 2 sh -c "$SHOW"
 expect_eq "  4 distinct ranks in one world of 4" \
     "$(sed -n 's/^rank=\([0-3]\)\/4 .*/\1/p' "$TMP/out" | sort -u | tr -d '\n')" 0123 ||
@@ -61,14 +61,14 @@ expect_eq "  4 ranks with the same weights" \
 
 # --- two tasks on one node and another layout: refused, says why ---
 expect_rc "mpirun -np 2 on one node, --nproc-per-node 3: refused" 2 \
-    within 120 mpirun --oversubscribe -np 2 "$DLRUN" --nproc-per-node 3 true
+    within 600 mpirun --oversubscribe -np 2 "$DLRUN" --nproc-per-node 3 true
 expect_grep "  names mpirun -npernode 1" "mpirun -npernode 1" "$TMP/err"
 
 # --- mpirun binds each task to one core; dlrun binds by its own map ---
 ncores=$("$DLRUN" check | sed -n 's/^topology: .* \([0-9]*\) cores.*/\1/p')
 if [ "${ncores:-0}" -ge 2 ]; then
     expect_rc "mpirun -np 2 dlrun --map-by ppr:2:socket --bind-to core" 0 \
-        within 120 mpirun -np 2 "$DLRUN" --map-by ppr:2:socket --bind-to core \
+        within 600 mpirun -np 2 "$DLRUN" --map-by ppr:2:socket --bind-to core \
         --report-bindings sh -c 'grep Cpus_allowed_list /proc/self/status'
     expect_eq "  each rank on a core of its own" \
         "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "$TMP/out" | sort -u | wc -l | tr -d ' ')" 2 ||

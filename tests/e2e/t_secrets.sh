@@ -27,7 +27,7 @@ seen() { ps -eo pid=,args= | awk -v p="$1" -v a="$A" -v b="$B" '
      PBS_NODEFILE DLRUN_BROKER DLRUN_TOKEN; do unset $v; done
  DLRUN_RELAY_SIM_MS=0 exec "$DLRUN" $SIM -H 'sim[1-6]:2' --fanout 2 \
      -x SECRET_A -x "SECRET_B=$B" -- sh "$TMP/rank.sh") >"$TMP/out" 2>"$TMP/err" & p=$!
-for _ in $(seq 300); do [ "$(ls "$TMP"/rank.sh.up.* 2>/dev/null | wc -l)" -eq 12 ] && break; sleep 0.1; done
+for _ in $(seq 1200); do [ "$(ls "$TMP"/rank.sh.up.* 2>/dev/null | wc -l)" -eq 12 ] && break; sleep 0.1; done
 expect_eq "12 ranks up through a tree of agents" "$(ls "$TMP"/rank.sh.up.* 2>/dev/null | wc -l | tr -d ' ')" 12
 ps -eo pid=,args= >"$TMP/ps"
 expect_eq "  6 agents running" "$(grep -c " agent .*$TMP/rank.sh" "$TMP/ps")" 6
@@ -51,7 +51,7 @@ expect_rc "agent: a bad escape" 1 agent <"$TMP/in3"
 expect_grep "  refused" "bad escape" "$TMP/err"
 # a good stream: the value (two lines, a backslash) reaches the rank
 "$DLRUN" broker --bind 127.0.0.1 >"$TMP/broker.env" 2>/dev/null & bp=$!
-for _ in $(seq 100); do [ "$(wc -l <"$TMP/broker.env")" -ge 2 ] && break; sleep 0.1; done
+for _ in $(seq 1200); do [ "$(wc -l <"$TMP/broker.env")" -ge 2 ] && break; sleep 0.1; done
 { cat "$TMP/broker.env"; printf 'DLRUN_X_S=%s\n\n' 'a\nb\\c'; } >"$TMP/in4"
 mkfifo "$TMP/fifo"
 env $CLEAN "$DLRUN" agent --hosts=sim1:1 --np=1 --node=0 --lifeline $SIM -- \

@@ -79,7 +79,7 @@ export SECRET_A="$A"
 exec "$DLRUN" -H node1:2,node2:2,node3:2,node4:2 $SSH --fanout 2 \
     -x SECRET_A -x "SECRET_B=\$(cat "$TMP/b.value")" sh "$TMP/rank.sh"
 EOS
-within 120 sh "$TMP/ssh.sh" >"$TMP/ssh.out" 2>&1 & p=$!
+within 600 sh "$TMP/ssh.sh" >"$TMP/ssh.out" 2>&1 & p=$!
 wait_up 8
 check "ssh agents (-H 4 nodes, --fanout 2)" 8 "$(cat "$TMP/head.pid" 2>/dev/null)"
 wait $p
