@@ -26,6 +26,8 @@ struct nodes {
     char token[TOKEN_HEX_LEN + 1];
     struct ng_conf conf;
     struct broker_thread *server;   /* owned: this node serves, or NULL */
+    struct broker_thread *ranks;    /* owned: node rank 0's broker for the
+                                       ranks of this attempt, or NULL */
     struct nodegroup *main, *watch; /* owned: two connections */
     sigset_t orig;              /* the mask before dlrun blocked signals */
     /* the watcher thread of one attempt */

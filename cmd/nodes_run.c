@@ -216,6 +216,38 @@ static void stop_watcher(struct nodes *n)
         pthread_join(n->thread, NULL);
 }
 
+/* The ranks' broker of this attempt (kv, NCCL ids across the nodes), a
+ * fresh one each attempt as the head's: node rank 0 serves it on its
+ * address.  0 or the exit code after printing. */
+static int ranks_broker(struct nodes *n)
+{
+    struct err err = { "" };
+    const char *a = n->g.nodes[0].addr;
+    char where[NG_ADDR_MAX + 16] = "";
+    uint8_t tok[TOKEN_BYTES];
+    int rc;
+
+    broker_thread_stop(n->ranks);
+    n->ranks = NULL;
+    if (n->g.self == 0) {
+        token_from_hex(n->token, tok, &err);
+        if (!(n->ranks = broker_thread_start(a, 0, tok, &err)) &&
+            !(n->ranks = broker_thread_start("0.0.0.0", 0, tok, &err)))
+            return cmd_fail(EXIT_FAIL, "cannot serve the ranks' broker: %s",
+                            err.msg);
+        snprintf(where, sizeof where, strchr(a, ':') ? "[%s]:%d" : "%s:%d",
+                 a, broker_thread_port(n->ranks));
+    }
+    rc = ng_ranks_broker(n->main, &n->g, n->g.self == 0 ? where : NULL, where,
+                         sizeof where, stop_signal, n, &err);
+    if (rc == 1)
+        return 128 + n->stopsig;
+    if (rc < 0)
+        return cmd_fail(EXIT_FAIL, "%s", err.msg);
+    return setenv("DLRUN_BROKER", where, 1) < 0 ?
+           cmd_fail(EXIT_FAIL, "out of memory") : 0;
+}
+
 /* One attempt of the group: join, run, settle.  *gen: the generation to
  * join (-1: the group's current one), the next on *again. */
 static int attempt(struct nodes *n, char **prog, int *gen, int *again)
@@ -233,6 +265,10 @@ static int attempt(struct nodes *n, char **prog, int *gen, int *again)
         return cmd_fail(EXIT_FAIL, "cannot join the group at %s: %s",
                         n->endpoint, err.msg);
     *gen = n->g.gen;
+    if ((rc = ranks_broker(n)) != 0) {
+        ng_group_free(&n->g);
+        return rc;
+    }
     rc = run_watched(n, prog, &told);
     if (settle(n, rc, told, &e, &err) < 0) {
         stop_watcher(n);
@@ -284,9 +320,8 @@ int run_nodes(struct job *j, char **prog)
     rc = nodes_setup(&n, j);
     if (rc == 0)
         rc = connect_both(&n);
-    /* the ranks' DLRUN_BROKER: the group's (kv, NCCL ids across nodes) */
-    if (rc == 0 && (setenv("DLRUN_BROKER", n.endpoint, 1) < 0 ||
-                    setenv("DLRUN_TOKEN", n.token, 1) < 0))
+    /* the ranks' DLRUN_TOKEN: the group's (DLRUN_BROKER: ranks_broker) */
+    if (rc == 0 && setenv("DLRUN_TOKEN", n.token, 1) < 0)
         rc = cmd_fail(EXIT_FAIL, "out of memory");
     if (rc == 0)
         job_errdir(j);
@@ -295,6 +330,7 @@ int run_nodes(struct job *j, char **prog)
             rc = 0;
     ng_close(n.main);
     ng_close(n.watch);
+    broker_thread_stop(n.ranks);
     broker_thread_stop(n.server);
     pthread_mutex_destroy(&n.mu);
     return rc;

@@ -517,6 +517,42 @@ void ng_group_free(struct ng_group *g)
     g->nodes = NULL;
 }
 
+int ng_ranks_broker(struct nodegroup *ng, const struct ng_group *g,
+                    const char *addr, char *out, size_t len,
+                    int (*stop)(void *ctx), void *ctx, struct err *err)
+{
+    long deadline = mono_ms() + ng->conf.join_timeout_ms;
+    char k[64], host[NG_ADDR_MAX + 8];
+    int port;
+
+    key(k, sizeof k, g->gen, "ranks", -1);
+    if (addr)
+        return client_put(ng->c, k, addr, strlen(addr), err) == CLIENT_OK ?
+               0 : -1;
+    for (;;) {
+        void *val = NULL;
+        size_t n = 0;
+        int rc = client_get(ng->c, k, 1000, &val, &n, err);
+        if (rc == CLIENT_OK) {
+            rc = n < len && !memchr(val, '\0', n) ? 0 : -1;
+            if (rc == 0) {
+                memcpy(out, val, n);
+                out[n] = '\0';
+                rc = client_parse_addr(out, host, sizeof host, &port, err);
+            }
+            free(val);
+            return rc < 0 ? err_prefix(err, "the ranks' broker") : 0;
+        }
+        if (rc != CLIENT_TIMEOUT)
+            return -1;
+        if (stop && stop(ctx))
+            return 1;
+        if (mono_ms() > deadline)
+            return err_set(err, "node rank 0 did not say where the ranks' "
+                           "broker is");
+    }
+}
+
 int ng_watch_begin(struct nodegroup *ng, const struct ng_group *g,
                    struct err *err)
 {

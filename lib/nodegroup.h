@@ -98,6 +98,14 @@ int ng_join(struct nodegroup *ng, int gen, int (*stop)(void *ctx), void *ctx,
 
 void ng_group_free(struct ng_group *g);
 
+/* The ranks' broker of this attempt, "HOST:PORT": node rank 0 shares
+ * addr (its own, fresh each attempt, so that nothing the ranks stored
+ * outlives it: NCCL ids, kv keys); the others pass NULL and wait for it
+ * into out (len bytes).  0, 1 when stop said so, -1 with err. */
+int ng_ranks_broker(struct nodegroup *ng, const struct ng_group *g,
+                    const char *addr, char *out, size_t len,
+                    int (*stop)(void *ctx), void *ctx, struct err *err);
+
 /* Start watching g's heartbeats (every node counts as seen now). */
 int ng_watch_begin(struct nodegroup *ng, const struct ng_group *g,
                    struct err *err);

@@ -7,6 +7,7 @@
 # --max-restarts of the whole group, a dlrun killed, the token.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
+export DLRUN     # the ranks call dlrun kv
 within() { timeout -k 5 "$@"; }
 MARK=dlrun-tn-$$
 ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
@@ -45,7 +46,8 @@ expect_eq "  WORLD_SIZE 4, LOCAL_WORLD_SIZE 2, GROUP_WORLD_SIZE 2, run id, resta
 expect_eq "  one MASTER_ADDR:PORT" "$(cat "$TMP/n0.out" "$TMP/n1.out" | awk '{ print $7 }' | sort -u | wc -l | tr -d ' ')" 1
 expect_eq "  MASTER_PORT is not the rendezvous port" \
     "$(awk -v p="127.0.0.1:$P" '$7 == p' "$TMP/n0.out" "$TMP/n1.out" | wc -l | tr -d ' ')" 0
-expect_eq "  the ranks' DLRUN_BROKER is the group's" "$(cat "$TMP/n0.out" "$TMP/n1.out" | awk '{ print $10 }' | sort -u)" "127.0.0.1:$P"
+expect_eq "  one DLRUN_BROKER for the ranks (node rank 0's, not the rendezvous)" \
+    "$(cat "$TMP/n0.out" "$TMP/n1.out" | awk '{ print $10 }' | sort -u | grep -v "^127.0.0.1:$P\$" | grep -c '^127.0.0.1:[0-9]*$')" 1
 expect_eq "  no token warning with DLRUN_TOKEN" "$(cat "$TMP/n0.err" "$TMP/n1.err" | grep -c warning)" 0
 
 # --- a real DDP job (gloo) across the two dlruns: identical weights ---
@@ -90,6 +92,13 @@ expect_grep "  node 0 restarts the group" "restarting the group (restart 1 of 1)
 expect_grep "  node 1 too" "restarting the group (restart 1 of 1)" "$TMP/n1.err"
 expect_eq "  all 4 ranks ran again with TORCHELASTIC_RESTART_COUNT=1" \
     "$(cat "$TMP/n0.out" "$TMP/n1.out" | grep -c '^attempt 1 ')" 4
+P=$(port)
+both "--node-rank 0" "--node-rank 1" --nnodes 2 --max-restarts 1 \
+     --master-addr 127.0.0.1 --master-port "$P" --no-python sh -c \
+     'if [ $TORCHELASTIC_RESTART_COUNT = 0 ]; then [ $RANK = 1 ] && "$DLRUN" kv barrier b 2 && exit 3; "$DLRUN" kv put k$RANK v && "$DLRUN" kv barrier b 2 && exec "$0" 120; fi
+      for r in 0 1; do "$DLRUN" kv get k$r >/dev/null 2>&1 && echo "k$r survived"; done; "$DLRUN" kv barrier c 2' "$TMP/$MARK-sleep"
+expect_eq "  across nodes, the ranks share a broker, fresh each attempt" \
+    "$(cat "$TMP/n0.rc") $(cat "$TMP/n1.rc") $(cat "$TMP/n0.out" "$TMP/n1.out" | grep -c survived)" "0 0 0" || show
 expect_eq "  --max-restarts 0 on one node only is refused" "$(
     P=$(port); both "--node-rank 0 --max-restarts 1" "--node-rank 1" --nnodes 2 \
         --master-addr 127.0.0.1 --master-port "$P" --no-python true
