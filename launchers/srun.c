@@ -20,19 +20,14 @@
 /* "node1,node2" for --nodelist (caller frees); NULL when out of memory. */
 static char *node_list(const struct agent_job *job)
 {
-    char *list = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&list, &len);
+    struct membuf b;
+    FILE *m = membuf_open(&b);
 
     if (!m)
         return NULL;
     for (int i = 0; i < job->nnodes; i++)
         fprintf(m, "%s%s", i ? "," : "", job->plan->nodes[job->nodes[i]].host);
-    if (fclose(m) != 0) {
-        free(list);
-        return NULL;
-    }
-    return list;
+    return membuf_close(&b);
 }
 
 static void srun_argv(const struct agent_job *job, const char *nodes,

@@ -1,5 +1,6 @@
 /* envout.c - see envout.h. */
 #include "envout.h"
+#include "strv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,9 +223,8 @@ static int set_elastic(struct envset *s, const struct facts *f,
 
 char *envout_tasks_per_node(const struct plan *p)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
+    struct membuf b;
+    FILE *m = membuf_open(&b);
 
     if (!m)
         return NULL;
@@ -237,9 +237,7 @@ char *envout_tasks_per_node(const struct plan *p)
             fprintf(m, "(x%d)", j - i);
         i = j;
     }
-    if (fclose(m) != 0)
-        return NULL;
-    return buf;
+    return membuf_close(&b);
 }
 
 /* Frameworks that read Slurm's per-task variables themselves (Lightning,

@@ -1,5 +1,6 @@
 /* envwire.c - see envwire.h. */
 #include "envwire.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -106,8 +107,9 @@ static void put_line(FILE *m, const char *entry)
 
 char *envwire_encode(char **envp, size_t *len)
 {
-    char *text = NULL;
-    FILE *m = open_memstream(&text, len);
+    struct membuf b;
+    FILE *m = membuf_open(&b);
+    char *text;
 
     if (!m)
         return NULL;
@@ -117,10 +119,8 @@ char *envwire_encode(char **envp, size_t *len)
             put_line(m, *envp);
     }
     fputc('\n', m);
-    if (fclose(m) != 0) {
-        free(text);
-        return NULL;
-    }
+    text = membuf_close(&b);
+    *len = b.len;
     return text;
 }
 

@@ -1,6 +1,7 @@
 /* nodeshape.c - a node described in one line, and as hwloc XML (see
  * nodeshape.h). */
 #include "nodeshape.h"
+#include "strv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,9 +180,8 @@ static void put_package(FILE *f, const struct nodeshape *n, int p, int *gp)
 char *nodeshape_xml(const struct nodeshape *n)
 {
     int all = n->packages * n->cores * n->pus - 1, gp = 2;
-    char *text = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&text, &size);
+    struct membuf b;
+    FILE *f = membuf_open(&b);
 
     if (!f)
         return NULL;
@@ -196,9 +196,5 @@ char *nodeshape_xml(const struct nodeshape *n)
     for (int p = 0; p < n->packages; p++)
         put_package(f, n, p, &gp);
     fprintf(f, "  </object>\n</topology>\n");
-    if (fclose(f) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
+    return membuf_close(&b);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "pmix_host_int.h"
+#include "strv.h"
 
 /* "a,b,c" of the plan's hosts, and "0,1;2,3" of their ranks (caller
  * frees both).  -1 when out of memory. */
@@ -62,19 +63,14 @@ out:
 /* "0,1,2": the ranks started here (caller frees). */
 static char *local_peers(const struct pmix_host_opts *o)
 {
-    char *s = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&s, &len);
+    struct membuf b;
+    FILE *m = membuf_open(&b);
 
     if (!m)
         return NULL;
     for (int i = 0; i < o->nranks; i++)
         fprintf(m, "%s%d", i ? "," : "", o->ranks[i]);
-    if (fclose(m) != 0) {
-        free(s);
-        return NULL;
-    }
-    return s;
+    return membuf_close(&b);
 }
 
 #define JOB_KEYS 16

@@ -1,5 +1,6 @@
 /* ranges.c - see ranges.h. */
 #include "ranges.h"
+#include "strv.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -58,9 +59,8 @@ bad:
 
 char *ranges_format(const int *v, int n)
 {
-    char *s = NULL;
-    size_t len = 0;
-    FILE *m = n > 0 ? open_memstream(&s, &len) : NULL;
+    struct membuf b;
+    FILE *m = n > 0 ? membuf_open(&b) : NULL;
 
     if (!m)
         return NULL;
@@ -73,9 +73,5 @@ char *ranges_format(const int *v, int n)
             fprintf(m, "-%d", v[j]);
         i = j + 1;
     }
-    if (fclose(m) != 0) {
-        free(s);
-        return NULL;
-    }
-    return s;
+    return membuf_close(&b);
 }

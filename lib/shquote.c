@@ -1,5 +1,6 @@
 /* shquote.c - quoting values for a POSIX shell. */
 #include "shquote.h"
+#include "strv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,9 +55,9 @@ char *shquote(const char *s)
 
 char *shquote_join(char *const *argv)
 {
-    char *out = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&out, &len);
+    struct membuf b;
+    FILE *m = membuf_open(&b);
+    char *out;
     int ok = m != NULL;
 
     for (char *const *a = argv; ok && *a; a++) {
@@ -64,8 +65,7 @@ char *shquote_join(char *const *argv)
         ok = w && fprintf(m, a == argv ? "%s" : " %s", w) >= 0;
         free(w);
     }
-    if (m && fclose(m) != 0)
-        ok = 0;
+    out = m ? membuf_close(&b) : NULL;
     if (!ok) {
         free(out);
         return NULL;

@@ -43,3 +43,24 @@ void strv_free(struct strv *s)
     free(s->v);
     memset(s, 0, sizeof *s);
 }
+
+FILE *membuf_open(struct membuf *b)
+{
+    b->s = NULL;
+    b->len = 0;
+    b->f = open_memstream(&b->s, &b->len);
+    return b->f;
+}
+
+char *membuf_close(struct membuf *b)
+{
+    int failed = ferror(b->f);
+
+    if (fclose(b->f) != 0 || failed) {
+        free(b->s);
+        b->s = NULL;
+        b->len = 0;
+    }
+    b->f = NULL;
+    return b->s;
+}
