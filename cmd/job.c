@@ -16,6 +16,7 @@
 #include "envwire.h"
 #include "horovod.h"
 #include "net.h"
+#include "topo.h"
 #include "errfile.h"
 #include "pmix_host.h"
 #include "pmixc.h"
@@ -75,6 +76,33 @@ static int job_check_hosts(const struct job *j)
     return 0;
 }
 
+/* dlrun plan --topology on this host alone: the slots are that
+ * topology's CPUs and the default ranks its GPUs, as on the machine it
+ * describes, not this host's. */
+static int job_topology_slots(struct job *j)
+{
+    struct err err = { "" };
+    struct topo_summary sum;
+    struct topo *t;
+
+    if (!j->opt.topology || strcmp(j->alloc.source, "local") ||
+        j->alloc.nnodes != 1)
+        return 0;
+    if (!(t = topo_load(j->opt.topology, &err)))
+        return cmd_fail(EXIT_USAGE, "--topology: %s", err.msg);
+    topo_describe(t, &sum);
+    topo_free(t);
+    j->alloc.nodes[0].slots = j->alloc.nodes[0].cpus = sum.pus > 0 ? sum.pus : 1;
+    j->alloc.default_ranks = sum.gpus > 0 ? sum.gpus : 1;
+    snprintf(j->alloc.why, sizeof j->alloc.why, "no scheduler variables "
+             "found: this host alone, %d slot%s (the CPUs of --topology); %d "
+             "rank%s by default (%s)", j->alloc.nodes[0].slots,
+             j->alloc.nodes[0].slots == 1 ? "" : "s", j->alloc.default_ranks,
+             j->alloc.default_ranks == 1 ? "" : "s",
+             sum.gpus > 0 ? "one per GPU of --topology" : "no GPU in --topology");
+    return 0;
+}
+
 int job_prepare(struct job *j, int collective)
 {
     struct err err = { "" };
@@ -86,6 +114,8 @@ int job_prepare(struct job *j, int collective)
     progress_enable(j->opt.verbose && !j->agent);
     if (alloc_detect(&j->opt.alloc, environ, &j->alloc, &err) < 0)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
+    if (!collective && job_topology_slots(j) != 0)
+        return EXIT_USAGE;
     progress_step("allocation found: %s (%s), %zu node%s", j->alloc.source,
                   j->alloc.why, j->alloc.nnodes, j->alloc.nnodes == 1 ? "" :
                   "s");

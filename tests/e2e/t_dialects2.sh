@@ -36,4 +36,15 @@ expect_eq "--redirects 3 --log-dir on two nodes: nothing on the console" \
     "$(sim -H 'sim[1-2]:1' --log-dir ld --redirects 3 sh -c 'echo r$RANK')" ""
 expect_eq "  the files have every rank" "$(cat ld/rank.*/stdout | sort | tr '\n' ' ')" "r0 r1 "
 
+# plan --topology on this host alone: the slots and default ranks are the
+# topology's (was: this host's CPUs, and one rank).
+out=$(clean_env "$DLRUN" plan --topology "$TOP/tests/topo/squid.xml" python3 x.py)
+expect_eq "plan --topology: slots and ranks of the topology" \
+    "$(printf '%s\n' "$out" | sed -n 's/^allocation: .*alone, \([0-9]*\) slots.*; \([0-9]*\) ranks by default.*/\1 \2/p')" "76 8"
+expect_eq "  8 ranks planned (one per GPU)" \
+    "$(printf '%s\n' "$out" | sed -n 's/^layout: *\([0-9]*\) ranks.*/\1/p')" "8"
+expect_rc "plan --topology 'package:2 core:8' -np 16: fits, no warning" 0 \
+    clean_env "$DLRUN" plan --topology 'synthetic:package:2 core:8 pu:1' -np 16 true
+expect_eq "  nothing on stderr" "$(cat "$TMP/err")" ""
+
 done_testing
