@@ -18,7 +18,7 @@
 
 static const char usage_head[] =
     "usage: dlrun plan --profile NAME [--config FILE] [-N NODES]\n"
-    "           [--gpus-per-node G] [OPTIONS]\n"
+    "           [--gpus-per-node G] [--tasks per-node|per-gpu] [OPTIONS]\n"
     "           [-- PROG ARGS]\n"
     "The placement of every rank on the site's node that profile NAME\n"
     "describes (node: or topology: in sites.yaml), its dlrun-options first;\n"
@@ -30,6 +30,7 @@ static const char usage_head[] =
 struct pplan {
     const char *name, *config;
     const char *gpus_arg;   /* --gpus-per-node, or NULL: the profile's */
+    const char *tasks_arg;  /* --tasks, or NULL: the profile's */
     int node_xml;       /* --node-xml: print the node's hwloc XML */
     const struct site_profile *p;
     struct options o;
@@ -43,11 +44,12 @@ struct pplan {
 static int take_joined(const char *arg, struct pplan *pp)
 {
     static const char *const names[] = {
-        "--profile=", "--config=", "--gpus-per-node=",
+        "--profile=", "--config=", "--gpus-per-node=", "--tasks=",
     };
-    const char **to[] = { &pp->name, &pp->config, &pp->gpus_arg };
+    const char **to[] = { &pp->name, &pp->config, &pp->gpus_arg,
+                          &pp->tasks_arg };
 
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (strncmp(arg, names[i], strlen(names[i])) == 0) {
             *to[i] = arg + strlen(names[i]);
             return 1;
@@ -68,7 +70,9 @@ static int take_own(int argc, char **argv, struct pplan *pp)
         const char **to = strcmp(argv[i], "--profile") == 0 ? &pp->name :
                           strcmp(argv[i], "--config") == 0 ? &pp->config :
                           strcmp(argv[i], "--gpus-per-node") == 0 ?
-                          &pp->gpus_arg : NULL;
+                          &pp->gpus_arg :
+                          strcmp(argv[i], "--tasks") == 0 ? &pp->tasks_arg :
+                          NULL;
 
         if (strcmp(argv[i], "--node-xml") == 0) {
             pp->node_xml = 1;
@@ -220,6 +224,27 @@ static int print_group(const struct pplan *pp, int a, int z, int n,
     return rc;
 }
 
+/* One task per GPU, each a rank: dlrun binds it only when told to
+ * (--map-by, --bind-to); else srun does (Slurm), and nobody under mpirun,
+ * which the script tells --bind-to none. */
+static void print_task_binding(const struct pplan *pp)
+{
+    const struct site_value *v = pp->p->v;
+    const char *tasks = pp->tasks_arg ? pp->tasks_arg :
+                        v[SITE_TASKS].set ? v[SITE_TASKS].text : "";
+
+    if (strcmp(tasks, "per-gpu") != 0 || pp->o.bind_given)
+        return;
+    if (v[SITE_SCHEDULER].set && strcmp(v[SITE_SCHEDULER].text, "slurm") == 0)
+        printf("binding:    srun's (tasks: per-gpu, --cpus-per-task); "
+               "dlrun binds as below with --map-by or --bind-to\n");
+    else if (v[SITE_LAUNCHER].set &&
+             strcmp(v[SITE_LAUNCHER].text, "mpirun") == 0)
+        printf("warning: not bound: one mpirun task a GPU, mpirun told "
+               "--bind-to none, and dlrun binds a task only when told: add "
+               "--bind-to core (or a --map-by) for the placement below\n");
+}
+
 static int print_plan(const struct pplan *pp, const char *origin)
 {
     int first = 0, total = 0, rc = EXIT_OK;
@@ -231,12 +256,7 @@ static int print_plan(const struct pplan *pp, const char *origin)
     printf("layout:     %d rank%s on %d node%s, %ld GPU%s a node given\n",
            total, total == 1 ? "" : "s", pp->nodes, pp->nodes == 1 ? "" : "s",
            pp->gpus, pp->gpus == 1 ? "" : "s");
-    /* one task per GPU: srun binds each task unless dlrun is told to */
-    if (pp->p->v[SITE_TASKS].set &&
-        strcmp(pp->p->v[SITE_TASKS].text, "per-gpu") == 0 &&
-        !pp->o.bind_given)
-        printf("binding:    srun's (tasks: per-gpu, --cpus-per-task); "
-               "dlrun binds as below with --map-by or --bind-to\n");
+    print_task_binding(pp);
     for (int a = 0; a < pp->nodes && rc == EXIT_OK;) {
         int n = node_ranks(pp, a), z = a;
 

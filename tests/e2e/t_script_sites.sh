@@ -271,6 +271,36 @@ expect_rc "an unknown letter in a group: refused" 2 "$DLRUN" script \
     --profile squid -N 2 -lz -- p
 expect_grep "  names the word" "^dlrun: -lz: unknown option" "$TMP/err"
 
+# --- plan --tasks, as the script line has it ---
+expect_rc "plan --profile flow --tasks per-gpu (was: unknown option)" 0 \
+    "$DLRUN" plan --profile flow -N 2 --tasks per-gpu
+expect_grep "  8 ranks" "^layout:     8 ranks on 2 nodes" "$TMP/out"
+cat >"$TMP/pm.yaml" <<'EOS'
+profiles:
+  pm:
+    scheduler: pbs
+    launcher: mpirun
+    tasks: per-gpu
+    gpus-per-node: 4
+    node: "package:2 core:20 gpu:4"
+EOS
+expect_rc "plan: PBS, mpirun, per-gpu, no --bind-to" 0 "$DLRUN" plan \
+    --config "$TMP/pm.yaml" --profile pm -N 2
+expect_grep "  warns that nobody binds (not srun's)" \
+    "^warning: not bound: one mpirun task a GPU, mpirun told --bind-to none" "$TMP/out"
+mpirun --version 2>/dev/null | grep -q 'Open MPI' && {
+    expect_rc "  and so the run: real mpirun, dlrun per task" 0 env \
+        OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 \
+        mpirun --bind-to none -np 2 "$DLRUN" --topology "$TMP/squid.xml" \
+        --report-bindings -- true
+    expect_eq "  both ranks not bound" "$(grep -c 'not bound$' "$TMP/err" | tr -d ' ')" 2
+}
+expect_rc "plan: the same with --bind-to core" 0 "$DLRUN" plan \
+    --config "$TMP/pm.yaml" --profile pm -N 2 --bind-to core
+expect_eq "  no warning" "$(grep -c '^warning: not bound' "$TMP/out" | tr -d ' ')" 0
+expect_rc "plan --profile jean-zay: srun binds" 0 "$DLRUN" plan --profile jean-zay -N 2
+expect_grep "  says srun's" "^binding:    srun's" "$TMP/out"
+
 # --- dlrun script --check FILE: every generated script passes it ---
 for p in squid neuron jean-zay flow; do
     "$DLRUN" script --profile "$p" -N 2 -o "$TMP/c-$p.sh" -- python3 train.py 2>"$TMP/err" ||
