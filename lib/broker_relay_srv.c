@@ -129,14 +129,22 @@ static void engine_closed(void *ctx, void *user)
     mark_dead(c);
 }
 
+/* Out of the epoll set before close: a child between fork and exec may
+ * still hold the file, and epoll would go on reporting it. */
+static void forget_fd(struct relay_srv *s, int fd)
+{
+    epoll_ctl(s->ep, EPOLL_CTL_DEL, fd, NULL);
+    close(fd);
+}
+
 static void parent_gone(struct relay_srv *s)
 {
     br_relay_parent_lost(s->r);     /* closes every peer: ranks see EOF */
     if (s->lfd >= 0) {
-        close(s->lfd);              /* and new ones are refused */
+        forget_fd(s, s->lfd);       /* and new ones are refused */
         s->lfd = -1;
     }
-    close(s->up.fd);
+    forget_fd(s, s->up.fd);
     s->up.fd = -1;
 }
 
@@ -153,7 +161,7 @@ static void sweep(struct relay_srv *s)
         }
         if (!c->engine_gone)
             br_relay_peer_gone(s->r, c->p);
-        close(c->fd);
+        forget_fd(s, c->fd);
         free(c->out);
         free(c);
     }
