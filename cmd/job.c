@@ -57,7 +57,7 @@ static int torch_by_hand(struct job *j)
 
 /* Hosts given by -H or a host file that cannot be resolved: named now,
  * before any agent starts (else the broker fails with exit 1 later). */
-static int job_check_hosts(const struct job *j)
+int job_check_hosts(const struct job *j)
 {
     struct err err = { "" };
 
@@ -137,8 +137,6 @@ int job_prepare(struct job *j, int collective)
                   j->plan.nranks == 1 ? "" : "s", j->plan.nnodes,
                   j->plan.nnodes == 1 ? "" : "s", j->plan.layout ?
                   j->plan.layout : "as given");
-    if (collective && !j->agent && job_check_hosts(j) != 0)
-        return EXIT_USAGE;
     /* one dlrun for every node given one node's rank: a copy runs on each
      * node by hand, and each would start the whole job */
     if (j->opt.torch.node_rank >= 0 && j->plan.nnodes > 1 &&

@@ -178,6 +178,11 @@ void job_report_bindings(const struct job *j, const int *ranks, int n);
  * (2) on failure, 0 on success.  Free with job_free. */
 int job_prepare(struct job *j, int collective);
 
+/* dlrun run: a host of -H or of a host file that does not resolve is
+ * refused (exit 2 naming it) before anything starts; 0 otherwise.  Not in
+ * job_prepare: plan and env show hosts that only the cluster knows. */
+int job_check_hosts(const struct job *j);
+
 /* Make j->errdir, the folder of the ranks' TORCHELASTIC_ERROR_FILEs
  * (in TMPDIR), before their environments are computed; left NULL when it
  * cannot be made (the ranks run without one). */

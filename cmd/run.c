@@ -120,6 +120,8 @@ int cmd_run(int argc, char **argv)
     prog = j.opt.progv;
     j.by_hand_ok = 1;
     rc = job_prepare(&j, 1);
+    if (rc == 0)
+        rc = job_check_hosts(&j);
     if (rc == 0 && j.by_hand) {     /* one dlrun per node by hand */
         if ((rc = enter_wdir(&j)) == 0 &&
             (rc = dialect_check_program(prog)) == 0)
