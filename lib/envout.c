@@ -88,14 +88,14 @@ static int set_horovod(struct envset *s, const struct facts *f,
 static int set_tf(struct envset *s, const struct plan *p, const struct facts *f,
                   const struct rdv *r, struct err *err)
 {
-    char *buf = NULL;
-    size_t len = 0;
+    struct membuf b;
+    char *buf;
     FILE *m;
     int rc;
 
     if (p->partial)
         return 0;   /* other ranks' hosts are unknown */
-    m = open_memstream(&buf, &len);
+    m = membuf_open(&b);
     if (!m)
         return err_set(err, "out of memory");
     fputs("{\"cluster\":{\"worker\":[", m);
@@ -105,7 +105,7 @@ static int set_tf(struct envset *s, const struct plan *p, const struct facts *f,
                 r->worker_ports ? r->worker_ports[i]
                                 : r->port + 1 + p->rank_local[i]);
     fprintf(m, "]},\"task\":{\"type\":\"worker\",\"index\":%d}}", f->rank);
-    if (fclose(m) != 0)
+    if (!(buf = membuf_close(&b)))
         return err_set(err, "out of memory");
     rc = envset_set(s, "TF_CONFIG", buf, err, r->worker_ports ?
                     "every rank as a worker, ports found free by the agents" :
