@@ -31,6 +31,7 @@ struct pplan {
     const char *name, *config;
     const char *gpus_arg;   /* --gpus-per-node, or NULL: the profile's */
     const char *tasks_arg;  /* --tasks, or NULL: the profile's */
+    const char *binding;    /* who binds one task a GPU, or NULL */
     int node_xml;       /* --node-xml: print the node's hwloc XML */
     const struct site_profile *p;
     struct options o;
@@ -225,9 +226,10 @@ static int print_group(const struct pplan *pp, int a, int z, int n,
 }
 
 /* One task per GPU, each a rank: dlrun binds it only when told to
- * (--map-by, --bind-to); else srun does (Slurm), and nobody under mpirun,
- * which the script tells --bind-to none. */
-static void print_task_binding(const struct pplan *pp)
+ * (--map-by, --bind-to); else srun does (Slurm), and under mpirun, which
+ * the script tells --bind-to none, the script's dlrun line says
+ * --bind-to core (lib/jobscript.c): planned so here too. */
+static void task_binding(struct pplan *pp)
 {
     const struct site_value *v = pp->p->v;
     const char *tasks = pp->tasks_arg ? pp->tasks_arg :
@@ -236,13 +238,15 @@ static void print_task_binding(const struct pplan *pp)
     if (strcmp(tasks, "per-gpu") != 0 || pp->o.bind_given)
         return;
     if (v[SITE_SCHEDULER].set && strcmp(v[SITE_SCHEDULER].text, "slurm") == 0)
-        printf("binding:    srun's (tasks: per-gpu, --cpus-per-task); "
-               "dlrun binds as below with --map-by or --bind-to\n");
+        pp->binding = "srun's (tasks: per-gpu, --cpus-per-task); dlrun "
+                      "binds as below with --map-by or --bind-to";
     else if (v[SITE_LAUNCHER].set &&
-             strcmp(v[SITE_LAUNCHER].text, "mpirun") == 0)
-        printf("warning: not bound: one mpirun task a GPU, mpirun told "
-               "--bind-to none, and dlrun binds a task only when told: add "
-               "--bind-to core (or a --map-by) for the placement below\n");
+             strcmp(v[SITE_LAUNCHER].text, "mpirun") == 0) {
+        pp->o.bind.bind = BIND_CORE;
+        pp->o.bind_given = 1;
+        pp->binding = "--bind-to core (one mpirun task a GPU, mpirun told "
+                      "--bind-to none: the script's dlrun line says it)";
+    }
 }
 
 static int print_plan(const struct pplan *pp, const char *origin)
@@ -256,7 +260,8 @@ static int print_plan(const struct pplan *pp, const char *origin)
     printf("layout:     %d rank%s on %d node%s, %ld GPU%s a node given\n",
            total, total == 1 ? "" : "s", pp->nodes, pp->nodes == 1 ? "" : "s",
            pp->gpus, pp->gpus == 1 ? "" : "s");
-    print_task_binding(pp);
+    if (pp->binding)
+        printf("binding:    %s\n", pp->binding);
     for (int a = 0; a < pp->nodes && rc == EXIT_OK;) {
         int n = node_ranks(pp, a), z = a;
 
@@ -363,6 +368,7 @@ int script_plan(int argc, char **argv)
         goto out;
     }
     job_shape(&pp);
+    task_binding(&pp);
     rc = print_plan(&pp, origin[pp.p - s.profiles]);
     if (rc == EXIT_OK && fflush(stdout) != 0)
         rc = EXIT_FAIL;

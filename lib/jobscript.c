@@ -217,6 +217,16 @@ static char *mpirun_args(const struct jobspec *j)
     return line;
 }
 
+/* Whether args place the ranks themselves (--map-by, --bind-to). */
+static int binds(const char *const *args)
+{
+    for (size_t i = 0; args && args[i] && strcmp(args[i], "--"); i++)
+        if (strncmp(args[i], "--map-by", 8) == 0 ||
+            strncmp(args[i], "--bind-to", 9) == 0)
+            return 1;
+    return 0;
+}
+
 /* dlrun [--nproc-per-node G] ARGS -- PROG ARGS; under PBS, NQSV and
  * LSF without mpirun, the head's options first.  The program's name is
  * in line only. */
@@ -232,6 +242,12 @@ static void dlrun_words(const struct jobspec *j, struct words *w)
         snprintf(g, sizeof g, "%ld", j->gpus_per_node);
         put(w, "--nproc-per-node");
         put(w, g);
+    }
+    /* one mpirun task a GPU, mpirun told --bind-to none: a task's dlrun
+     * binds its rank only when told (srun binds under Slurm) */
+    if (j->mpirun && j->per_gpu && !binds(j->dlrun_args)) {
+        put(w, "--bind-to");
+        put(w, "core");
     }
     for (size_t i = 0; j->dlrun_args && j->dlrun_args[i]; i++)
         put(w, j->dlrun_args[i]);

@@ -286,18 +286,24 @@ profiles:
 EOS
 expect_rc "plan: PBS, mpirun, per-gpu, no --bind-to" 0 "$DLRUN" plan \
     --config "$TMP/pm.yaml" --profile pm -N 2
-expect_grep "  warns that nobody binds (not srun's)" \
-    "^warning: not bound: one mpirun task a GPU, mpirun told --bind-to none" "$TMP/out"
+expect_grep "  dlrun binds (not srun's): --bind-to core, as the script says" \
+    "^binding:    --bind-to core (one mpirun task a GPU" "$TMP/out"
+expect_grep "  rank 1 next to GPU 1" '^  1      1      0       0     10-19                1 ' "$TMP/out"
+"$DLRUN" script --config "$TMP/pm.yaml" --profile pm -N 2 -o "$TMP/pm.sh" -- p 2>/dev/null
+expect_grep "  the script's dlrun line binds (mpirun is told --bind-to none)" \
+    ' -np 8 --map-by ppr:4:node dlrun --bind-to core -- p$' "$TMP/pm.sh"
+expect_rc "  and passes its --check" 0 "$DLRUN" script --config "$TMP/pm.yaml" --check "$TMP/pm.sh"
 mpirun --version 2>/dev/null | grep -q 'Open MPI' && {
-    expect_rc "  and so the run: real mpirun, dlrun per task" 0 env \
+    expect_rc "  without it a task's dlrun would not bind (real mpirun)" 0 env \
         OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 120 \
         mpirun --bind-to none -np 2 "$DLRUN" --topology "$TMP/squid.xml" \
         --report-bindings -- true
     expect_eq "  both ranks not bound" "$(grep -c 'not bound$' "$TMP/err" | tr -d ' ')" 2
 }
-expect_rc "plan: the same with --bind-to core" 0 "$DLRUN" plan \
-    --config "$TMP/pm.yaml" --profile pm -N 2 --bind-to core
-expect_eq "  no warning" "$(grep -c '^warning: not bound' "$TMP/out" | tr -d ' ')" 0
+"$DLRUN" script --config "$TMP/pm.yaml" --profile pm -N 2 --map-by ppr:2:socket \
+    -o "$TMP/pm2.sh" -- p 2>/dev/null
+expect_grep "  a --map-by of the user's: no --bind-to added" \
+    ' dlrun --map-by ppr:2:socket -- p$' "$TMP/pm2.sh"
 expect_rc "plan --profile jean-zay: srun binds" 0 "$DLRUN" plan --profile jean-zay -N 2
 expect_grep "  says srun's" "^binding:    srun's" "$TMP/out"
 

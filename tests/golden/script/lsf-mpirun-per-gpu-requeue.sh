@@ -26,6 +26,6 @@ dlrun_requeue() {
     exit 0
 }
 trap dlrun_requeue USR1
-mpirun --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -np 8 --map-by ppr:4:node dlrun -- python train.py --resume &
+mpirun --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -np 8 --map-by ppr:4:node dlrun --bind-to core -- python train.py --resume &
 dlrun_pid=$!
 wait "$dlrun_pid"

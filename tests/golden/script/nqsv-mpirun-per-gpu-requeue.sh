@@ -24,6 +24,6 @@ dlrun_requeue() {
     exit 0
 }
 trap dlrun_requeue TERM
-mpirun ${NQSV_MPIOPTS} --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -np 8 -npernode 4 dlrun -- python train.py --resume &
+mpirun ${NQSV_MPIOPTS} --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -np 8 -npernode 4 dlrun --bind-to core -- python train.py --resume &
 dlrun_pid=$!
 wait "$dlrun_pid"

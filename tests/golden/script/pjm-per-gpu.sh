@@ -12,4 +12,4 @@ if [ ! -r "${PJM_O_NODEINF:-}" ]; then
     exit 2
 fi
 dlrun_hosts=$(awk 'NF && !seen[$1]++ { printf "%s%s:4", sep, $1; sep = "," }' "$PJM_O_NODEINF")
-exec mpirun --host "$dlrun_hosts" --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -np 8 -npernode 4 dlrun -- python train.py
+exec mpirun --host "$dlrun_hosts" --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -np 8 -npernode 4 dlrun --bind-to core -- python train.py
