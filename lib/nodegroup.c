@@ -370,17 +370,22 @@ static int current_gen(struct nodegroup *ng, int *gen, struct err *err)
     return 0;
 }
 
-/* The first node to enter gen > 0 moves ng.gen on (once per gen). */
+/* The first node to enter gen > 0 moves ng.gen on to it (once per gen;
+ * the group enters its generations one after the other). */
 static int open_gen(struct nodegroup *ng, int gen, struct err *err)
 {
-    int64_t v = 0;
+    int64_t v = 0, cur = 0;
 
     if (gen == 0)
         return 0;
     if (add(ng, gen, "open", -1, 1, &v, err) < 0)
         return -1;
-    return v == 1 && client_add(ng->c, "ng.gen", 1, NULL, err) != CLIENT_OK ?
-           -1 : 0;
+    if (v != 1)
+        return 0;
+    if (client_add(ng->c, "ng.gen", 0, &cur, err) != CLIENT_OK)
+        return -1;
+    return cur < gen && client_add(ng->c, "ng.gen", gen - cur, NULL, err) !=
+           CLIENT_OK ? -1 : 0;
 }
 
 static void nap(int ms)
@@ -457,7 +462,7 @@ static int wait_next(struct nodegroup *ng, int gen, int (*stop)(void *),
     while (now <= gen) {
         if (stop && stop(ctx))
             return 1;
-        nap(500);
+        nap(100);   /* well inside any last call */
         if (current_gen(ng, &now, err) < 0)
             return -1;
     }

@@ -48,7 +48,7 @@ static void codec(void)
 }
 
 struct node {
-    int rank, nnodes, gen, rc, hb_ms;
+    int rank, nnodes, gen, rc, hb_ms, max_nodes;
     struct nodegroup *ng;
     struct ng_group g;
     struct err err;
@@ -60,7 +60,8 @@ static struct ng_conf conf_of(const struct node *n, const char *host)
                          .nnodes = n->nnodes, .node_rank = n->rank,
                          .join_timeout_ms = 5000,
                          .hb_timeout_ms = n->hb_ms ? n->hb_ms : 5000,
-                         .self = { .nproc = 2 } };
+                         .max_nodes = n->max_nodes, .last_call_ms = 1000,
+                         .self = { .nproc = 2, .max_restarts = 100 } };
 
     snprintf(c.self.addr, sizeof c.self.addr, "127.0.0.1");
     snprintf(c.self.host, sizeof c.self.host, "%s", host);
@@ -190,6 +191,52 @@ static void arrival(void)
     done(v, 2);
 }
 
+/* Elastic 1:2 at generation 20: one node starts alone after the last
+ * call; a second that arrives waits, the first's watcher posts "grow",
+ * and generation 21 has both. */
+static void elastic(void)
+{
+    struct node a = { .rank = -1, .nnodes = 1, .max_nodes = 2, .gen = 20 };
+    struct node v[2] = { { .rank = -1, .nnodes = 1, .max_nodes = 2, .gen = -1 },
+                         { .rank = -1, .nnodes = 1, .max_nodes = 2, .gen = 21 } };
+    struct ng_end e = { 0 };
+    struct err err;
+    pthread_t late;
+    char where[64];
+    int rc = 0;
+
+    join(&a);
+    ok(a.rc == 0 && a.g.nnodes == 1 && a.g.self == 0,
+       "elastic 1:2: alone after the last call");
+    ok(ng_ranks_broker(a.ng, &a.g, "127.0.0.1:5", NULL, 0, NULL, NULL, &err)
+       == 0, "  node rank 0 shares the ranks' broker");
+    pthread_create(&late, NULL, join, &v[0]);
+    ng_watch_begin(a.ng, &a.g, &err);
+    for (int i = 0; i < 100 && rc == 0; i++)
+        rc = ng_watch(a.ng, &a.g, 50, &e, &err);
+    ok(rc == 1 && e.kind == NG_GROW, "  a second arrives: the group grows");
+    join(&v[1]);    /* the first node's restart */
+    pthread_join(late, NULL);
+    ok(v[0].rc == 0 && v[1].rc == 0 && v[0].g.gen == 21 &&
+       v[0].g.nnodes == 2 && v[0].g.self + v[1].g.self == 1,
+       "  generation 21 has both");
+    ok(ng_ranks_broker(v[1].ng, &v[1].g, v[1].g.self == 0 ? "127.0.0.1:7" :
+                       NULL, where, sizeof where, NULL, NULL, &err) == 0 &&
+       (v[1].g.self == 0 ||
+        (ng_ranks_broker(v[0].ng, &v[0].g, "127.0.0.1:7", NULL, 0, NULL, NULL,
+                         &err) == 0)),
+       "  node rank 0 shares the ranks' broker again");
+    if (v[1].g.self == 1)
+        is_str(where, "127.0.0.1:7", "  the other reads it");
+    else
+        ok(ng_ranks_broker(v[0].ng, &v[0].g, NULL, where, sizeof where, NULL,
+                           NULL, &err) == 0 && strcmp(where, "127.0.0.1:7") == 0,
+           "  the other reads it");
+    ng_group_free(&a.g);
+    ng_close(a.ng);
+    done(v, 2);
+}
+
 int main(void)
 {
     struct err err;
@@ -208,6 +255,7 @@ int main(void)
     restart_and_first_wins();
     lost_node();
     arrival();
+    elastic();
     broker_thread_stop(b);
     ng_derive_token("job7", "10.0.0.1:29400", hex);
     ok(strlen(hex) == 32, "a derived token has 32 hex digits");
