@@ -11,9 +11,6 @@
 
 #include "cmd.h"
 
-#define MULTI "one dlrun per node by hand is not supported yet; use -H " \
-              "host1,host2 or run under srun/sbatch"
-
 /* GPUs this process sees, as torch.cuda.device_count() would count them:
  * CUDA_VISIBLE_DEVICES, else the NVIDIA driver's list. */
 static int gpu_count(void)

@@ -9,8 +9,6 @@
 #include "editdist.h"
 
 #define T 1     /* a torchrun word */
-#define MULTI "one dlrun per node by hand is not supported yet; use -H " \
-              "host1,host2 or run under srun/sbatch"
 
 static const struct optdef table[] = {
     /* how many, where */
@@ -134,7 +132,8 @@ static const struct optdef table[] = {
     { "use-env", OPT_ACCEPT, 0, D_ALL, T, NULL },
     /* refused, naming the dlrun way */
     { "max-nodes", OPT_REFUSE_ARG, 1, D_ALL, 0, "torchrun's --max-nodes "
-      "(elastic): " MULTI },
+      "(elastic): give --nnodes MIN:MAX with --rdzv-backend c10d, one dlrun "
+      "per node by hand" },
     { "display-map", OPT_REFUSE, 0, D_ALL, 0, "mpirun's --display-map: run "
       "`dlrun plan` with the same options to see every rank's host" },
     { "display-allocation", OPT_REFUSE, 0, D_ALL, 0, "mpirun's "
