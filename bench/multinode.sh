@@ -18,6 +18,8 @@
 # enforced), 1 when something could not run, 77 when the cluster cannot
 # be built here (not root, Slurm missing), 2 bad usage.
 # DLRUN=PATH measures another binary (default: build/dlrun, rebuilt first).
+# DLRUN_BASE=PATH adds a third runner to part 1, alternating with the other
+# two: `DLRUN_BASE -np 16 /bin/true` (an older build), with the ratio.
 set -u
 reps=11
 while [ $# -gt 0 ]; do
@@ -62,14 +64,15 @@ ms() { awk -v n="$1" 'BEGIN { printf "%.1f", n / 1e6 }'; }
 write_batch() {
     cat >"$TMP/batch.sh" <<EOF
 #!/bin/sh
-T=$TMP DLRUN=$DLRUN REPS=$reps
+T=$TMP DLRUN=$DLRUN REPS=$reps BASE=${DLRUN_BASE:-}
 EOF
     cat >>"$TMP/batch.sh" <<'EOF'
 "$DLRUN" -np 16 /bin/true && srun -N4 -n16 /bin/true || { echo "warm-up failed"; exit 1; }
 i=0
 while [ $i -lt "$REPS" ]; do
     "$T/timeit" -t 60 -e "$T/dlrun.err" 1 "$DLRUN" -np 16 /bin/true >>"$T/dlrun.times" &&
-        "$T/timeit" -t 60 -e "$T/srun.err" 1 srun -N4 -n16 /bin/true >>"$T/srun.times" ||
+        "$T/timeit" -t 60 -e "$T/srun.err" 1 srun -N4 -n16 /bin/true >>"$T/srun.times" &&
+        { [ -z "$BASE" ] || "$T/timeit" -t 60 -e "$T/base.err" 1 "$BASE" -np 16 /bin/true >>"$T/base.times"; } ||
         { echo "run $i failed"; exit 1; }
     i=$((i + 1))
 done
@@ -107,13 +110,16 @@ bench_srun() {
         sed 's/^/  | /' "$TMP/batch.out" "$TMP"/*.err 2>/dev/null | tail -n 30
         return 1
     fi
-    for t in dlrun srun; do
+    tools="dlrun srun"
+    [ -n "${DLRUN_BASE:-}" ] && tools="dlrun srun base"
+    for t in $tools; do
         awk '$3 != 0 { bad = 1 } { print $1 } END { exit bad }' "$TMP/$t.times" \
             >"$TMP/$t.ns" || { say "error: a $t run failed"; return 1; }
     done
     printf '%-34s %9s %9s %9s\n' "" "median" "min" "max"
-    for t in dlrun srun; do
-        case $t in dlrun) what="dlrun -np 16 /bin/true" ;; *) what="srun -N4 -n16 /bin/true" ;; esac
+    for t in $tools; do
+        case $t in dlrun) what="dlrun -np 16 /bin/true" ;; base) what="DLRUN_BASE -np 16 /bin/true" ;;
+        *) what="srun -N4 -n16 /bin/true" ;; esac
         printf '%-34s %6s ms %6s ms %6s ms\n' "$what" "$(ms "$(median "$TMP/$t.ns")")" \
             "$(ms "$(minimum "$TMP/$t.ns")")" "$(ms "$(maximum "$TMP/$t.ns")")"
     done
@@ -125,6 +131,8 @@ bench_srun() {
         'BEGIN { printf "%.2f", a / b }')
     met=$(awk -v d="$d" 'BEGIN { print (d < 100) ? "met" : "NOT MET" }')
     say "dlrun adds ${d} ms (medians; ${dmin} ms between the minimums; ratio ${ratio}) — goal under 100 ms: $met"
+    [ -z "${DLRUN_BASE:-}" ] || say "dlrun / DLRUN_BASE ($DLRUN_BASE): $(awk -v a="$(median "$TMP/dlrun.ns")" \
+        -v b="$(median "$TMP/base.ns")" 'BEGIN { printf "%.2f", a / b }') (medians)"
     say ""
     say "== peak RSS (VmHWM) during dlrun -np 16 /bin/sleep 1 over 4 nodes"
     if [ ! -s "$TMP/head.hwm" ] || [ ! -s "$TMP/agents.hwm" ]; then

@@ -8,10 +8,11 @@
 # missing, a command failing or hanging); 2 bad usage.
 #
 # DLRUN=PATH benchmarks another binary (default: build/dlrun, rebuilt first).
+# DLRUN_BASE=PATH: features.py also compares it (an older build) with dlrun.
 set -eu
 
 usage() {
-    echo "usage: bench/run.sh [--quick] [--only launch,allreduce,throughput,failfast,rss]"
+    echo "usage: bench/run.sh [--quick] [--only launch,allreduce,throughput,failfast,rss,features]"
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -65,7 +66,22 @@ if [ "$avail_kib" -lt 1300000 ]; then
     exit 1
 fi
 
+# features (bench/features.py) is run here; the others by bench.py.
+features=yes
+if [ -n "$only" ]; then
+    list=,${only#--only=},
+    case $list in *,features,*) ;; *) features= ;; esac
+    list=$(echo "$list" | sed 's/,features,/,/g; s/^,//; s/,$//')
+    only=${list:+--only=$list}
+    [ -n "$only" ] || [ -n "$features" ] || { usage >&2; exit 2; }
+fi
 rc=0
-"$py" "$here/bench.py" ${quick:+"$quick"} ${only:+"$only"} --dlrun "$dlrun" --tools "$tools" \
-    --shm "$shm" || rc=$?
+if [ -z "${list+x}" ] || [ -n "$only" ]; then
+    "$py" "$here/bench.py" ${quick:+"$quick"} ${only:+"$only"} --dlrun "$dlrun" --tools "$tools" \
+        --shm "$shm" || rc=$?
+fi
+if [ -n "$features" ]; then
+    "$py" "$here/features.py" ${quick:+"$quick"} --dlrun "$dlrun" \
+        ${DLRUN_BASE:+--base "$DLRUN_BASE"} || rc=1
+fi
 exit "$rc"
