@@ -63,5 +63,30 @@ use_cluster() {
     trap 'exit 143' INT TERM HUP
     "$CLUSTER" up 9>&- || { fail "cluster up (daemon logs above)"; exit 1; }
     eval "$("$CLUSTER" env)"
+    settle_slurm_bin
     cd "$TMP" || exit 1
+}
+
+# Slurm passes over a node still completing the previous job, so which nodes
+# an allocation gets would depend on how fast the machine is.  sbatch, salloc
+# and srun outside a job first wait (a hang guard of 120 s) until no node is
+# completing: every allocation then starts from the same idle cluster.
+settle_slurm_bin() {
+    mkdir -p "$TMP/slurm-bin" || return
+    for c in sbatch salloc srun; do
+        real=$(command -v "$c") || continue
+        cat >"$TMP/slurm-bin/$c" <<EOS
+#!/bin/sh
+if [ -z "\$SLURM_JOB_ID" ]; then
+    i=0
+    while [ -n "\$(sinfo -h -t completing -o %N 2>/dev/null)" ] && [ \$i -lt 1200 ]; do
+        sleep 0.1; i=\$((i + 1))
+    done
+fi
+exec "$real" "\$@"
+EOS
+        chmod 755 "$TMP/slurm-bin/$c"
+    done
+    PATH=$TMP/slurm-bin:$PATH
+    export PATH
 }

@@ -77,7 +77,7 @@ if srun --mpi=list 2>&1 | grep -q pmix; then
         \"$DLRUN\" --mpi=srun -np 4 -l sh -c 'echo RANK=\$RANK LOCAL_RANK=\$LOCAL_RANK; exec \"$TMP/mpi_hello\"'
         echo rc=\$?" >"$TMP/srun.out" 2>&1
     expect_grep "--mpi=srun: exit 0" "^rc=0$" "$TMP/srun.out"
-    expect_eq "  4 ranks in one world of 4" "$(grep -c 'hello [0-3] of 4 on node[12]$' "$TMP/srun.out")" 4 ||
+    expect_eq "  4 ranks in one world of 4" "$(grep -c 'hello [0-3] of 4 on node[1-4]$' "$TMP/srun.out")" 4 ||
         sed 's/^/  | /' "$TMP/srun.out"
     expect_eq "  dlrun set RANK = the MPI rank" "$(grep -c 'RANK=3 LOCAL_RANK=1' "$TMP/srun.out")" 1
 else

@@ -51,15 +51,16 @@ cat >"$TMP/ddp.sh" <<EOS
 $MPIRUN "$DLRUN" --nproc-per-node 2 --map-by ppr:2:socket --bind-to core --report-bindings "$PY" "$E2E/ddp_train.py"
 echo "mpirun exit \$?"
 EOS
-within 600 sbatch -N2 --wait -o "$TMP/ddp.out" "$TMP/ddp.sh" >/dev/null 2>&1
+# -w: the checks name node1 and node2 (Slurm passes over a completing node)
+within 600 sbatch -N2 -w "node[1-2]" --wait -o "$TMP/ddp.out" "$TMP/ddp.sh" >/dev/null 2>&1
 # the line dlrun script writes for SQUID's profile, scaled to this host:
 # mpirun ... --bind-to none -np N -npernode 1 dlrun --nproc-per-node 8
 # --map-by ppr:4:socket --bind-to core
 expect_grep "DDP (gloo) through mpirun, 2 nodes x 2 ranks bound per socket: exit 0" \
     "^mpirun exit 0$" "$TMP/ddp.out"
 expect_eq "  4 ranks with the same weights" \
-    "$(sed -n 's/^rank [0-3]\/4 weights \([^ ]*\) ok$/\1/p' "$TMP/ddp.out" | sort | uniq -c | awk '{ print $1 }')" 4 ||
+    "$(grep -o 'rank [0-3]/4 weights [^ ]* ok' "$TMP/ddp.out" | sed 's/.* weights \([^ ]*\) ok$/\1/' | sort | uniq -c | awk '{ print $1 }')" 4 ||
     sed 's/^/  | /' "$TMP/ddp.out"
 expect_eq "  every rank bound to a core of its own on its node" \
-    "$(grep -c '^dlrun: rank [0-3] host node[12] cpus [0-9]* ' "$TMP/ddp.out")" 4
+    "$(grep -o 'dlrun: rank [0-3] host node[12] cpus [0-9]* ' "$TMP/ddp.out" | wc -l | tr -d ' ')" 4
 done_testing
