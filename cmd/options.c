@@ -18,7 +18,9 @@
 const char options_help[] =
     "Where and how many (default: what the scheduler gave, see `dlrun plan`):\n"
     "  -n, -np, --np N          ranks in all\n"
-    "  -N, --nnodes N           use the first N nodes\n"
+    "  -N, --nnodes N           use the first N nodes; without a scheduler,\n"
+    "                           N or MIN:MAX nodes each started by hand with\n"
+    "                           --node-rank or --rdzv-endpoint (man dlrun)\n"
     "      --nproc-per-node N   ranks on each node\n"
     "  -H, --hosts LIST         hosts and slots: h1:4,h2:4 or node[1-4]:4\n"
     "      --hostfile FILE      Open MPI, Horovod or PBS style host file\n"
