@@ -116,11 +116,14 @@ static void *serve(void *arg)
                                { .fd = h->wake, .events = POLLIN } };
         int due = broker_timeout_ms(h->broker);
         poll(p, 2, due < 0 || due > 250 ? 250 : due);
-        if (p[1].revents || broker_run_once(h->broker, 0, &err) < 0)
+        if (p[1].revents || broker_run_once(h->broker, 0, &err) < 0) {
+            /* a last look: steps a short job passed between two looks */
+            progress_head_tick(&h->prog, h->broker, h->hb, 1);
             break;
+        }
         if (mono_ms() - last >= 250) {
             watch_heartbeats(h);
-            progress_head_tick(&h->prog, h->broker, h->hb);
+            progress_head_tick(&h->prog, h->broker, h->hb, 0);
             last = mono_ms();
         }
     }

@@ -51,14 +51,22 @@ void progress_head_init(struct head_progress *hp, const struct plan *p)
     hp->next_wait_ms = hp->start_ms + WAIT_FIRST_MS;
 }
 
-/* Is node i's agent up: it beat, or (a preflight's) it reported? */
+/* Is node i's agent up: it beat, (a preflight's) it reported, or it
+ * already reported its ranks' end (a short job may end before the first
+ * heartbeat is seen: the steps must not depend on the machine's speed)? */
 static int node_up(const struct broker *b, const long long *hb, int i)
 {
     char key[64], val[8];
 
     if (hb[i] > 0)
         return 1;
+    snprintf(key, sizeof key, "dlrun.hb.%d", i);     /* beat since hb[] */
+    if (broker_peek(b, key, val, sizeof val) == 0)
+        return 1;
     snprintf(key, sizeof key, "dlrun.pf.rep.%d", i);
+    if (broker_peek(b, key, val, sizeof val) == 0)
+        return 1;
+    snprintf(key, sizeof key, "dlrun.ranks.%d", i);
     return broker_peek(b, key, val, sizeof val) == 0;
 }
 
@@ -98,7 +106,7 @@ static int any_key(const struct broker *b, const char *prefix, int n)
 }
 
 void progress_head_tick(struct head_progress *hp, const struct broker *b,
-                        const long long *hb)
+                        const long long *hb, int final)
 {
     char who[400], val[8];
     long now = mono_ms();
@@ -108,7 +116,7 @@ void progress_head_tick(struct head_progress *hp, const struct broker *b,
         if (n == 0) {
             hp->all_up = 1;
             progress_step("agents up on all %d nodes", hp->plan->nnodes);
-        } else if (now >= hp->next_wait_ms) {
+        } else if (!final && now >= hp->next_wait_ms) {
             fprintf(stderr, "dlrun: waiting for the agent%s on %s (%ld s; "
                     "%d of %d nodes up)\n", n == 1 ? "" : "s", who,
                     (now - hp->start_ms) / 1000, hp->plan->nnodes - n,

@@ -25,8 +25,9 @@ struct head_progress {
 void progress_head_init(struct head_progress *hp, const struct plan *p);
 
 /* From the head's broker thread (it owns b) every ~250 ms: hb holds each
- * node's heartbeat counter (0: its agent has not beaten yet). */
+ * node's heartbeat counter (0: its agent has not beaten yet).  final: the
+ * last look as the broker stops (steps only, no "waiting for" line). */
 void progress_head_tick(struct head_progress *hp, const struct broker *b,
-                        const long long *hb);
+                        const long long *hb, int final);
 
 #endif
