@@ -122,10 +122,24 @@ static int ompi_map(struct alloc *a, struct err *err)
     return 0;
 }
 
+/* Started by Open MPI's mpirun: OMPI_COMM_WORLD_RANK, and not only the
+ * copy dlrun gives its own ranks (DLRUN_RANK the same rank): an mpirun
+ * run inside such a rank sets its own rank, or variables dlrun never
+ * sets (OMPI_COMMAND, OMPI_APP_CTX_NUM_PROCS, Open MPI 4's orte_hnp_uri,
+ * 5's PRTE_LAUNCHED). */
 static int ompi_detect(const struct alloc_request *req, char **envp)
 {
+    const char *rank = alloc_getenv(envp, ompi_vars.rank);
+    const char *ours = alloc_getenv(envp, "DLRUN_RANK");
+
     (void)req;
-    return alloc_getenv(envp, ompi_vars.rank) != NULL;
+    if (!rank)
+        return 0;
+    return !ours || strcmp(ours, rank) != 0 ||
+           alloc_getenv(envp, "OMPI_COMMAND") ||
+           alloc_getenv(envp, "OMPI_APP_CTX_NUM_PROCS") ||
+           alloc_getenv(envp, "OMPI_MCA_orte_hnp_uri") ||
+           alloc_getenv(envp, "PRTE_LAUNCHED");
 }
 
 static int ompi_read(const struct alloc_request *req, char **envp,

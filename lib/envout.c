@@ -155,6 +155,22 @@ static int set_dlrun(struct envset *s, const struct alloc *a,
         envset_set(s, "DLRUN_ALLOC", a->source, err, "%s", a->why) ? -1 : 0;
 }
 
+/* Open MPI's names, which scripts written for mpirun read (and Open MPI's
+ * own start ignores: MPI_Init takes the PMIx server's values, or runs a
+ * singleton under --mpi=none).  DLRUN_RANK beside them tells a dlrun
+ * inside the rank that no mpirun started it (alloc_mpi.c). */
+static int set_ompi(struct envset *s, const struct facts *f, struct err *err)
+{
+    return envset_setint(s, "OMPI_COMM_WORLD_RANK", f->rank, err, "= RANK") ||
+        envset_setint(s, "OMPI_COMM_WORLD_SIZE", f->size, err, "= WORLD_SIZE") ||
+        envset_setint(s, "OMPI_COMM_WORLD_LOCAL_RANK", f->local_rank, err,
+                      "= LOCAL_RANK") ||
+        envset_setint(s, "OMPI_COMM_WORLD_LOCAL_SIZE", f->local_size, err,
+                      "= LOCAL_WORLD_SIZE") ||
+        envset_setint(s, "OMPI_COMM_WORLD_NODE_RANK", f->node_rank, err,
+                      "= NODE_RANK") ? -1 : 0;
+}
+
 /* torchrun's names for the restart count, which elastic scripts read. */
 static int set_restarts(struct envset *s, const struct envout_opts *o,
                         struct err *err)
@@ -300,6 +316,9 @@ int envout_rank(const struct alloc *a, const struct plan *p, int rank,
         set_jax_nccl(out, &f, rdv, o, err) < 0 ||
         set_dlrun(out, a, &f, rdv, err) < 0 || set_restarts(out, o, err) < 0 ||
         set_elastic(out, &f, o, err) < 0)
+        return -1;
+    /* a rank mpirun started (dlrun in its place) keeps mpirun's own */
+    if (!p->per_task && set_ompi(out, &f, err) < 0)
         return -1;
     if (slurm && !p->per_task && !o->keep_env && set_slurm(out, p, &f, err) < 0)
         return -1;
