@@ -83,7 +83,8 @@ static int parse_nnodes(struct options *o, const char *s)
 }
 
 /* torchrun's --redirects/--tee: 0-3, or a map such as 0:1,1:2. */
-static int parse_std(const char *name, const char *s, int *out)
+static int parse_std(const char *name, const char *s, int *out,
+                     const int *redirects)
 {
     const char *p = s;
 
@@ -97,8 +98,14 @@ static int parse_std(const char *name, const char *s, int *out)
                             "such as 0:1,1:2", name, s), -1;
         p += digits + 2 + (p[digits + 2] == ',');
     }
-    *out = 0;   /* per local rank: the console keeps every rank */
-    return 0;
+    *out = 0;
+    /* --tee's map: the files get every stream anyway */
+    if (out != redirects)
+        return 0;
+    return cmd_fail(EXIT_USAGE, "--%s '%s': a map per local rank is not "
+                    "supported; give one value 0-3 for every rank, or "
+                    "--output-dir DIR --ranks-filter LIST (the ranks shown "
+                    "on the console)", name, s), -1;
 }
 
 /* -mca K V: OMPI_MCA_K=V; -genv NAME VALUE: NAME=VALUE (one word
@@ -155,8 +162,8 @@ static int torch_option(int code, const char *name, char *v, struct options *o)
         if (!o->output_dir)
             o->output_dir = v;
         return 0;
-    case OPT_REDIRECTS: return parse_std(name, v, &t->redirects);
-    case OPT_TEE: return parse_std(name, v, &std);
+    case OPT_REDIRECTS: return parse_std(name, v, &t->redirects, &t->redirects);
+    case OPT_TEE: return parse_std(name, v, &std, &t->redirects);
     case OPT_LOCAL_ADDR: t->local_addr = v; return 0;
     case OPT_START_METHOD:
         if (strcmp(v, "spawn") && strcmp(v, "fork") && strcmp(v, "forkserver"))

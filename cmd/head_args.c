@@ -105,6 +105,8 @@ static void shared_output_options(const struct options *o, struct strv *a)
         strv_addf(a, "--output-dir=%s", o->output_dir);
     if (o->ranks_filter)
         add_filter(a, o);
+    if (o->torch.redirects)
+        strv_addf(a, "--redirects=%d", o->torch.redirects);
     if (o->report_bindings)
         strv_addf(a, "--report-bindings");
     /* each agent plans its node on the same topology as the head */

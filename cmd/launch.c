@@ -168,6 +168,7 @@ static struct output *make_output(const struct job *j, const int *ranks, int n,
         .show = j->opt.ranks_filter, .nshow = j->opt.nfilter,
         .console_out = STDOUT_FILENO, .console_err = STDERR_FILENO,
         .append = j->restart > 0,
+        .hide = j->opt.output_dir ? j->opt.torch.redirects : 0,
     };
     struct err err = { "" };
     struct output *o;

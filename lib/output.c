@@ -95,7 +95,7 @@ static int stream_init(struct output *o, struct stream *s, int rank,
 
     s->rank = rank;
     s->which = which;
-    s->show = shown(&o->o, rank);
+    s->show = shown(&o->o, rank) && !(o->o.hide & which);
     s->file = -1;
     s->taglen = (size_t)snprintf(s->tag, sizeof s->tag, "[%d] ", rank);
     if (pipe2(fds, O_CLOEXEC) < 0)

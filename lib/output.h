@@ -21,6 +21,9 @@ struct output_opts {
     int nshow;
     int console_out, console_err;   /* where shown lines go (fds 1, 2) */
     int append;             /* append to the files (a restarted job) */
+    int hide;               /* streams kept off the console for every rank
+                               (1 stdout, 2 stderr, 3 both: torchrun's
+                               --redirects); the files still get them */
     /* When set, sees every piece of whole lines of rank (which: 1 stdout,
      * 2 stderr; len bytes at p, borrowed for the call) as it is written:
      * the stall detector's view of the output (cmd/stall.c). */

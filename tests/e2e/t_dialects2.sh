@@ -68,4 +68,27 @@ else
     echo "skip: mpi4py (Debian's python3-mpi4py) not installed"
 fi
 
+# torchrun's --redirects 1 / 2 with --log-dir: that stream off the console,
+# the other stays; the files get both (was: both on the console).  On one
+# node and on two simulated ones (the agents are told).
+PR='echo out$RANK; echo err$RANK >&2'
+for where in one two; do
+    [ $where = one ] && run1() { clean_env "$DLRUN" -np 2 "$@"; } ||
+        run1() { sim -H 'sim[1-2]:1' "$@"; }
+    rm -rf ld1 ld2
+    run1 --log-dir ld1 --redirects 1 sh -c "$PR" >o1 2>e1
+    expect_eq "--redirects 1 ($where node(s)): stdout off the console" \
+        "$(sort o1 | tr '\n' ' ')|$(grep -c '^err' e1)" "|2"
+    expect_eq "  the files have it" "$(cat ld1/rank.*/stdout | sort | tr '\n' ' ')" "out0 out1 "
+    run1 --log-dir ld2 --redirects 2 sh -c "$PR" >o2 2>e2
+    expect_eq "--redirects 2 ($where node(s)): stderr off the console" \
+        "$(sort o2 | tr '\n' ' ')|$(grep -c '^err' e2)" "out0 out1 |0"
+done
+expect_rc "--redirects 0:3,1:1 (a map per local rank): refused" 2 \
+    clean_env "$DLRUN" -np 2 --log-dir ld3 --redirects 0:3,1:1 true
+expect_grep "  names the dlrun way" "ranks-filter" "$TMP/err"
+one_line
+expect_rc "--tee 0:3,1:1: accepted (the files get every stream)" 0 \
+    clean_env "$DLRUN" -np 2 --log-dir ld4 --tee 0:3,1:1 true
+
 done_testing
