@@ -12,6 +12,7 @@
 
 #include "client.h"
 #include "jobstatus.h"
+#include "nvmlstat.h"
 #include "output.h"
 #include "status.h"
 #include "supervise.h"
@@ -36,6 +37,8 @@ struct status_watch {
     char name[64];
     struct client *c;               /* agent: the broker */
     int off;                        /* no runtime folder: nothing kept */
+    struct nvs *nvml;               /* NULL: no NVML, no GPU column */
+    int nvml_tried;
     double started;
 };
 
@@ -130,6 +133,17 @@ void job_status_output(struct status_watch *w, struct output_opts *oo)
     oo->tap_ctx = w;
 }
 
+/* The GPU use of the GPUs pid sees (its CUDA_VISIBLE_DEVICES) into r. */
+static void gpu_sample(struct nvs *nvml, pid_t pid, struct js_rank *r)
+{
+    char cvd[512];
+    int set = nvs_proc_visible(pid, cvd, sizeof cvd);
+
+    if (set >= 0 && nvs_sample(nvml, set ? cvd : NULL, &r->gpu_pct,
+                               &r->gpu_mem_kb) == 0)
+        r->has_gpu = 1;
+}
+
 /* Rank lines of every rank this process started, into m. */
 static void put_ranks(struct status_watch *w, FILE *m, long now)
 {
@@ -148,6 +162,8 @@ static void put_ranks(struct status_watch *w, FILE *m, long now)
         snprintf(r.host, JS_HOST, "%s", p->nodes[p->rank_node[s->rank]].host);
         if (s->running)
             js_sample(s->pid, &w->ticks[i], &w->at_ms[i], &r);
+        if (s->running && w->nvml)
+            gpu_sample(w->nvml, s->pid, &r);
         if (w->out_ms[i] >= 0)
             r.out_age_s = (now - w->out_ms[i]) / 1000.0;
         js_put_rank(m, &r);
@@ -163,6 +179,9 @@ static void publish(struct status_watch *w, long now)
 
     if (!m)
         return;
+    if (!w->nvml_tried)     /* at the first sample: not on the launch path */
+        w->nvml = nvs_open();
+    w->nvml_tried = 1;
     if (!w->j->agent && !w->name[0]) {
         if (w->off || js_dir(w->dir, sizeof w->dir, &err) < 0) {
             w->off = 1;     /* no folder of ours: the job runs without */
@@ -232,6 +251,7 @@ void job_status_free(struct status_watch *w)
         unlink(path);
     }
     client_close(w->c);
+    nvs_close(w->nvml);
     free(w->ranks);
     free(w->out_ms);
     free(w->ticks);

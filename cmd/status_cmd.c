@@ -140,26 +140,46 @@ static void fmt_rss(long long kb, char *out, size_t len)
         snprintf(out, len, "%lld MiB", kb / 1024);
 }
 
+/* The GPU columns of r ("" when the job shows none), into out. */
+static void fmt_gpu(const struct js_rank *r, int gpu, char *out, size_t len)
+{
+    char mem[32];
+
+    fmt_rss(r->has_gpu ? r->gpu_mem_kb : -1, mem, sizeof mem);
+    if (!gpu)
+        out[0] = '\0';
+    else if (r->has_gpu)
+        snprintf(out, len, " %5.1f %-10s", r->gpu_pct, mem);
+    else
+        snprintf(out, len, " %5s %-10s", "-", "-");
+}
+
 static void print_job(const struct js_job *jb, double now)
 {
+    int gpu = 0;    /* the GPU columns when NVML read some rank's GPUs */
+
+    for (int i = 0; i < jb->n; i++)
+        gpu |= jb->r[i].has_gpu;
     printf("job %d: %d rank%s on %d node%s, up %.0f s, restarts %d: %s\n",
            jb->pid, jb->ranks, jb->ranks == 1 ? "" : "s", jb->nodes,
            jb->nodes == 1 ? "" : "s", now - jb->started, jb->restarts,
            jb->cmd);
     if (jb->note[0])
         printf("  (%s)\n", jb->note);
-    printf("  %-5s %-16s %-8s %-5s %6s %-10s %-8s %s\n", "RANK", "HOST", "PID",
-           "STATE", "CPU%", "RSS", "RESTARTS", "LAST OUTPUT");
+    printf("  %-5s %-16s %-8s %-5s %6s %-10s%s %-8s %s\n", "RANK", "HOST",
+           "PID", "STATE", "CPU%", "RSS", gpu ? "  GPU% GPU MEM   " : "",
+           "RESTARTS", "LAST OUTPUT");
     for (int i = 0; i < jb->n; i++) {
         const struct js_rank *r = &jb->r[i];
-        char rss[32], cpu[16], age[32];
+        char rss[32], cpu[16], age[32], g[48];
         fmt_rss(r->rss_kb, rss, sizeof rss);
+        fmt_gpu(r, gpu, g, sizeof g);
         snprintf(cpu, sizeof cpu, r->cpu_pct < 0 ? "-" : "%.1f", r->cpu_pct);
         snprintf(age, sizeof age, r->out_age_s < 0 ? "none yet" :
                  "%.0f s ago", r->out_age_s);
-        printf("  %-5d %-16s %-8d %-5c %6s %-10s %-8d %s\n", r->rank, r->host,
-               r->pid, r->state == 'X' ? '-' : r->state, cpu, rss,
-               r->restarts, r->state == 'X' ? "ended" : age);
+        printf("  %-5d %-16s %-8d %-5c %6s %-10s%s %-8d %s\n", r->rank,
+               r->host, r->pid, r->state == 'X' ? '-' : r->state, cpu, rss,
+               g, r->restarts, r->state == 'X' ? "ended" : age);
     }
 }
 
@@ -176,9 +196,13 @@ static void json_job(const struct js_job *jb, double now, int first)
         printf("%s{\"rank\":%d,\"host\":", i ? "," : "", r->rank);
         json_string(stdout, r->host);
         printf(",\"pid\":%d,\"state\":\"%c\",\"cpu_percent\":%.1f,"
-               "\"rss_kb\":%lld,\"restarts\":%d,\"last_output_age_s\":%.1f}",
+               "\"rss_kb\":%lld,\"restarts\":%d,\"last_output_age_s\":%.1f",
                r->pid, r->state, r->cpu_pct, r->rss_kb, r->restarts,
                r->out_age_s);
+        if (r->has_gpu)     /* only where NVML read the rank's GPUs */
+            printf(",\"gpu_percent\":%.1f,\"gpu_mem_kb\":%lld",
+                   r->gpu_pct, r->gpu_mem_kb);
+        printf("}");
     }
     printf("]}");
 }
@@ -196,8 +220,9 @@ int cmd_status(int argc, char **argv)
                      strcmp(argv[1], "--help") == 0))
         return printf("usage: dlrun status [--json]\nThe running dlrun jobs "
                       "of this user started on this host: per rank its host, "
-                      "pid, state, CPU %%, RSS, restarts and the age of its "
-                      "last output line.\n"), EXIT_OK;
+                      "pid, state, CPU %%, RSS, GPU %% and GPU memory (where "
+                      "NVML is), restarts and the age of its last output "
+                      "line.\n"), EXIT_OK;
     if (argc > 1 + json)
         return cmd_fail(EXIT_USAGE, "status: unexpected argument '%s' "
                         "(usage: dlrun status [--json])", argv[1 + json]);

@@ -40,9 +40,12 @@ int js_dir(char *buf, size_t len, struct err *err)
 
 void js_put_rank(FILE *f, const struct js_rank *r)
 {
-    fprintf(f, "%d %s %d %c %.1f %lld %d %.1f\n", r->rank,
+    fprintf(f, "%d %s %d %c %.1f %lld %d %.1f", r->rank,
             r->host[0] ? r->host : "?", r->pid, r->state ? r->state : '?',
             r->cpu_pct, r->rss_kb, r->restarts, r->out_age_s);
+    if (r->has_gpu)
+        fprintf(f, " %.1f %lld", r->gpu_pct, r->gpu_mem_kb);
+    fputc('\n', f);
 }
 
 /* The next blank-separated word of [*p, end) into w (room n). */
@@ -74,17 +77,19 @@ static int num(const char *w, double lo, double hi, double *v)
 
 static int parse_line(const char *p, const char *end, struct js_rank *r)
 {
-    char w[8][JS_HOST];
-    double v[8];
+    char w[10][JS_HOST];
+    double v[10] = { 0 };
+    int nw = 0;
 
-    for (int i = 0; i < 8; i++)
-        if (word(&p, end, w[i], sizeof w[i]) < 0)
-            return -1;
-    if (p != end || strlen(w[3]) != 1 ||
+    while (nw < 10 && word(&p, end, w[nw], sizeof w[nw]) == 0)
+        nw++;
+    /* 8 words, or 10 with GPU use (a node whose dlrun has NVML) */
+    if ((nw != 8 && nw != 10) || p != end || strlen(w[3]) != 1 ||
         num(w[0], 0, JS_MAX_RANKS - 1, &v[0]) < 0 ||
         num(w[2], 0, INT_MAX, &v[2]) < 0 || num(w[4], -1, 1e7, &v[4]) < 0 ||
         num(w[5], -1, 1e15, &v[5]) < 0 || num(w[6], 0, INT_MAX, &v[6]) < 0 ||
-        num(w[7], -1, 1e10, &v[7]) < 0)
+        num(w[7], -1, 1e10, &v[7]) < 0 || (nw == 10 &&
+        (num(w[8], -1, 100, &v[8]) < 0 || num(w[9], 0, 1e15, &v[9]) < 0)))
         return -1;
     r->rank = (int)v[0];
     snprintf(r->host, JS_HOST, "%s", w[1]);
@@ -94,6 +99,9 @@ static int parse_line(const char *p, const char *end, struct js_rank *r)
     r->rss_kb = (long long)v[5];
     r->restarts = (int)v[6];
     r->out_age_s = v[7];
+    r->has_gpu = nw == 10;
+    r->gpu_pct = r->has_gpu ? v[8] : -1;
+    r->gpu_mem_kb = r->has_gpu ? (long long)v[9] : -1;
     return 0;
 }
 

@@ -31,6 +31,9 @@ struct js_rank {
     long long rss_kb;       /* the rank's process, -1 unknown */
     int restarts;           /* of the job when it was started */
     double out_age_s;       /* since its last output line, -1 none yet */
+    int has_gpu;            /* NVML read its GPUs: the two below are set */
+    double gpu_pct;         /* mean utilisation of its GPUs */
+    long long gpu_mem_kb;   /* memory used on its GPUs */
 };
 
 /* The user's runtime folder, made (0700) if needed, into buf.  0, or -1
@@ -38,7 +41,8 @@ struct js_rank {
  * folder someone else made: it is never used). */
 int js_dir(char *buf, size_t len, struct err *err);
 
-/* One line "RANK HOST PID STATE CPU RSS RESTARTS AGE" for r into f. */
+/* One line "RANK HOST PID STATE CPU RSS RESTARTS AGE [GPU GPUMEM]" for r
+ * into f (the last two when r->has_gpu). */
 void js_put_rank(FILE *f, const struct js_rank *r);
 
 /* Decode the rank lines of len bytes into out (room for max); *n gets how

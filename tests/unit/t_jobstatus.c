@@ -44,6 +44,30 @@ static void lines(void)
     free(text);
 }
 
+/* GPU use: two more fields, only for a rank whose GPUs NVML read */
+static void gpu_lines(void)
+{
+    struct js_rank r = { .rank = 1, .pid = 9, .state = 'S', .cpu_pct = 1,
+                         .rss_kb = 4, .out_age_s = -1, .has_gpu = 1,
+                         .gpu_pct = 81, .gpu_mem_kb = 3072000 }, d[1];
+    struct err err = { "" };
+    char *text = NULL;
+    size_t len = 0;
+    int n = 0;
+    FILE *m = open_memstream(&text, &len);
+
+    snprintf(r.host, JS_HOST, "n1");
+    js_put_rank(m, &r);
+    fclose(m);
+    is_str(text, "1 n1 9 S 1.0 4 0 -1.0 81.0 3072000\n", "a rank line with GPU use");
+    ok(js_parse_ranks(text, len, d, 1, &n, &err) == 0 && n == 1 &&
+       d[0].has_gpu && d[0].gpu_pct == 81 && d[0].gpu_mem_kb == 3072000,
+       "  read back");
+    ok(js_parse_ranks("1 n1 9 S 1 4 0 -1\n", 18, d, 1, &n, &err) == 0 &&
+       !d[0].has_gpu, "  a line without: no GPU");
+    free(text);
+}
+
 static void refused(void)
 {
     static const char *const bad[] = {
@@ -55,6 +79,8 @@ static void refused(void)
         "1 h 2 R nan 0 0 0\n",          /* not a number */
         "1 h\x01x 2 R 0 0 0 0\n",       /* a control byte in the host */
         "1 h 2 R 0 0 0 0x\n",
+        "1 h 2 R 0 0 0 0 101 0\n",     /* GPU % above 100 */
+        "1 h 2 R 0 0 0 0 50 0 1\n",    /* GPU use and one more */
     };
     struct js_rank d[2];
     struct err err = { "" };
@@ -123,6 +149,7 @@ static void sample(void)
 int main(void)
 {
     lines();
+    gpu_lines();
     refused();
     folder();
     sample();
