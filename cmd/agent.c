@@ -20,7 +20,9 @@
 #include "broker_relay_srv.h"
 #include "client.h"
 #include "cmd.h"
+#include "envout.h"
 #include "envwire.h"
+#include "errfile.h"
 #include "head.h"
 #include "net.h"
 #include "preflight_cmd.h"
@@ -52,6 +54,23 @@ static int find_self_node(const struct job *j)
     return -1;
 }
 
+/* The failing rank's TORCHELASTIC_ERROR_FILE message, for the head's
+ * failure line (the file is on this node only): dlrun.cause.RANK. */
+static void agent_send_cause(const struct job *j, struct client *c, int rank)
+{
+    struct errfile ef;
+    struct err err = { "" };
+    char path[4096], key[64];
+
+    if (!j->errdir)
+        return;
+    envout_error_file(j->errdir, j->restart, rank, path, sizeof path);
+    if (errfile_read(path, &ef) < 0)
+        return;
+    snprintf(key, sizeof key, "dlrun.cause.%d", rank);
+    client_put(c, key, ef.message, strlen(ef.message), &err);
+}
+
 void agent_report_failure(const struct job *j, const struct supervise *sv)
 {
     const struct sv_rank *r = &sv->ranks[sv->failed];
@@ -70,6 +89,7 @@ void agent_report_failure(const struct job *j, const struct supervise *sv)
     snprintf(val, sizeof val, "%d %d %d %s", r->rank, r->status, (int)r->pid,
              j->plan.nodes[j->plan.rank_node[r->rank]].host);
     client_put(c, key, val, strlen(val), &err);
+    agent_send_cause(j, c, r->rank);
 out:
     if (err.msg[0])
         cmd_fail(0, "agent: cannot tell the head: %s", err.msg);

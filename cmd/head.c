@@ -26,6 +26,7 @@
 #include "client.h"
 #include "cmd.h"
 #include "envset.h"
+#include "errfile.h"
 #include "head.h"
 #include "horovod.h"
 #include "proc.h"
@@ -273,6 +274,26 @@ static int first_failure(const struct head *h, const struct plan *p,
     return rc;
 }
 
+/* The failing rank's root cause, when its agent sent one (the rank's
+ * TORCHELASTIC_ERROR_FILE lies on its node). */
+static void head_root_cause(const struct head *h, int rank)
+{
+    struct err err = { "" };
+    struct client *c = client_connect(h->addr, h->token, 2000, &err);
+    struct errfile ef;
+    void *val = NULL;
+    size_t len = 0;
+    char key[64];
+
+    snprintf(key, sizeof key, "dlrun.cause.%d", rank);
+    if (c && client_get(c, key, 0, &val, &len, &err) == CLIENT_OK &&
+        errfile_from_wire(val, len, &ef) == 0)
+        cmd_fail(0, "rank %d's root cause (its TORCHELASTIC_ERROR_FILE): %s",
+                 rank, ef.message);
+    free(val);
+    client_close(c);
+}
+
 /* One line for how the job ended, and the exit code: the failing rank's,
  * else a lost agent's, else the agent process's that failed. */
 static int head_outcome(const struct job *j, struct head *h,
@@ -290,6 +311,7 @@ static int head_outcome(const struct job *j, struct head *h,
         h->failed_rank = rank;
         job_report_failure(rank, p->nodes[p->rank_node[rank]].host, pid,
                            status, stopped);
+        head_root_cause(h, rank);
         return sv->signal_received && lost < 0 ? rc :
                supervise_exit_code(status);
     }

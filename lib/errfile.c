@@ -126,6 +126,18 @@ int errfile_parse(const char *t, size_t len, struct errfile *out)
     return out->message[0] ? 0 : -1;
 }
 
+int errfile_from_wire(const void *val, size_t len, struct errfile *out)
+{
+    const unsigned char *p = val;
+
+    memset(out, 0, sizeof *out);
+    if (!val || len == 0 || len >= sizeof out->message)
+        return -1;
+    for (size_t i = 0; i < len; i++)
+        out->message[i] = p[i] < 0x20 || p[i] == 0x7f ? '?' : (char)p[i];
+    return 0;
+}
+
 int errfile_read(const char *path, struct errfile *out)
 {
     enum { MAX = 65536 };

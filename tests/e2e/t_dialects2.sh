@@ -91,4 +91,12 @@ one_line
 expect_rc "--tee 0:3,1:1: accepted (the files get every stream)" 0 \
     clean_env "$DLRUN" -np 2 --log-dir ld4 --tee 0:3,1:1 true
 
+# The root cause of a rank on another node: its agent reads the rank's
+# TORCHELASTIC_ERROR_FILE and sends it through the broker; the head's
+# failure line shows it (was: only for ranks on the head's own node).
+expect_rc "a rank on the second node fails under @record: its code" 3 \
+    sim -H 'sim[1-2]:1' /usr/bin/python3 "$E2E/errfile_fail.py"
+expect_grep "  the failure line names rank 1" "rank 1 (host sim2.*exited with code 3" "$TMP/err"
+expect_grep "  and its root cause" "rank 1's root cause (its TORCHELASTIC_ERROR_FILE): ValueError: bad shard 7" "$TMP/err"
+
 done_testing
