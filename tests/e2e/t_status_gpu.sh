@@ -33,10 +33,16 @@ job() {
     fail "the job's ranks never listed"; sed 's/^/  | /' "$TMP/job.out"
 }
 stop() { kill -TERM $p; wait $p; }
+# until_shown PATTERN: until dlrun status shows a line matching it (the
+# first sample may come before a rank's exec; a hang guard)
+until_shown() {
+    for _ in $(seq 600); do st | grep -q "$1" && return 0; sleep 0.1; done
+    return 1
+}
 
 # --- the stand-in found through LD_LIBRARY_PATH ---
 job LD_LIBRARY_PATH="$TMP/lib"
-sleep 1.5   # the sample after the first: both ranks' GPUs read
+until_shown '^  0 .* 37\.0 ' && until_shown '^  1 .* 81\.0 '
 st >"$TMP/st.out"
 expect_grep "with NVML: a GPU% and a GPU MEM column" "RSS  *GPU% GPU MEM  *RESTARTS" "$TMP/st.out" ||
     sed 's/^/  | /' "$TMP/st.out"
@@ -55,29 +61,43 @@ stop
 
 # --- named by DLRUN_NVML_LIBRARY; the GPU a rank sees by its UUID ---
 job DLRUN_NVML_LIBRARY="$TMP/lib/libnvidia-ml.so.1"
-sleep 1.5
+until_shown '^  0 .* 37\.0 ' && until_shown '^  1 .* 81\.0 '
 expect_eq "DLRUN_NVML_LIBRARY: the same numbers" \
     "$(st | awk '$1 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { print $1 ":" $8 }' | tr '\n' ' ')" \
     "0:37.0 1:81.0 "
 stop
 env $CLEAN CUDA_VISIBLE_DEVICES=GPU-stub-1 DLRUN_NVML_LIBRARY="$TMP/lib/libnvidia-ml.so.1" \
     "$DLRUN" -np 1 --bind-to none --gpu-bind none sh -c 'sleep 600' >"$TMP/job.out" 2>&1 & p=$!
-for _ in $(seq 600); do st | grep -q '^  0 .* 81\.0 ' && break; sleep 0.1; done
+until_shown '^  0 .* 81\.0 '
 st >"$TMP/st.out"
 expect_grep "CUDA_VISIBLE_DEVICES=GPU-stub-1 (a UUID): GPU 1's use" \
     '^  0 .* 81\.0 2\.9 GiB ' "$TMP/st.out" || sed 's/^/  | /' "$TMP/st.out"
 stop
 
+# --- a multi-node job (simulated nodes, as in t_status.sh): each agent
+# samples its node's GPUs and puts the numbers into the broker; no
+# CUDA_VISIBLE_DEVICES (--gpu-bind none): every GPU of the node, the mean
+# of 37 and 81 % and 1000 + 3000 MiB ---
+env $CLEAN DLRUN_RELAY_SIM_MS=0 DLRUN_NVML_LIBRARY="$TMP/lib/libnvidia-ml.so.1" \
+    "$DLRUN" --bind-to none --gpu-bind none --master-addr 127.0.0.1 --iface lo -H 'sim[1-2]:1' \
+    sh -c 'echo "up $RANK"; sleep 600' >"$TMP/job.out" 2>&1 & p=$!
+until_shown '^  0 .* 59\.0 ' && until_shown '^  1 .* 59\.0 '
+st >"$TMP/st.out"
+expect_eq "multi-node, no CUDA_VISIBLE_DEVICES: all GPUs of each node, via the broker" \
+    "$(awk '$1 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { print $1 "@" $2 ":" $8 ":" $9 $10 }' "$TMP/st.out" | tr '\n' ' ')" \
+    "0@sim1:59.0:3.9GiB 1@sim2:59.0:3.9GiB " || sed 's/^/  | /' "$TMP/st.out" "$TMP/job.out"
+stop
+
 # --- no NVML: no column, no error; an NVML whose init fails: the same ---
 job
-sleep 1.5
+sleep 1.5   # samples taken: with NVML its columns would be there
 st >"$TMP/st.out"
 if grep -q 'GPU' "$TMP/st.out"; then fail "without NVML: no GPU column"; else pass "without NVML: no GPU column"; fi
 "$DLRUN" status --json | grep -q gpu_ && fail "  nor in --json" || pass "  nor in --json"
 expect_eq "  the job runs as before" "$(grep -c '^up ' "$TMP/job.out")" 2
 stop
 job LD_LIBRARY_PATH="$TMP/lib" STUB_NVML_INIT_FAIL=1
-sleep 1.5
+sleep 1.5   # the same
 if st | grep -q 'GPU'; then fail "NVML whose init fails: no GPU column"; else pass "NVML whose init fails: no GPU column"; fi
 stop
 done_testing

@@ -40,6 +40,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         must(r[i].rank >= 0 && r[i].rank < JS_MAX_RANKS && r[i].pid >= 0);
         must(strnlen(r[i].host, JS_HOST) < JS_HOST && r[i].host[0] &&
              !strpbrk(r[i].host, " \n"));
+        must(!r[i].has_gpu || (r[i].gpu_pct >= -1 && r[i].gpu_pct <= 100 &&
+                               r[i].gpu_mem_kb >= 0));
         js_put_rank(m, &r[i]);
     }
     must(fclose(m) == 0);
@@ -49,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (int i = 0; i < n; i++)
             must(back[i].rank == r[i].rank && back[i].pid == r[i].pid &&
                  back[i].state == r[i].state &&
+                 back[i].has_gpu == r[i].has_gpu &&
                  strcmp(back[i].host, r[i].host) == 0);
     }
     free(text);
