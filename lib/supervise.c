@@ -158,12 +158,14 @@ static void wait_once(struct supervise *sv, struct sv_state *st, int sfd,
     n = poll(pfd, (nfds_t)(2 + nout), wait < 0 ? 0 : (int)wait);
     if (n < 0 && errno != EINTR)
         return;
-    if (sv->extra)
-        st->extra_ms = sv->extra(sv->extra_ctx, n > 0 && xp->revents);
     for (int i = 0; i < nout; i++)
         if (pfd[1 + i].revents)
             output_ready(sv->out, ids[2 * sv->n + i], &err);
     read_signals(sv, st, sfd);
+    /* the periodic jobs (status, stall, MPI guard) after the signals: a
+     * failing rank's SIGCHLD must not wait for a /proc scan */
+    if (sv->extra)
+        st->extra_ms = sv->extra(sv->extra_ctx, n > 0 && xp->revents);
     if (n == 0)
         on_signal(sv, st, SIGCHLD);     /* a periodic reap, in case */
     if (st->deadline >= 0 && now_ms() >= st->deadline) {
@@ -174,8 +176,10 @@ static void wait_once(struct supervise *sv, struct sv_state *st, int sfd,
 
 int supervise_run(struct supervise *sv)
 {
+    /* extra_ms 0: the periodic jobs say at once when they want to run
+     * (else the first wait would be the default second) */
     struct sv_state st = { .deadline = -1, .last_int = -10000,
-                           .extra_ms = -1 };
+                           .extra_ms = sv->extra ? 0 : -1 };
     sigset_t set;
     struct pollfd *pfd = calloc((size_t)(2 * sv->n + 2), sizeof *pfd);
     int *ids = calloc((size_t)(4 * sv->n + 1), sizeof *ids);
