@@ -272,13 +272,15 @@ static int prepare_subtree(struct job *j, struct agent_job *aj,
  * and the rendezvous talk to it on a local socket, it to the head on one
  * connection.  The agents below were already handed the head's address.
  * DLRUN_NO_RELAY=1: everything connects to the head as before. */
-static struct relay_srv *agent_relay(const struct job *j)
+static struct relay_srv *agent_relay(struct job *j)
 {
     const char *up = getenv("DLRUN_BROKER"), *tok = getenv("DLRUN_TOKEN");
     uint8_t t[TOKEN_BYTES];
     struct err err = { "" };
     struct relay_srv *s;
 
+    if (up)
+        snprintf(j->head_broker, sizeof j->head_broker, "%s", up);
     if (!up || !tok || getenv("DLRUN_NO_RELAY") ||
         token_from_hex(tok, t, &err) < 0)
         return NULL;

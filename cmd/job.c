@@ -215,6 +215,7 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
         .slurm_job = (j->agent || j->plan.self_node >= 0) &&
                      getenv("SLURM_JOB_ID") != NULL,
         .max_restarts = j->opt.max_restarts,
+        .ompi_names = j->pmix != NULL,
     };
     struct err err = { "" };
 

@@ -30,6 +30,9 @@ struct job {
     struct agent_job *subtree;  /* borrowed: agents this agent starts too
                                    (--spawn), or NULL */
     struct pmix_host *pmix; /* owned: the PMIx server hosted here, or NULL */
+    char head_broker[256];  /* an agent: the head's broker address, before
+                               DLRUN_BROKER became this node's relay; every
+                               agent names the PMIx namespace after it */
     struct strv xvalues;    /* owned: the -x values that came in the
                                environment (DLRUN_X_*), in opt.exports */
     char *errdir;           /* owned: the folder of the ranks'

@@ -245,8 +245,10 @@ int job_pmix_start(struct job *j, const int *ranks, int n)
             return cmd_fail(EXIT_FAIL, "--mpi=pmix: agent without "
                             "DLRUN_BROKER/DLRUN_TOKEN");
         /* every agent names the namespace alike: the head's broker (a new
-         * one for each run of the head's agents) */
-        snprintf(id, sizeof id, "%.200s", po.broker);
+         * one for each run of the head's agents), not DLRUN_BROKER, which
+         * is this node's relay (a path of its own, with '/' in it) */
+        snprintf(id, sizeof id, "%.200s",
+                 j->head_broker[0] ? j->head_broker : po.broker);
     } else {
         snprintf(id, sizeof id, "%d", (int)getpid());
     }

@@ -155,9 +155,10 @@ static int set_dlrun(struct envset *s, const struct alloc *a,
         envset_set(s, "DLRUN_ALLOC", a->source, err, "%s", a->why) ? -1 : 0;
 }
 
-/* Open MPI's names, which scripts written for mpirun read (and Open MPI's
- * own start ignores: MPI_Init takes the PMIx server's values, or runs a
- * singleton under --mpi=none).  DLRUN_RANK beside them tells a dlrun
+/* Open MPI's names, which scripts written for mpirun read, set only where
+ * dlrun hosts the PMIx server (MPI_Init then takes the server's values;
+ * without one, inside a Slurm job, Open MPI took them for a launcher's and
+ * its MPI_Init failed instead of the MPI guard naming --mpi=pmix).  DLRUN_RANK beside them tells a dlrun
  * inside the rank that no mpirun started it (alloc_mpi.c). */
 static int set_ompi(struct envset *s, const struct facts *f, struct err *err)
 {
@@ -318,7 +319,7 @@ int envout_rank(const struct alloc *a, const struct plan *p, int rank,
         set_elastic(out, &f, o, err) < 0)
         return -1;
     /* a rank mpirun started (dlrun in its place) keeps mpirun's own */
-    if (!p->per_task && set_ompi(out, &f, err) < 0)
+    if (!p->per_task && o->ompi_names && set_ompi(out, &f, err) < 0)
         return -1;
     if (slurm && !p->per_task && !o->keep_env && set_slurm(out, p, &f, err) < 0)
         return -1;

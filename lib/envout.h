@@ -28,6 +28,10 @@ struct envout_opts {
                                (envout_error_file); NULL: not set */
     int omp_threads;        /* OMP_NUM_THREADS when envp has none; 0: no
                                default */
+    int ompi_names;         /* dlrun hosts the ranks' PMIx server: set Open
+                               MPI's OMPI_COMM_WORLD_* too (without a server
+                               Open MPI takes them for a launcher's, and
+                               MPI_Init fails where it would have run) */
 };
 
 /* The file rank writes its failure into (torch's @record) under dir in
