@@ -75,6 +75,7 @@ struct mpi_guard {
     long start_ms, next_ms;
     int interval_ms, done;
     int tripped;                        /* 1: it stopped the ranks */
+    int at_failure;                     /* 1: it looked when a rank failed */
 };
 
 /* --stall-timeout (cmd/stall.c): a watch over the n ranks (plan ranks,

@@ -180,7 +180,8 @@ static void guard_check(struct mpi_guard *g)
 }
 
 /* sv's periodic hook: the wrapped one's, then a look at the ranks at
- * 100 ms, 200 ms, ... every 2 s, for the first ten minutes (MPI is loaded
+ * 100 ms, 200 ms, ... every 2 s, for the first ten minutes, and once more
+ * when a rank fails (MPI is loaded
  * while the program starts; reading every rank's maps forever would cost
  * a long job for nothing). */
 static int guard_tick(void *ctx, int readable)
@@ -189,6 +190,13 @@ static int guard_tick(void *ctx, int readable)
     int inner = g->inner ? g->inner(g->inner_ctx, readable) : -1;
     long now = guard_now_ms(), mine;
 
+    /* a rank failed: look at the others now, while they still map what
+     * they loaded (an MPI_Init that fails by itself, e.g. under srun's
+     * variables, would otherwise end the job between two looks) */
+    if (!g->tripped && !g->at_failure && g->sv->failed >= 0) {
+        g->at_failure = 1;
+        guard_check(g);
+    }
     if (!g->done && !g->tripped && now >= g->next_ms) {
         guard_check(g);
         g->interval_ms = g->interval_ms < 1000 ? 2 * g->interval_ms : 2000;
