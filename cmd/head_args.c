@@ -72,7 +72,8 @@ static int export_values(const struct options *o, struct strv *a,
  * with --log-dir: no rank on the console) is "none". */
 static void add_filter(struct strv *a, const struct options *o)
 {
-    char *s = malloc((size_t)o->nfilter * 12 + 8);
+    /* "--ranks-filter=" or "none", then up to 12 bytes a rank */
+    char *s = malloc((size_t)o->nfilter * 12 + sizeof "--ranks-filter=none");
     size_t n = 0;
 
     if (!s) {
