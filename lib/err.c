@@ -1,5 +1,6 @@
 #include "err.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,4 +32,18 @@ int err_prefix(struct err *err, const char *fmt, ...)
     if (snprintf(err->msg, sizeof err->msg, "%s: %s", prefix, old) < 0)
         memcpy(err->msg, old, sizeof old);
     return -1;
+}
+
+const char *err_quote(char *buf, size_t max, const char *s, size_t len)
+{
+    size_t i;
+
+    for (i = 0; i < len && i < max; i++)
+        buf[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
+    if (i < len) {
+        memcpy(buf + i, "...", 3);
+        i += 3;
+    }
+    buf[i] = '\0';
+    return buf;
 }

@@ -7,6 +7,7 @@
 #define DLRUN_ERR_H
 
 #include <stdarg.h>
+#include <stddef.h>
 
 #define ERR_MSG_MAX 512
 
@@ -22,5 +23,10 @@ int err_set(struct err *err, const char *fmt, ...)
 /* Prefix the message already in err with "prefix: " (context from a caller). */
 int err_prefix(struct err *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* len bytes of s (user text) to quote in a one-line message: bytes that
+ * do not print become '?', and text past max bytes ends in "...".  buf
+ * holds max + 4 bytes; returns buf. */
+const char *err_quote(char *buf, size_t max, const char *s, size_t len);
 
 #endif

@@ -71,20 +71,11 @@ struct frange {
     bool single;
 };
 
-/* Copy len bytes of s into buf (SHOW_MAX + 4 bytes) for a one-line
- * message: non-printing bytes become '?', long text ends in "...". */
+/* len bytes of s for a one-line message (err_quote); buf holds
+ * SHOW_MAX + 4 bytes. */
 static const char *show(char *buf, const char *s, size_t len)
 {
-    size_t i;
-
-    for (i = 0; i < len && i < SHOW_MAX; i++)
-        buf[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
-    if (i < len) {
-        memcpy(buf + i, "...", 3);
-        i += 3;
-    }
-    buf[i] = '\0';
-    return buf;
+    return err_quote(buf, SHOW_MAX, s, len);
 }
 
 /* Set err to 'bad hostlist "SPEC": WHAT' and return -1. */

@@ -12,20 +12,10 @@
 static const char WHAT_IS[] = "a host name is letters, digits, '-' and '.' "
     "(RFC 1123), an IPv4 address or an IPv6 address";
 
-/* The name for a message: non-printing bytes become '?', a long one ends
- * in "...".  buf holds SHOW_MAX + 4 bytes. */
+/* The name for a message (err_quote); buf holds SHOW_MAX + 4 bytes. */
 static const char *show(char *buf, const char *s, size_t len)
 {
-    size_t i;
-
-    for (i = 0; i < len && i < SHOW_MAX; i++)
-        buf[i] = isprint((unsigned char)s[i]) ? s[i] : '?';
-    if (i < len) {
-        memcpy(buf + i, "...", 3);
-        i += 3;
-    }
-    buf[i] = '\0';
-    return buf;
+    return err_quote(buf, SHOW_MAX, s, len);
 }
 
 static int refuse(const char *name, const char *why, struct err *err)
