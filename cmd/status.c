@@ -14,6 +14,7 @@
 #include "jobstatus.h"
 #include "nvmlstat.h"
 #include "output.h"
+#include "safefile.h"
 #include "status.h"
 #include "supervise.h"
 
@@ -183,7 +184,7 @@ static void publish(struct status_watch *w, long now)
         w->nvml = nvs_open();
     w->nvml_tried = 1;
     if (!w->j->agent && !w->name[0]) {
-        if (w->off || js_dir(w->dir, sizeof w->dir, &err) < 0) {
+        if (w->off || safefile_rundir(w->dir, sizeof w->dir, &err) < 0) {
             w->off = 1;     /* no folder of ours: the job runs without */
             fclose(m);
             free(text);
@@ -267,7 +268,7 @@ void status_head_begin(const struct job *j, const char *addr,
     size_t len = 0;
     FILE *m;
 
-    if (j->preflight || js_dir(dir, sizeof dir, &err) < 0 ||
+    if (j->preflight || safefile_rundir(dir, sizeof dir, &err) < 0 ||
         !(m = open_memstream(&text, &len)))
         return;
     put_header(m, j, wall_s());

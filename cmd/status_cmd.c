@@ -15,6 +15,7 @@
 #include "jobstatus.h"
 #include "json.h"
 #include "readall.h"
+#include "safefile.h"
 
 #define MAX_SHOWN 4096      /* ranks shown per job at most */
 
@@ -226,7 +227,7 @@ int cmd_status(int argc, char **argv)
     if (argc > 1 + json)
         return cmd_fail(EXIT_USAGE, "status: unexpected argument '%s' "
                         "(usage: dlrun status [--json])", argv[1 + json]);
-    if (js_dir(dir, sizeof dir, &err) < 0)
+    if (safefile_rundir(dir, sizeof dir, &err) < 0)
         return cmd_fail(EXIT_USAGE, "status: %s", err.msg);
     if (!(d = opendir(dir)))
         return cmd_fail(EXIT_FAIL, "status: cannot read %s", dir);

@@ -36,11 +36,6 @@ struct js_rank {
     long long gpu_mem_kb;   /* memory used on its GPUs */
 };
 
-/* The user's runtime folder, made (0700) if needed, into buf.  0, or -1
- * with err when it is not a folder of this user's with mode 0700 (a
- * folder someone else made: it is never used). */
-int js_dir(char *buf, size_t len, struct err *err);
-
 /* One line "RANK HOST PID STATE CPU RSS RESTARTS AGE [GPU GPUMEM]" for r
  * into f (the last two when r->has_gpu). */
 void js_put_rank(FILE *f, const struct js_rank *r);

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -80,4 +82,29 @@ int safefile_open(int dirfd, const char *path, int append, mode_t mode)
         errno = e;
     }
     return e ? -1 : fd;
+}
+
+int safefile_rundir(char *buf, size_t len, struct err *err)
+{
+    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    struct stat st;
+    int n;
+
+    if (xdg && xdg[0] == '/')
+        n = snprintf(buf, len, "%s/dlrun", xdg);
+    else
+        n = snprintf(buf, len, "/tmp/dlrun-%u", (unsigned)geteuid());
+    if (n < 0 || (size_t)n >= len)
+        return err_set(err, "the runtime folder's name is too long");
+    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
+        return err_set(err, "cannot make %s: %s", buf, strerror(errno));
+    if (lstat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
+        return err_set(err, "%s is not a folder", buf);
+    if (st.st_uid != geteuid())
+        return err_set(err, "%s belongs to uid %u, not to you: only a job's "
+                       "owner can see it", buf, (unsigned)st.st_uid);
+    if ((st.st_mode & 077) != 0)
+        return err_set(err, "%s has mode %03o: others could read it (chmod "
+                       "700 it)", buf, (unsigned)(st.st_mode & 0777));
+    return 0;
 }

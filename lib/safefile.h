@@ -25,4 +25,11 @@ int safefile_dir(int dirfd, const char *path, int nofollow, struct err *err);
  * refused untouched (EPERM).  fd (close-on-exec) or -1 with errno. */
 int safefile_open(int dirfd, const char *path, int append, mode_t mode);
 
+/* The user's runtime folder ($XDG_RUNTIME_DIR/dlrun, else
+ * /tmp/dlrun-UID: status files, topology and binding caches), made (0700)
+ * if needed, into buf.  0, or -1 with err (may be NULL) when it is not a
+ * folder of this user's with mode 0700 (a folder someone else made: it is
+ * never used). */
+int safefile_rundir(char *buf, size_t len, struct err *err);
+
 #endif

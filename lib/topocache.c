@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "hwlocdl.h"
+#include "safefile.h"
 #include "writeq.h"
 
 #define CACHE_FORMAT 2              /* bump when what is saved changes */
@@ -64,27 +65,6 @@ static int boot_id(char *buf, size_t len)
     buf[n] = '\0';
     buf[strcspn(buf, "\n")] = '\0';
     return strchr(buf, '/') ? -1 : 0;
-}
-
-/* A folder only this user can write, made if needed, into buf. */
-static int cache_dir(char *buf, size_t len)
-{
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
-    struct stat st;
-    int n;
-
-    if (xdg && xdg[0] == '/')
-        n = snprintf(buf, len, "%s/dlrun", xdg);
-    else
-        n = snprintf(buf, len, "/tmp/dlrun-%u", (unsigned)geteuid());
-    if (n < 0 || (size_t)n >= len)
-        return -1;
-    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-        return -1;
-    if (lstat(buf, &st) < 0 || !S_ISDIR(st.st_mode) ||
-        st.st_uid != geteuid() || (st.st_mode & 077) != 0)
-        return -1;
-    return 0;
 }
 
 /* The GPUs the NVIDIA driver lists (/proc/driver/nvidia/gpus/BUSID), as a
@@ -143,7 +123,7 @@ int topocache_where(int want_pci, struct cache_where *w)
 
     if (cache_off() || boot_id(boot, sizeof boot) < 0 ||
         state_hash(boot, want_pci, &w->state) < 0 ||
-        cache_dir(w->dir, sizeof w->dir) < 0)
+        safefile_rundir(w->dir, sizeof w->dir, NULL) < 0)
         return -1;
     snprintf(w->boot8, sizeof w->boot8, "%.8s", boot);
     return 0;

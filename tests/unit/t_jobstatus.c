@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "jobstatus.h"
+#include "safefile.h"
 #include "tap.h"
 
 static void lines(void)
@@ -103,7 +104,7 @@ static void folder(void)
     char *tmp = mkdtemp(tmpl);
 
     setenv("XDG_RUNTIME_DIR", tmp, 1);
-    ok(js_dir(dir, sizeof dir, &err) == 0, "the runtime folder is made");
+    ok(safefile_rundir(dir, sizeof dir, &err) == 0, "the runtime folder is made");
     ok(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700, "  mode 0700");
     ok(js_write(dir, "job-1", "x\n", 2, &err) == 0, "a file written");
     snprintf(path, sizeof path, "%s/job-1", dir);
@@ -111,11 +112,11 @@ static void folder(void)
        "  mode 0600, whole");
     unlink(path);
     chmod(dir, 0755);
-    ok(js_dir(dir, sizeof dir, &err) < 0 && strstr(err.msg, "chmod 700"),
+    ok(safefile_rundir(dir, sizeof dir, &err) < 0 && strstr(err.msg, "chmod 700"),
        "a folder others can read: refused");
     rmdir(dir);
     snprintf(path, sizeof path, "%s/dlrun", tmp);
-    ok(symlink("/tmp", path) == 0 && js_dir(dir, sizeof dir, &err) < 0,
+    ok(symlink("/tmp", path) == 0 && safefile_rundir(dir, sizeof dir, &err) < 0,
        "a link instead of the folder: refused");
     unlink(path);
     rmdir(tmp);
