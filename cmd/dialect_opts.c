@@ -2,37 +2,16 @@
  * (cmd/dialect_table.c lists them). */
 #include "dialect.h"
 
-#include <dirent.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "cmd.h"
 
-/* GPUs this process sees, as torch.cuda.device_count() would count them:
- * CUDA_VISIBLE_DEVICES, else the NVIDIA driver's list. */
-static int gpu_count(void)
-{
-    const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-    DIR *d;
-    struct dirent *e;
-    int n = 0;
-
-    if (cvd) {
-        for (n = *cvd != '\0'; *cvd; cvd++)
-            n += *cvd == ',';
-        return n;
-    }
-    d = opendir("/proc/driver/nvidia/gpus");
-    if (!d)
-        return 0;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
+extern char **environ;
 
 /* The CPUs dlrun may run on: this host's slots (taskset narrows them). */
 static int cpu_count(void)
@@ -54,7 +33,7 @@ int dialect_nproc(const char *s, int *out)
         return *out = cpu_count(), 0;
     if (strcmp(s, "gpu") != 0 && strcmp(s, "auto") != 0)
         return options_count("--nproc-per-node", s, 1, 65536, out);
-    gpus = gpu_count();
+    gpus = alloc_local_gpu_count(environ);
     if (gpus > 0)
         return *out = gpus, 0;
     if (strcmp(s, "gpu") == 0)

@@ -79,6 +79,11 @@ int alloc_slots(const struct alloc *a);
 /* The value of NAME in envp, or NULL (borrowed). */
 const char *alloc_getenv(char **envp, const char *name);
 
+/* This host's GPUs: as many as CUDA_VISIBLE_DEVICES in envp lists (set
+ * and empty: none), else the NVIDIA driver's (/proc/driver/nvidia/gpus),
+ * else 0.  One rank per GPU by default; torchrun's --nproc-per-node gpu. */
+int alloc_local_gpu_count(char **envp);
+
 /* Parse VALUE of variable NAME as an int in [min, max]; 0 / -1 with err. */
 int alloc_getint(char **envp, const char *name, int min, int max, int *out,
                  struct err *err);

@@ -86,8 +86,7 @@ const struct alloc_source alloc_source_hostfile = {
     .name = "hostfile", .detect = hostfile_detect, .read = hostfile_read,
 };
 
-/* NVIDIA GPUs the driver shows, or 0: one rank per GPU by default. */
-static int local_gpu_count(char **envp)
+int alloc_local_gpu_count(char **envp)
 {
     const char *cvd = alloc_getenv(envp, "CUDA_VISIBLE_DEVICES");
     DIR *d;
@@ -134,7 +133,7 @@ static int local_read(const struct alloc_request *req, char **envp,
 {
     char host[256] = "localhost";
     long cpus = usable_cpus();
-    int gpus = local_gpu_count(envp);
+    int gpus = alloc_local_gpu_count(envp);
 
     (void)req;
     alloc_this_host(host, sizeof host);
