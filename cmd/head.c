@@ -219,16 +219,9 @@ static int parse_failure(const char *s, const struct plan *p, int *rank,
                          int *status, int *pid, struct err *err)
 {
     long v[3];
-    char *end = NULL;
 
-    for (int i = 0; i < 3; i++) {
-        errno = 0;
-        v[i] = strtol(s, &end, 10);
-        if (errno || end == s || *end != ' ' || v[i] < INT_MIN ||
-            v[i] > INT_MAX)
-            return err_set(err, "not \"RANK STATUS PID HOST\"");
-        s = end + 1;
-    }
+    if (job_read_ints(&s, v, 3) < 0)
+        return err_set(err, "not \"RANK STATUS PID HOST\"");
     if (v[0] < 0 || v[0] >= p->nranks)
         return err_set(err, "rank %ld is not one of the job's %d", v[0],
                        p->nranks);
