@@ -14,6 +14,7 @@
 #include "jobstatus.h"
 #include "nvmlstat.h"
 #include "output.h"
+#include "procstat.h"
 #include "safefile.h"
 #include "status.h"
 #include "supervise.h"
@@ -145,10 +146,29 @@ static void gpu_sample(struct nvs *nvml, pid_t pid, struct js_rank *r)
         r->has_gpu = 1;
 }
 
+/* The CPU ticks of every rank's process group (each rank leads its own),
+ * in one pass over /proc: caller frees; NULL when it could not (each
+ * sample then reads them itself). */
+static unsigned long long *groups_cpu(const struct supervise *sv)
+{
+    pid_t *pg = calloc((size_t)sv->n + 1, sizeof *pg);
+    unsigned long long *ticks = calloc((size_t)sv->n + 1, sizeof *ticks);
+
+    for (int k = 0; pg && k < sv->n; k++)
+        pg[k] = sv->ranks[k].running ? sv->ranks[k].pid : 0;
+    if (!pg || !ticks || procstat_groups_cpu(pg, sv->n, ticks, NULL) < 0) {
+        free(ticks);
+        ticks = NULL;
+    }
+    free(pg);
+    return ticks;
+}
+
 /* Rank lines of every rank this process started, into m. */
 static void put_ranks(struct status_watch *w, FILE *m, long now)
 {
     const struct plan *p = &w->j->plan;
+    unsigned long long *group = groups_cpu(w->sv);
 
     for (int k = 0; k < w->sv->n; k++) {
         const struct sv_rank *s = &w->sv->ranks[k];
@@ -162,13 +182,15 @@ static void put_ranks(struct status_watch *w, FILE *m, long now)
             continue;   /* an agent of a subtree */
         snprintf(r.host, JS_HOST, "%s", p->nodes[p->rank_node[s->rank]].host);
         if (s->running)
-            js_sample(s->pid, &w->ticks[i], &w->at_ms[i], &r);
+            js_sample(s->pid, group ? &group[k] : NULL, &w->ticks[i],
+                      &w->at_ms[i], &r);
         if (s->running && w->nvml)
             gpu_sample(w->nvml, s->pid, &r);
         if (w->out_ms[i] >= 0)
             r.out_age_s = (now - w->out_ms[i]) / 1000.0;
         js_put_rank(m, &r);
     }
+    free(group);
 }
 
 static void publish(struct status_watch *w, long now)

@@ -125,8 +125,8 @@ static long long rss_kb(pid_t pid)
     return res < 0 ? -1 : res * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
-int js_sample(pid_t pid, unsigned long long *ticks, long *at_ms,
-              struct js_rank *r)
+int js_sample(pid_t pid, const unsigned long long *group,
+              unsigned long long *ticks, long *at_ms, struct js_rank *r)
 {
     struct procstat st;
     unsigned long long now_ticks = 0;
@@ -137,7 +137,9 @@ int js_sample(pid_t pid, unsigned long long *ticks, long *at_ms,
     r->state = st.state;
     r->rss_kb = rss_kb(pid);
     /* the group: workers a rank forked (DataLoader) count as its own */
-    if (procstat_groups_cpu(&pid, 1, &now_ticks, NULL) < 0)
+    if (group)
+        now_ticks = *group;
+    else if (procstat_groups_cpu(&pid, 1, &now_ticks, NULL) < 0)
         now_ticks = st.utime + st.stime;
     r->cpu_pct = *at_ms && now > *at_ms && now_ticks >= *ticks ?
         100.0 * (double)(now_ticks - *ticks) / (double)procstat_hz() /

@@ -48,9 +48,11 @@ int js_parse_ranks(const char *buf, size_t len, struct js_rank *out, int max,
 
 /* Sample pid: state, RSS, and CPU % of its process group since *ticks
  * was taken at *at_ms (both updated; *at_ms 0, the first call, gives -1
- * %).  0, or -1 when it is gone. */
-int js_sample(pid_t pid, unsigned long long *ticks, long *at_ms,
-              struct js_rank *r);
+ * %).  group: the group's CPU ticks now when the caller read them for all
+ * its ranks in one pass over /proc (procstat_groups_cpu), or NULL to read
+ * them here.  0, or -1 when it is gone. */
+int js_sample(pid_t pid, const unsigned long long *group,
+              unsigned long long *ticks, long *at_ms, struct js_rank *r);
 
 /* Write text (len bytes) as DIR/NAME atomically (a temporary file, mode
  * 0600, renamed).  0 / -1 with err. */

@@ -136,15 +136,15 @@ static void sample(void)
             ;
     }
     setpgid(pid, pid);
-    ok(js_sample(pid, &ticks, &at, &r) == 0 && r.cpu_pct == -1,
+    ok(js_sample(pid, NULL, &ticks, &at, &r) == 0 && r.cpu_pct == -1,
        "first sample: no CPU % yet");
     ok(r.rss_kb > 0, "  its RSS");
     sleep(1);
-    ok(js_sample(pid, &ticks, &at, &r) == 0 && r.cpu_pct > 0,
+    ok(js_sample(pid, NULL, &ticks, &at, &r) == 0 && r.cpu_pct > 0,
        "second sample: a busy process uses CPU");
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
-    ok(js_sample(pid, &ticks, &at, &r) < 0, "gone: -1");
+    ok(js_sample(pid, NULL, &ticks, &at, &r) < 0, "gone: -1");
 }
 
 int main(void)
