@@ -90,3 +90,25 @@ EOS
     PATH=$TMP/slurm-bin:$PATH
     export PATH
 }
+
+# mpirun_nodes_here: Open MPI's mpirun as root, TMPDIR=$TMP/tmpdir, and
+# $TMP/agent, an mpirun "ssh" (OMPI_MCA_plm_rsh_agent=$TMP/agent) that
+# runs the command on this host with a session directory of the named
+# host's own, as on a real node: several "nodes" on one machine.
+mpirun_nodes_here() {
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
+    mkdir -p "$TMP/tmpdir"
+    TMPDIR=$TMP/tmpdir
+    export TMPDIR
+    cat >"$TMP/agent" <<'EOS'
+#!/bin/sh
+while [ $# -gt 0 ]; do case $1 in -*) shift ;; *) break ;; esac; done
+TMPDIR=$TMPDIR/$1
+mkdir -p "$TMPDIR"
+export TMPDIR
+shift
+exec sh -c "$*"
+EOS
+    chmod +x "$TMP/agent"
+}

@@ -11,23 +11,7 @@ PY=/usr/bin/python3
 command -v mpirun >/dev/null 2>&1 || skip "skip: mpirun not installed (openmpi-bin)"
 mpirun --version 2>/dev/null | grep -q 'Open MPI' || skip "skip: mpirun is not Open MPI's"
 within() { timeout -k 5 "$@"; }
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-mkdir "$TMP/tmpdir"
-TMPDIR=$TMP/tmpdir
-export TMPDIR
-cat >"$TMP/agent" <<'EOS'
-#!/bin/sh
-# mpirun's "ssh": drop the options and the host, run the command here,
-# with a session directory of the host's own (as on a real node)
-while [ $# -gt 0 ]; do case $1 in -*) shift ;; *) break ;; esac; done
-TMPDIR=$TMPDIR/$1
-mkdir -p "$TMPDIR"
-export TMPDIR
-shift
-exec sh -c "$*"
-EOS
-chmod +x "$TMP/agent"
+mpirun_nodes_here
 SHOW='echo "rank=$RANK/$WORLD_SIZE local=$LOCAL_RANK/$LOCAL_WORLD_SIZE node=$GROUP_RANK master=$MASTER_ADDR:$MASTER_PORT ompi=${OMPI_COMM_WORLD_RANK:-none} pmix=${PMIX_RANK:-none}"'
 
 # --- one node: mpirun -np 1 dlrun --nproc-per-node 2 (was exit 2) ---

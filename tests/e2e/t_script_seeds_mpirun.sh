@@ -24,27 +24,13 @@ mpirun --version 2>/dev/null | grep -q 'Open MPI' || skip "skip: mpirun is not O
 HOME=$TMP/home
 export HOME
 unset DLRUN_CONFIG XDG_CONFIG_HOME DLRUN_TEMPLATES
-OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM
-mkdir -p "$TMP/tmpdir" "$TMP/bin" "$HOME/venv/bin"
-TMPDIR=$TMP/tmpdir
-export TMPDIR
-cat >"$TMP/agent" <<'EOS'
-#!/bin/sh
-# mpirun's "ssh": drop the options and the host, run the command here,
-# with a session directory of the host's own (as on a real node)
-while [ $# -gt 0 ]; do case $1 in -*) shift ;; *) break ;; esac; done
-TMPDIR=$TMPDIR/$1
-mkdir -p "$TMPDIR"
-export TMPDIR
-shift
-exec sh -c "$*"
-EOS
+mpirun_nodes_here
+mkdir -p "$TMP/bin" "$HOME/venv/bin"
 cat >"$TMP/bin/module" <<'EOS'
 #!/bin/sh
 echo "module $*" >&2
 EOS
-chmod +x "$TMP/agent" "$TMP/bin/module"
+chmod +x "$TMP/bin/module"
 echo 'echo "venv activated" >&2' >"$HOME/venv/bin/activate"
 PATH=$TMP/bin:$PATH
 export PATH
