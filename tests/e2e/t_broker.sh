@@ -167,6 +167,9 @@ fi
 # of them make room, and `dlrun kv` gets in (it used to be closed and
 # told "wrong token").
 if [ -x "$PY" ]; then
+    # The file exists before the loop reads it: the shell opens the
+    # redirection in the child, which may not have run yet.
+    : >"$TMP/env2"
     "$DLRUN" broker --bind 127.0.0.1 --max-conns 64 -v >"$TMP/env2" 2>"$TMP/broker2.err" &
     b2=$!
     i=0
@@ -182,7 +185,8 @@ EOF
     "$PY" "$TMP/hold.py" "$port2" >"$TMP/flood.out" 2>&1 &
     fl=$!
     i=0
-    while ! grep -q held "$TMP/flood.out" && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+    while ! grep -q '^held ' "$TMP/flood.out" && kill -0 $fl 2>/dev/null &&
+        [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
     expect_rc "300 idle connections, 64 slots: dlrun kv still gets in" 0 \
         env DLRUN_BROKER="127.0.0.1:$port2" DLRUN_TOKEN="$tok2" "$DLRUN" kv add flood 1
     expect_eq "  and is served" "$(cat "$TMP/out")" 1
