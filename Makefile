@@ -20,7 +20,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 
 PKGS      := hwloc yaml-0.1 libssh
 HAVE_PMIX := $(shell pkg-config --exists pmix 2>/dev/null && echo 1)
-# libpmix is not linked: lib/pmixc.c opens it with dlopen when a task
+# libpmix is not linked: lib/mpi/pmixc.c opens it with dlopen when a task
 # started by a PMIx server needs it (linked, it cost ~1 ms at every start)
 ifeq ($(HAVE_PMIX),1)
 FEATURES  += -DHAVE_PMIX=1 $(shell pkg-config --cflags pmix) \
@@ -28,7 +28,7 @@ FEATURES  += -DHAVE_PMIX=1 $(shell pkg-config --cflags pmix) \
 endif
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# hwloc's headers only: lib/hwlocdl.c opens libhwloc when a topology is
+# hwloc's headers only: lib/place/hwlocdl.c opens libhwloc when a topology is
 # first needed (linked, it and its libudev and libm were mapped at every
 # start, ~0.17 ms, and a launch with a cached binding plan never calls it)
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out hwloc,$(PKGS)) 2>/dev/null)
@@ -36,17 +36,17 @@ PKG_LIBS   := $(shell pkg-config --libs $(filter-out hwloc,$(PKGS)) 2>/dev/null)
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -MMD -MP
 ALL_CPPFLAGS = -D_GNU_SOURCE -DDLRUN_VERSION='"$(VERSION)"' $(FEATURES) \
-               -Ilib -Ilaunchers $(PKG_CFLAGS) $(CPPFLAGS)
+               $(LIB_DIRS:%=-I%) -Ilaunchers $(PKG_CFLAGS) $(CPPFLAGS)
 # No -Icmd: lib/ and launchers/ cannot include cmd/'s headers (cmd/*.c
 # find their own beside them), so the compiler keeps the layering.
 ifeq ($(SAN),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
-# --as-needed: a library dlrun does not call (libssh: lib/sshdl.c opens it
+# --as-needed: a library dlrun does not call (libssh: lib/run/sshdl.c opens it
 # when a relay needs it) is not loaded at every launch.  --exclude-libs:
 # nothing of libdlrun-core.a is exported, not even where a linked library
 # uses hwloc too (libpmix in t_pmix_host), so that its calls and libhwloc's
-# own go to libhwloc, never through lib/hwlocdl.c's trampolines.  Only that
+# own go to libhwloc, never through lib/place/hwlocdl.c's trampolines.  Only that
 # archive: clang's sanitizer runtime is an archive too, and hidden, its
 # malloc would no longer replace libc's (a bad-free in every fuzzer)
 LDLIBS    := -Wl,--exclude-libs,libdlrun-core.a -Wl,--as-needed $(PKG_LIBS) -ldl -lpthread
@@ -58,11 +58,14 @@ ifneq ($(YAML_A),libyaml.a)
 LDLIBS    := $(filter-out -lyaml,$(LDLIBS)) -Wl,-Bstatic -lyaml -Wl,-Bdynamic
 endif
 
-LIB_SRCS  := $(sort $(wildcard lib/*.c launchers/*.c))
+# lib/ by concern (README "Layout"): each folder is on the include path,
+# so a file names another's header alone ("plan.h").
+LIB_DIRS  := $(sort $(patsubst %/,%,$(dir $(wildcard lib/*/*.c))))
+LIB_SRCS  := $(sort $(wildcard lib/*/*.c launchers/*.c))
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CMD_OBJS  := $(CMD_SRCS:%.c=$(BUILD)/%.o)
-UNIT_SRCS := $(sort $(wildcard tests/unit/t_*.c))
+UNIT_SRCS := $(sort $(wildcard tests/unit/*/t_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 
@@ -70,7 +73,8 @@ FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 # position-independent objects; only the dlrun_* symbols are exported
 # (hidden by default, dlrun.h's declarations visible, lib/libdlrun.map).
 SO_MAJOR  := 0
-SO_SRCS   := lib/client.c lib/broker_proto.c lib/token.c lib/err.c
+SO_SRCS   := lib/rendezvous/client.c lib/rendezvous/broker_proto.c lib/rendezvous/token.c \
+             lib/util/err.c
 SO_OBJS   := $(SO_SRCS:%.c=$(BUILD)/pic/%.o)
 SO_FILE   := libdlrun.so.$(VERSION)
 
@@ -117,7 +121,7 @@ examples: $(BUILD)/libdlrun.so
 	@$(MAKE) -C contrib/examples BUILD=$(abspath $(BUILD)) CC=$(CC)
 
 # the PMIx server's test runs real PMIx clients: linked there only
-$(BUILD)/tests/t_pmix_host: LDLIBS += $(if $(HAVE_PMIX),$(shell pkg-config --libs pmix))
+$(BUILD)/tests/mpi/t_pmix_host: LDLIBS += $(if $(HAVE_PMIX),$(shell pkg-config --libs pmix))
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libdlrun-core.a
 	@mkdir -p $(dir $@)
@@ -141,7 +145,7 @@ fuzz-build:
 	@mkdir -p $(BUILD)/fuzz
 	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
 	  echo "clang $$n"; \
-	  clang -std=c11 -g -O1 -D_GNU_SOURCE -Ilib -fsanitize=fuzzer,address,undefined \
+	  clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	    -o $(BUILD)/fuzz/$$n $$f $(LIB_SRCS) \
 	    $(ALL_CPPFLAGS) $(LDLIBS) || exit 1; done
 

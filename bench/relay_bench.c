@@ -1,6 +1,6 @@
 /* relay_bench.c - N ranks over M nodes, each node's ranks served by an
- * agent's relay (lib/broker_relay.c, the code agents run), the relays
- * connected to the head's broker (lib/broker.c).  Every rank
+ * agent's relay (lib/rendezvous/broker_relay.c, the code agents run), the relays
+ * connected to the head's broker (lib/rendezvous/broker.c).  Every rank
  * authenticates, GETs one key (already set) and enters one barrier of
  * all N, one request after the other.  Prints how long until the last
  * rank was through each step, and what the head's broker saw.
@@ -17,7 +17,7 @@
  *    machine with a 20,000-file limit cannot hold 100,000 sockets; the
  *    local socket's cost is per node and paid in parallel across nodes.
  *
- *   make && cc -std=c11 -O2 -D_GNU_SOURCE -Ilib -o build/relay_bench \
+ *   make && cc -std=c11 -O2 -D_GNU_SOURCE -Ilib/rendezvous -Ilib/util -o build/relay_bench \
  *       bench/relay_bench.c build/libdlrun-core.a -ldl -lpthread
  *   build/relay_bench [NODES [RANKS_PER_NODE]]     (defaults: 1000 100)
  *

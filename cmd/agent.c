@@ -214,7 +214,7 @@ static int start_watchers(struct agent_watch *w)
     return rc;
 }
 
-/* Under ssh the secrets and -x values come first on stdin (lib/envwire.h:
+/* Under ssh the secrets and -x values come first on stdin (lib/run/envwire.h:
  * DLRUN_BROKER, DLRUN_TOKEN, DLRUN_X_*; never on a command line).  Then
  * stdin stays open as the lifeline: it moves off fd 0, which becomes
  * /dev/null for the ranks.  Returns the lifeline fd, or -1 after printing
@@ -268,7 +268,7 @@ static int prepare_subtree(struct job *j, struct agent_job *aj,
     return relay->failed ? cmd_fail(EXIT_FAIL, "out of memory") : 0;
 }
 
-/* This node's relay (lib/broker_relay_srv.h): the ranks, the watchers
+/* This node's relay (lib/rendezvous/broker_relay_srv.h): the ranks, the watchers
  * and the rendezvous talk to it on a local socket, it to the head on one
  * connection.  The agents below were already handed the head's address.
  * DLRUN_NO_RELAY=1: everything connects to the head as before. */

@@ -1,4 +1,4 @@
-/* bindings.c - which CPUs and GPU each rank gets (lib/bind.c plans it on
+/* bindings.c - which CPUs and GPU each rank gets (lib/place/bind.c plans it on
  * an hwloc topology), when dlrun binds, and --report-bindings. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +42,7 @@ static const char *granted_gpus(const struct job *j)
 }
 
 /* The plan of node's ranks into out.  On this machine (no --topology)
- * it is first looked up in the binding cache (lib/bindcache.h): a hit
+ * it is first looked up in the binding cache (lib/place/bindcache.h): a hit
  * loads no topology at all, which is most of what binding costs a launch.
  * Otherwise the topology is loaded at the first need (*t, kept for the
  * next node) and the plan made, then kept; errors are never kept, so they

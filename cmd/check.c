@@ -48,7 +48,7 @@ static void print_build(void)
 {
     printf("dlrun %s\n", DLRUN_VERSION);
     printf("built with:\n");
-    /* the headers' version: the library is opened (lib/hwlocdl.h) for the
+    /* the headers' version: the library is opened (lib/place/hwlocdl.h) for the
      * topology below, whose line says which one was loaded */
     printf("  hwloc:               yes (compiled against %d.%d, libhwloc.so.15 "
            "opened when needed)\n", HWLOC_API_VERSION >> 16,

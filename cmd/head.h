@@ -16,7 +16,7 @@ int *head_nodes(const struct plan *p);
 
 /* "PATH agent --hosts=EXACT --np=N [shared options]" into a (no "--", no
  * program), and the -x values for the agents' environment into env
- * (DLRUN_X_NAME, lib/envwire.h): no value ever goes on a command line.
+ * (DLRUN_X_NAME, lib/run/envwire.h): no value ever goes on a command line.
  * 0 / -1 when out of memory. */
 int agent_args(const struct job *j, struct strv *a, struct envset *env);
 

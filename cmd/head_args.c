@@ -49,7 +49,7 @@ static char *hosts_with_ranks(const struct plan *p)
 }
 
 /* -x VAR takes the value here, as mpirun does, not the remote shell's:
- * in the agents' environment as DLRUN_X_VAR (lib/envwire.h), never on
+ * in the agents' environment as DLRUN_X_VAR (lib/run/envwire.h), never on
  * their command line, which `ps` shows every user of every node.  A VAR
  * without a value here stays a name: each agent reads its own. */
 static int export_values(const struct options *o, struct strv *a,

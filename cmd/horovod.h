@@ -1,5 +1,5 @@
 /* horovod.h - `dlrun --gloo` (horovodrun's spelling): dlrun serves
- * Horovod's Gloo rendezvous (lib/hvd_server.c) and gives every rank the
+ * Horovod's Gloo rendezvous (lib/rendezvous/hvd_server.c) and gives every rank the
  * variables horovodrun --gloo gives, so Horovod runs without MPI and
  * without horovodrun.  Every function does nothing without --gloo. */
 #ifndef DLRUN_HOROVOD_H

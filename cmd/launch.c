@@ -84,7 +84,7 @@ static int add_broker_env(const struct local_broker *lb, struct envset *s)
                        "the broker's per-job token") < 0) ? -1 : 0;
 }
 
-/* The guard's mark (lib/guard.h): what the ranks start carries it. */
+/* The guard's mark (lib/run/guard.h): what the ranks start carries it. */
 static int add_guard_env(struct envset *s)
 {
     struct err err = { "" };

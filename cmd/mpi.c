@@ -310,7 +310,7 @@ static int rank_hostfile(const struct plan *p)
 }
 
 /* -x values reach the per-task dlruns in srun's environment as
- * DLRUN_X_NAME (lib/envwire.h), never on srun's command line, which `ps`
+ * DLRUN_X_NAME (lib/run/envwire.h), never on srun's command line, which `ps`
  * shows every user of every node; names without a value stay options. */
 static int task_exports(const struct options *o, struct strv *a)
 {

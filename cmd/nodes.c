@@ -2,7 +2,7 @@
  * pdsh), as torchrun's static (--node-rank, --master-addr/--master-port)
  * and rendezvous (--rdzv-backend c10d --rdzv-endpoint HOST:PORT) modes:
  * where the group meets and with which token, and who serves its broker.
- * The attempts themselves are cmd/nodes_run.c's, over lib/nodegroup.c. */
+ * The attempts themselves are cmd/nodes_run.c's, over lib/run/nodegroup.c. */
 #include "nodes.h"
 
 #include <errno.h>

@@ -38,7 +38,7 @@ static int run_per_task(struct job *j, char **prog)
     if (rc == 0 && j->bind && CPU_COUNT(&j->bind[self].mask) &&
         sched_setaffinity(0, sizeof j->bind[self].mask, &j->bind[self].mask) < 0) {
         /* --topology planned another machine's CPUs: not bound, as the
-         * ranks dlrun starts itself (lib/proc.c) */
+         * ranks dlrun starts itself (lib/run/proc.c) */
         if (j->opt.topology && errno == EINVAL)
             fprintf(stderr, "dlrun: rank %d: CPUs %s are not this machine's "
                     "(--topology): not bound\n", self, j->bind[self].cpus);

@@ -2,7 +2,7 @@
  * waits in a queue: its words through dlrun run's own option parser
  * (cmd/options.c), then the ranks of one node placed on the profile's node
  * (sites.yaml's node: or topology:) by the binding planner the job will
- * use (lib/bind.c).  What would stop the job at its start stops the
+ * use (lib/place/bind.c).  What would stop the job at its start stops the
  * script's generation instead, with the same line. */
 #include <errno.h>
 #include <stdio.h>

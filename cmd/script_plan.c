@@ -180,7 +180,7 @@ static void warn_gpus(const struct pplan *pp, int n,
                nodes, n, usable, usable == 1 ? "" : "s", 0, usable,
                b[0].gpu);
     else if (n == 1 && usable > 1)
-        /* as at run time (lib/bind.c): the only rank gets every GPU */
+        /* as at run time (lib/place/bind.c): the only rank gets every GPU */
         printf("warning: %s: one rank and %ld GPUs: it is given them all "
                "(GPUs %s) and the cores next to them; the program must "
                "drive them all (TF MirroredStrategy, spawn-based DDP) or "
@@ -228,7 +228,7 @@ static int print_group(const struct pplan *pp, int a, int z, int n,
 /* One task per GPU, each a rank: dlrun binds it only when told to
  * (--map-by, --bind-to); else srun does (Slurm), and under mpirun, which
  * the script tells --bind-to none, the script's dlrun line says
- * --bind-to core (lib/jobscript.c): planned so here too. */
+ * --bind-to core (lib/scripts/jobscript.c): planned so here too. */
 static void task_binding(struct pplan *pp)
 {
     const struct site_value *v = pp->p->v;

@@ -1,7 +1,7 @@
 /* stall.c - --stall-timeout for the ranks this dlrun starts.  The ranks
  * are sampled (CPU time from /proc, the lines the output engine passes
  * through its tap, the local broker's requests as progress) into the
- * detector of lib/stall.h.  On a stall: one report per rank (state, wait
+ * detector of lib/observe/stall.h.  On a stall: one report per rank (state, wait
  * channel, CPU in the window, the last line and its age, a native rank's
  * stacks), Python ranks dump every thread (PYTHONFAULTHANDLER, set for the
  * ranks, and SIGABRT), the ranks are ended, and one last line names where

@@ -1,5 +1,5 @@
 /* status.c - what a running job keeps for `dlrun status`: a one-node
- * dlrun writes its ranks' lines into DIR/job-PID (lib/jobstatus.h) once a
+ * dlrun writes its ranks' lines into DIR/job-PID (lib/observe/jobstatus.h) once a
  * second, an agent puts its node's into the broker (dlrun.st.NODE), and a
  * head writes DIR/job-PID naming its broker.  Everything runs in the
  * supervisor's thread (its periodic hook and the output tap): no locks. */

@@ -1,5 +1,5 @@
 /* status.h - `dlrun status` (cmd/status_cmd.c) and what running jobs keep
- * for it (cmd/status.c, lib/jobstatus.h). */
+ * for it (cmd/status.c, lib/observe/jobstatus.h). */
 #ifndef DLRUN_CMD_STATUS_H
 #define DLRUN_CMD_STATUS_H
 

@@ -1,5 +1,5 @@
 /* status_cmd.c - `dlrun status [--json]`: the running jobs of this user,
- * from the files in the user's runtime folder (lib/jobstatus.h); a
+ * from the files in the user's runtime folder (lib/observe/jobstatus.h); a
  * multi-node job's ranks from its broker, where its agents put them. */
 #include <dirent.h>
 #include <errno.h>

@@ -102,11 +102,11 @@ else
     expect_rc "strace of a hit" 0 traced "$TMP/hit" "$DLRUN" -np 2 true
     expect_grep "  bind-*.bin opened" 'dlrun/bind-[^"]*\.bin", O_RDONLY' "$TMP/hit"
     expect_eq "  no topology file opened" "$(grep -c 'dlrun/topo-' "$TMP/hit")" 0
-    # lib/hwlocdl.c opens libhwloc at the first hwloc call: none here
+    # lib/place/hwlocdl.c opens libhwloc at the first hwloc call: none here
     expect_eq "  libhwloc not even loaded" "$(grep -c 'libhwloc' "$TMP/hit")" 0
 fi
 
-# --- libhwloc that cannot be loaded (lib/hwlocdl.c opens it with dlopen):
+# --- libhwloc that cannot be loaded (lib/place/hwlocdl.c opens it with dlopen):
 # a file that is no library first in LD_LIBRARY_PATH, as the loader would
 # find it.  Default binding: a warning and the ranks run unbound;
 # --bind-to: a clear error.  The trampolines are never exported (else

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t_relay.sh - every agent serves its node's ranks through its relay
-# (lib/broker_relay.c): the ranks' DLRUN_BROKER is a local unix: socket, a
+# (lib/rendezvous/broker_relay.c): the ranks' DLRUN_BROKER is a local unix: socket, a
 # barrier of all ranks and a key written on one node and read on all pass
 # through the relays, and the head's broker sees one connection per node
 # (its counters, DLRUN_BROKER_STATS), not one per rank as with

@@ -335,13 +335,13 @@ done
 "$DLRUN" --help >"$TMP/h"
 expect_grep "dlrun --help names script|submit" "script|submit" "$TMP/h"
 missing= nkeys=0
-for k in $(sed -n 's/^    { "\([a-z-]*\)", SITE_.*/\1/p' "$TOP/lib/sites.c"); do
+for k in $(sed -n 's/^    { "\([a-z-]*\)", SITE_.*/\1/p' "$TOP/lib/scripts/sites.c"); do
     nkeys=$((nkeys + 1))
     grep -q "^\.B $(printf '%s' "$k" | sed 's/-/\\\\-/g')\$" "$TOP/man/dlrun-sites.yaml.5" ||
         missing="$missing $k"
 done
 expect_eq "every sites.yaml key ($nkeys) has its entry in dlrun-sites.yaml.5" "$missing" ""
-[ "$nkeys" -ge 18 ] || fail "  only $nkeys keys found in lib/sites.c"
+[ "$nkeys" -ge 18 ] || fail "  only $nkeys keys found in lib/scripts/sites.c"
 if command -v mandoc >/dev/null 2>&1; then
     for m in dlrun-script.1 dlrun-sites.yaml.5; do
         expect_eq "mandoc -T lint $m" "$(mandoc -T lint "$TOP/man/$m" 2>&1)" ""

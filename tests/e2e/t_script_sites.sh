@@ -237,7 +237,7 @@ one_line "node: uneven"
 expect_grep "  at FILE:LINE:COLUMN" "node.yaml:4:11: profiles.n.node: node: 3 GPUs do not spread evenly over 2 sockets" "$TMP/err"
 
 # --- one rank a node driving all its GPUs (TF MirroredStrategy): the
-# plan and the run agree (lib/bind.c plans both) ---
+# plan and the run agree (lib/place/bind.c plans both) ---
 "$DLRUN" plan --profile squid --node-xml >"$TMP/squid.xml"
 expect_rc "plan: squid, one rank a node over the whole node" 0 "$DLRUN" plan \
     --profile squid -N 2 --nproc-per-node 1 --map-by ppr:1:node

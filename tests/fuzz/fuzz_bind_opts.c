@@ -1,5 +1,5 @@
 /* fuzz_bind_opts.c - libFuzzer target for the binding option parsers and
- * the planner behind them (lib/bind.c).
+ * the planner behind them (lib/place/bind.c).
  *
  * Input: byte 0 picks the local ranks (1-64) and the topology (two
  * synthetic ones, tests/topo/gpu4-numa.xml and tests/topo/dgx.xml when run

@@ -1,5 +1,5 @@
 /* fuzz_broker_blob.c - blob heads and chunks as a hostile token holder
- * may write them (lib/broker_blob.h): no crash, no leak, no write past
+ * may write them (lib/rendezvous/broker_blob.h): no crash, no leak, no write past
  * the buffer; a blob taken is exactly the bytes its head announced.
  *
  * Byte 0: the broker's value limit, 1 + b % 64.  Then the head, up to

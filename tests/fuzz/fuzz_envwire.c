@@ -1,5 +1,5 @@
 /* fuzz_envwire.c - libFuzzer target for the stream an agent reads on its
- * stdin before the lifeline (lib/envwire.h: secrets and -x values).
+ * stdin before the lifeline (lib/run/envwire.h: secrets and -x values).
  *
  * It never crashes, stops at the end (nothing after the empty line is
  * taken), gives entries with NAME= and no NUL within the limits, decodes

@@ -1,4 +1,4 @@
-/* fuzz_hostlist.c - libFuzzer target for lib/hostlist.c.
+/* fuzz_hostlist.c - libFuzzer target for lib/where/hostlist.c.
  *
  * The input, as a hostlist: hostlist_expand never crashes, keeps its caps,
  * fails cleanly (no names, a one-line message), and what it expands folds

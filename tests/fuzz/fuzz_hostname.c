@@ -1,4 +1,4 @@
-/* fuzz_hostname.c - lib/hostname.c: whatever a host name or login check
+/* fuzz_hostname.c - lib/where/hostname.c: whatever a host name or login check
  * accepts can go on a command line as one word that is not an option and
  * means nothing to a shell; a refusal is one line. */
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* fuzz_http_req.c - any bytes, in pieces of any size, into the HTTP
  * request engine and each request it completes into the Gloo rendezvous
- * store (lib/hvd_server.c's hvd_answer): no crash, no leak, every error
+ * store (lib/rendezvous/hvd_server.c's hvd_answer): no crash, no leak, every error
  * has a status to answer with, every request a known answer, and the
  * store never holds more than its budget.
  *

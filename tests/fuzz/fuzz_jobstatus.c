@@ -1,5 +1,5 @@
 /* fuzz_jobstatus.c - libFuzzer target for the rank lines `dlrun status`
- * reads from the broker (dlrun.st.NODE, lib/jobstatus.h), which any rank
+ * reads from the broker (dlrun.st.NODE, lib/observe/jobstatus.h), which any rank
  * holding the token can write.
  *
  * It never crashes, keeps at most the room it has, every rank it keeps is

@@ -1,5 +1,5 @@
 /* fuzz_preflight.c - libFuzzer target for what the head reads from the
- * broker in a preflight (lib/preflight.h): a node's report and its link
+ * broker in a preflight (lib/observe/preflight.h): a node's report and its link
  * results, written by an agent or by any rank that holds the token.
  *
  * It never crashes, every string it keeps fits its field and is one line,

@@ -1,0 +1,347 @@
+/* output.c - see output.h. */
+#include "output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "safefile.h"
+#include "writeq.h"
+
+/* A longer line is written in pieces: memory stays bounded per stream. */
+#define LINE_BUF (64 * 1024)
+/* One read takes what a stream's pipe holds (F_SETPIPE_SZ below), up to
+ * this: fewer reads, polls and writes per byte.  The console gets writes
+ * of up to OUT_BUF bytes from a writer thread (lib/run/writeq.c), OUT_BUFS of
+ * them queued at most.  Buffers are page-aligned: the kernel's copies
+ * (rep movsb) run at half speed from or to a misaligned address on some
+ * CPUs (AMD Zen 3 here). */
+#define READ_BUF (256 * 1024)
+#define OUT_BUF (256 * 1024)
+/* A stream whose read brings this much (the pipe's default 64 KiB was at
+ * least half full) gets a 1 MiB pipe: fewer wake-ups for a heavy writer.
+ * Not at creation: F_SETPIPE_SZ allocates in the kernel for every pipe,
+ * and most streams of most jobs carry a few lines. */
+#define PIPE_GROW_AT (32 * 1024)
+#define PIPE_BIG (1 << 20)
+#define OUT_BUFS 4
+
+struct stream {
+    int rank, which;        /* which: 1 stdout, 2 stderr */
+    int rfd, wfd;           /* our read end; the child's write end */
+    int file;               /* DIR/rank.N/{stdout,stderr}, or -1 */
+    int show;               /* shown on the console */
+    char tag[16];           /* "[RANK] " */
+    size_t taglen;
+    char *part;             /* the start of a line not ended yet, LINE_BUF
+                               bytes (allocated at the first one), or NULL */
+    size_t len;             /* bytes in part, < LINE_BUF */
+    int grown;              /* its pipe was made PIPE_BIG */
+};
+
+struct output {
+    struct output_opts o;
+    struct stream *s;       /* 2 per rank: stdout, stderr */
+    int n;
+    char *in;               /* LINE_BUF + READ_BUF: a stream's part, then
+                               what one read brought; allocated at the first
+                               output (a quiet job never touches it) */
+    struct writeq *q;       /* writes to the console, from the first line
+                               shown on it */
+    int dirfd;              /* the --output-dir folder, or -1 */
+};
+
+static int shown(const struct output_opts *o, int rank)
+{
+    if (!o->show)
+        return 1;
+    for (int i = 0; i < o->nshow; i++)
+        if (o->show[i] == rank)
+            return 1;
+    return 0;
+}
+
+/* DIR/rank.N/{stdout,stderr}, relative to the folder's fd: each part
+ * checked to be ours, none a link (lib/util/safefile.h). */
+static int open_file(const struct output *o, int rank, int which,
+                     struct err *err)
+{
+    const char *name = which == 1 ? "stdout" : "stderr";
+    char sub[32];
+    int dfd, fd;
+
+    snprintf(sub, sizeof sub, "rank.%d", rank);
+    dfd = safefile_dir(o->dirfd, sub, 1, err);
+    if (dfd < 0)
+        return err_prefix(err, "--output-dir %s", o->o.dir);
+    fd = safefile_open(dfd, name, o->o.append, 0644);
+    if (fd < 0)
+        err_set(err, "--output-dir: cannot write %s/%s/%s: %s", o->o.dir, sub,
+                name, errno == ELOOP ? "a symbolic link (someone else's?)" :
+                errno == EPERM ? "another user's file" : strerror(errno));
+    close(dfd);
+    return fd;
+}
+
+static int stream_init(struct output *o, struct stream *s, int rank,
+                       int which, struct err *err)
+{
+    int fds[2];
+
+    s->rank = rank;
+    s->which = which;
+    s->show = shown(&o->o, rank) && !(o->o.hide & which);
+    s->file = -1;
+    s->taglen = (size_t)snprintf(s->tag, sizeof s->tag, "[%d] ", rank);
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return err_set(err, "cannot make an output pipe: %s", strerror(errno));
+    s->rfd = fds[0];
+    s->wfd = fds[1];
+    fcntl(s->rfd, F_SETFL, O_NONBLOCK);
+    if (o->o.dir && (s->file = open_file(o, rank, which, err)) < 0)
+        return -1;
+    return 0;
+}
+
+struct output *output_create(const int *ranks, int n,
+                             const struct output_opts *opts, struct err *err)
+{
+    struct output *o = calloc(1, sizeof *o);
+
+    if (!o || !(o->s = calloc((size_t)n * 2, sizeof *o->s))) {
+        free(o);
+        err_set(err, "out of memory");
+        return NULL;
+    }
+    o->o = *opts;
+    o->n = 2 * n;
+    /* the folder is opened once: every rank's files go below this fd, not
+     * below a path someone could swap meanwhile */
+    o->dirfd = opts->dir ? safefile_dir(AT_FDCWD, opts->dir, 0, err) : -1;
+    if (opts->dir && o->dirfd < 0) {
+        err_prefix(err, "--output-dir");
+        free(o->s);
+        free(o);
+        return NULL;
+    }
+    for (int i = 0; i < o->n; i++)
+        o->s[i].rfd = o->s[i].wfd = o->s[i].file = -1;
+    for (int i = 0; i < n; i++) {
+        if (stream_init(o, &o->s[2 * i], ranks[i], 1, err) < 0 ||
+            stream_init(o, &o->s[2 * i + 1], ranks[i], 2, err) < 0) {
+            output_destroy(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+int output_child_fd(const struct output *o, int i, int stream)
+{
+    return o->s[2 * i + (stream == 2)].wfd;
+}
+
+void output_close_child_ends(struct output *o, int i)
+{
+    for (int k = 2 * i; k < 2 * i + 2; k++) {
+        if (o->s[k].wfd >= 0)
+            close(o->s[k].wfd);
+        o->s[k].wfd = -1;
+    }
+}
+
+int output_poll_fds(const struct output *o, int *fds, int *ids)
+{
+    int k = 0;
+
+    for (int i = 0; i < o->n; i++) {
+        if (o->s[i].rfd < 0)
+            continue;
+        fds[k] = o->s[i].rfd;
+        ids[k++] = i;
+    }
+    return k;
+}
+
+/* Queue the len bytes at p tagged for fd: each line, and each LINE_BUF
+ * piece of a longer one, gets the stream's tag; a piece without its
+ * newline gets one, so that the next tag starts a line. */
+static void queue_tagged(struct output *o, const struct stream *s, int fd,
+                         const char *p, size_t len)
+{
+    char *out = writeq_buffer(o->q);
+    size_t k = 0;
+
+    for (size_t i = 0; i < len;) {
+        size_t rest = len - i < LINE_BUF ? len - i : LINE_BUF;
+        const char *nl = memchr(p + i, '\n', rest);
+        size_t n = nl ? (size_t)(nl - (p + i)) + 1 : rest;
+        if (k + s->taglen + n + 1 > OUT_BUF) {
+            writeq_submit(o->q, fd, k);
+            out = writeq_buffer(o->q);
+            k = 0;
+        }
+        memcpy(out + k, s->tag, s->taglen);
+        memcpy(out + k + s->taglen, p + i, n);
+        k += s->taglen + n;
+        if (!nl)
+            out[k++] = '\n';
+        i += n;
+    }
+    writeq_submit(o->q, fd, k);
+}
+
+/* Queue the len bytes at p for fd as they are. */
+static void queue_raw(struct output *o, int fd, const char *p, size_t len)
+{
+    for (size_t i = 0; i < len; i += OUT_BUF) {
+        size_t n = len - i < OUT_BUF ? len - i : OUT_BUF;
+        memcpy(writeq_buffer(o->q), p + i, n);
+        writeq_submit(o->q, fd, n);
+    }
+}
+
+/* Write len bytes of whole lines (or pieces of overlong lines): raw to the
+ * file at once, to the console (tagged or raw) through the writer thread.
+ * A console error shows at the next call. */
+static int emit(struct output *o, struct stream *s, const char *p, size_t len,
+                struct err *err)
+{
+    int console = s->which == 1 ? o->o.console_out : o->o.console_err, e;
+
+    if (o->o.tap && len > 0)
+        o->o.tap(o->o.tap_ctx, s->rank, s->which, p, len);
+    if (s->file >= 0 && writeq_write_all(s->file, p, len) < 0)
+        return err_set(err, "writing rank %d's %s file: %s", s->rank,
+                       s->which == 1 ? "stdout" : "stderr", strerror(errno));
+    if (!s->show || len == 0)
+        return 0;
+    if (!o->q && !(o->q = writeq_create(OUT_BUF, OUT_BUFS, err)))
+        return -1;
+    if (o->o.tag)
+        queue_tagged(o, s, console, p, len);
+    else
+        queue_raw(o, console, p, len);
+    if ((e = writeq_failed(o->q)) != 0)
+        return err_set(err, "writing the output: %s", strerror(e));
+    return 0;
+}
+
+/* p (len bytes, a stream's part and then what it read) holds lines: emit
+ * every complete one and every LINE_BUF piece of an overlong one, keep
+ * the rest as the stream's part. */
+static int consume(struct output *o, struct stream *s, const char *p,
+                   size_t len, struct err *err)
+{
+    const char *last = memrchr(p, '\n', len);
+    size_t n = last ? (size_t)(last - p) + 1 : 0;
+
+    while (len - n >= LINE_BUF)
+        n += LINE_BUF;
+    if (n > 0 && emit(o, s, p, n, err) < 0)
+        return -1;
+    s->len = len - n;
+    if (s->len == 0)
+        return 0;
+    if (!s->part && !(s->part = malloc(LINE_BUF)))
+        return err_set(err, "out of memory");
+    memmove(s->part, p + n, s->len);
+    return 0;
+}
+
+static void stream_close(struct output *o, struct stream *s, struct err *err)
+{
+    if (s->len > 0)
+        emit(o, s, s->part, s->len, err);
+    s->len = 0;
+    if (s->rfd >= 0)
+        close(s->rfd);
+    s->rfd = -1;
+}
+
+/* A readable pipe that holds nothing is at its end (poll says POLLIN only
+ * when it holds bytes). */
+static int at_end(int fd)
+{
+    int avail = -1;
+
+    return ioctl(fd, FIONREAD, &avail) == 0 && avail == 0;
+}
+
+int output_ready(struct output *o, int id, struct err *err)
+{
+    struct stream *s = &o->s[id];
+
+    /* the buffer comes with the first byte: a job whose ranks print
+     * nothing never maps its 320 KiB */
+    if (!o->in && at_end(s->rfd)) {
+        stream_close(o, s, err);
+        return 0;
+    }
+    if (!o->in && !(o->in = aligned_alloc(4096, LINE_BUF + READ_BUF)))
+        return err_set(err, "out of memory");
+    for (;;) {
+        ssize_t r;
+        char *at = o->in + LINE_BUF;
+        if (s->len > 0)
+            memcpy(at - s->len, s->part, s->len);
+        r = read(s->rfd, at, READ_BUF);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 && errno == EAGAIN)
+            return 0;
+        if (r <= 0) {
+            stream_close(o, s, err);
+            return 0;
+        }
+        if (!s->grown && (size_t)r >= PIPE_GROW_AT) {
+            fcntl(s->rfd, F_SETPIPE_SZ, PIPE_BIG);    /* best effort */
+            s->grown = 1;
+        }
+        if (consume(o, s, at - s->len, s->len + (size_t)r, err) < 0)
+            return -1;
+        if ((size_t)r < READ_BUF / 2)
+            return 0;   /* the pipe is likely empty: back to poll */
+    }
+}
+
+void output_drain(struct output *o)
+{
+    struct err err = { "" };
+
+    for (int i = 0; i < o->n; i++) {
+        if (o->s[i].rfd < 0)
+            continue;
+        output_ready(o, i, &err);
+        stream_close(o, &o->s[i], &err);
+    }
+    if (o->q)
+        writeq_flush(o->q);     /* all out before dlrun says anything */
+}
+
+void output_destroy(struct output *o)
+{
+    if (!o)
+        return;
+    writeq_destroy(o->q);
+    for (int i = 0; i < o->n; i++) {
+        struct stream *s = &o->s[i];
+        if (s->rfd >= 0)
+            close(s->rfd);
+        if (s->wfd >= 0)
+            close(s->wfd);
+        if (s->file >= 0)
+            close(s->file);
+        free(s->part);
+    }
+    if (o->dirfd >= 0)
+        close(o->dirfd);
+    free(o->s);
+    free(o->in);
+    free(o);
+}

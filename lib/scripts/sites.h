@@ -1,0 +1,87 @@
+/* sites.h - site profiles from sites.yaml files (libyaml).
+ *
+ *   default: squid            # optional: the profile when none is named
+ *   profiles:
+ *     squid:
+ *       scheduler: nqsv
+ *       queue: SQUID
+ *       gpus-per-node: 8
+ *       ...
+ *
+ * Several files are loaded into one struct sites, each later file
+ * overriding earlier ones key by key: a profile key set in a later file
+ * replaces the earlier value (lists whole), env merges variable by
+ * variable.  Every value is checked when read (lib/scripts/jobspec.h), so errors
+ * point at FILE:LINE:COLUMN and name the key; unknown keys get the
+ * nearest valid one suggested.  The format is in dlrun-sites.yaml(5). */
+#ifndef DLRUN_SITES_H
+#define DLRUN_SITES_H
+
+#include <stddef.h>
+
+#include "err.h"
+
+enum site_key {
+    SITE_SCHEDULER, SITE_PARTITION, SITE_ACCOUNT, SITE_JOB_NAME,
+    SITE_NODES, SITE_GPUS_PER_NODE, SITE_CORES_PER_NODE, SITE_TASKS,
+    SITE_LAUNCHER, SITE_TIME, SITE_SIGNAL, SITE_REQUEUE, SITE_TEMPLATE,
+    SITE_DLRUN, SITE_DIRECTIVES, SITE_MODULES, SITE_SETUP, SITE_ENV,
+    SITE_DLRUN_OPTIONS, SITE_NODE, SITE_TOPOLOGY,
+    SITE_KEY_COUNT
+};
+
+/* One key's value in a profile.  Scalars (numbers and booleans too, as
+ * checked text: "8", "1"/"0") are in text; lists and env ("NAME=VALUE"
+ * items) in items, NULL-terminated.  All owned by the struct sites. */
+struct site_value {
+    int set;
+    char *text;
+    char **items;
+    size_t nitems;
+};
+
+struct site_profile {
+    char *name;
+    struct site_value v[SITE_KEY_COUNT];
+};
+
+struct sites {
+    struct site_profile *profiles;
+    size_t n;
+    char *default_name;     /* "default:" of the last file that set it */
+};
+
+#define SITES_MAX_BYTES (1 << 20)
+/* Lists and mappings inside each other, and anchors ('&name'), in one
+ * file: libyaml's loader is quadratic in both, and a sites.yaml needs
+ * four levels and no anchors. */
+#define SITES_MAX_DEPTH 64
+#define SITES_MAX_ANCHORS 256
+
+/* Merge the YAML text (len bytes; file names it in errors, and relative
+ * template: paths are taken from its folder) into s.  On error s is left
+ * as it was before the call (the file is all or nothing). */
+int sites_load_text(struct sites *s, const char *text, size_t len,
+                    const char *file, struct err *err);
+
+/* Read path and merge it.  A missing file is fine (returns 0) unless
+ * must_exist. */
+int sites_load_file(struct sites *s, const char *path, int must_exist,
+                    struct err *err);
+
+/* Move add's profiles into s as sites_load_text merges a file; only_new:
+ * only those s has no profile of that name for (the bundled examples),
+ * and not add's default.  add is emptied (sites_free) either way.  0 / -1
+ * with err (out of memory). */
+int sites_merge(struct sites *s, struct sites *add, int only_new,
+                struct err *err);
+
+/* The profile named name (borrowed from s), or NULL. */
+const struct site_profile *sites_find(const struct sites *s, const char *name);
+
+/* The key's name in sites.yaml ("gpus-per-node"). */
+const char *site_key_name(enum site_key key);
+
+void sites_free(struct sites *s);   /* frees the members; s may be NULL */
+
+#endif
