@@ -9,17 +9,17 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include "broker.h"
+#include "broker_loop.h"
 #include "cmd.h"
+#include "evloop.h"
 #include "net.h"
 #include "token.h"
 
@@ -179,35 +179,33 @@ static void log_line(void *ctx, const char *line)
     fprintf(stderr, "dlrun broker: %s\n", line);
 }
 
-/* Serve until a signal arrives on sfd: the way a head embeds the broker
- * in its own loop. */
-static int serve(struct broker *b, int sfd)
+/* The loop that serves b until SIGTERM, SIGINT or SIGHUP, which it
+ * blocks now: they are read from a signalfd, so they must not kill us
+ * before the loop runs.  NULL with err. */
+static struct evloop *serve_loop(struct broker *b, struct broker_loop *bl,
+                                 struct err *err)
 {
-    struct pollfd pfd[2] = { { .fd = broker_fd(b), .events = POLLIN },
-                             { .fd = sfd, .events = POLLIN } };
-    struct err err = { "" };
+    static const int stop[] = { SIGTERM, SIGINT, SIGHUP, 0 };
+    struct evloop *l = evloop_create(err);
 
-    for (;;) {
-        int rc = poll(pfd, 2, broker_timeout_ms(b));
-
-        if (rc < 0 && errno != EINTR)
-            return cmd_fail(EXIT_FAIL, "broker: poll: %s", strerror(errno));
-        if (rc > 0 && (pfd[1].revents & POLLIN))
-            return EXIT_OK;
-        if (broker_run_once(b, 0, &err) < 0)
-            return cmd_fail(EXIT_FAIL, "%s", err.msg);
+    if (l && (evloop_stop_on_signals(l, stop, err) < 0 ||
+              broker_loop_add(bl, b, l, err) < 0)) {
+        evloop_destroy(l);
+        l = NULL;
     }
+    return l;
 }
 
 int cmd_broker(int argc, char **argv)
 {
     struct broker_opts o = { 0 };
     struct broker *b = NULL;
+    struct broker_loop bl;
+    struct evloop *l = NULL;
     struct err err = { "" };
     uint8_t tok[TOKEN_BYTES];
     char addr[256];
-    sigset_t sigs;
-    int rc = parse_opts(argc, argv, &o), sfd = -1;
+    int rc = parse_opts(argc, argv, &o);
 
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;
@@ -215,27 +213,20 @@ int cmd_broker(int argc, char **argv)
         return cmd_fail(EXIT_USAGE, "broker: %s", err.msg);
     if (token_new(tok, &err) < 0)
         return cmd_fail(EXIT_FAIL, "broker: %s", err.msg);
-    /* signals are read from a signalfd, so they must not kill us first */
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGHUP);
-    sigprocmask(SIG_BLOCK, &sigs, NULL);
-    sfd = signalfd(-1, &sigs, SFD_CLOEXEC);
     broker_raise_nofile();
     b = broker_create(addr, o.port, tok, &o.lim, &err);
-    if (!b || sfd < 0) {
-        rc = cmd_fail(EXIT_FAIL, "broker: %s", b ? strerror(errno) : err.msg);
+    if (!b || !(l = serve_loop(b, &bl, &err))) {
+        rc = cmd_fail(EXIT_FAIL, "broker: %s", err.msg);
         goto out;
     }
     if (o.verbose)
         broker_set_log(b, log_line, NULL);
     print_env(b, tok);
-    rc = serve(b, sfd);
+    rc = evloop_run(l, &err) < 0 ? cmd_fail(EXIT_FAIL, "broker: %s", err.msg)
+                                 : EXIT_OK;
 out:
+    evloop_destroy(l);
     broker_destroy(b);
-    if (sfd >= 0)
-        close(sfd);
     explicit_bzero(tok, sizeof tok);
     return rc;
 }

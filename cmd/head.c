@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -23,10 +22,12 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "broker_loop.h"
 #include "client.h"
 #include "cmd.h"
 #include "envset.h"
 #include "errfile.h"
+#include "evloop.h"
 #include "head.h"
 #include "horovod.h"
 #include "proc.h"
@@ -105,29 +106,33 @@ static void watch_heartbeats(struct head *h)
     }
 }
 
+/* Every 250 ms in the broker thread: heartbeats, and -v's steps. */
+static int head_tick(void *ctx, struct err *err)
+{
+    struct head *h = ctx;
+
+    (void)err;
+    watch_heartbeats(h);
+    progress_head_tick(&h->prog, h->broker, h->hb, 0);
+    return 0;
+}
+
 /* The broker thread: serve until head_stop_broker writes to h->wake. */
 static void *serve(void *arg)
 {
     struct head *h = arg;
     struct err err = { "" };
-    long last = 0;
+    struct broker_loop bl;
+    struct evloop *l = evloop_create(&err);
 
-    for (;;) {
-        struct pollfd p[2] = { { .fd = broker_fd(h->broker), .events = POLLIN },
-                               { .fd = h->wake, .events = POLLIN } };
-        int due = broker_timeout_ms(h->broker);
-        poll(p, 2, due < 0 || due > 250 ? 250 : due);
-        if (p[1].revents || broker_run_once(h->broker, 0, &err) < 0) {
-            /* a last look: steps a short job passed between two looks */
-            progress_head_tick(&h->prog, h->broker, h->hb, 1);
-            break;
-        }
-        if (mono_ms() - last >= 250) {
-            watch_heartbeats(h);
-            progress_head_tick(&h->prog, h->broker, h->hb, 0);
-            last = mono_ms();
-        }
-    }
+    if (!l || broker_loop_add(&bl, h->broker, l, &err) < 0 ||
+        evloop_stop_on_fd(l, h->wake, &err) < 0 ||
+        !evloop_add_timer(l, 0, 250, head_tick, h, &err) ||
+        evloop_run(l, &err) < 0)
+        cmd_fail(0, "warning: the head's broker stopped: %s", err.msg);
+    /* a last look: steps a short job passed between two looks */
+    progress_head_tick(&h->prog, h->broker, h->hb, 1);
+    evloop_destroy(l);
     return NULL;
 }
 
