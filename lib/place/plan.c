@@ -25,7 +25,7 @@ int plan_is_per_task(const struct alloc *a, const struct plan_request *req)
     return 1;
 }
 
-static int plan_alloc(struct plan *p, int nranks, int nnodes, struct err *err)
+int plan_alloc(struct plan *p, int nranks, int nnodes, struct err *err)
 {
     p->nranks = nranks;
     p->nnodes = nnodes;
@@ -38,7 +38,7 @@ static int plan_alloc(struct plan *p, int nranks, int nnodes, struct err *err)
 }
 
 /* Local ranks and node sizes from rank_node (ranks in increasing order). */
-static void plan_count_local(struct plan *p)
+void plan_count_local(struct plan *p)
 {
     for (int i = 0; i < p->nnodes; i++) {
         p->nodes[i].nranks = 0;

@@ -48,4 +48,11 @@ int plan_build(const struct alloc *a, const struct plan_request *req,
 
 void plan_free(struct plan *p);  /* frees members; p may be NULL */
 
+/* For plans made elsewhere (lib/planwire.h: the head's, decoded): room
+ * for nranks ranks on nnodes nodes (zeroed; free with plan_free, also
+ * after a failure), 0 / -1 with err; and, once rank_node is filled, each
+ * node's rank count and first rank and each rank's local rank. */
+int plan_alloc(struct plan *p, int nranks, int nnodes, struct err *err);
+void plan_count_local(struct plan *p);
+
 #endif
