@@ -25,16 +25,26 @@ int mpidetect_python_text(const unsigned char *b, size_t n)
            memmem(b, n, "libmpi", 6) != NULL;
 }
 
+/* Program header i of the file into *ph: 1, or 0 when it lies outside. */
+static int phdr_at(const unsigned char *b, size_t n, const Elf64_Ehdr *eh,
+                   unsigned i, Elf64_Phdr *ph)
+{
+    uint64_t at = eh->e_phoff + (uint64_t)i * eh->e_phentsize;
+
+    if (at > n || n - at < sizeof *ph)
+        return 0;
+    memcpy(ph, b + at, sizeof *ph);
+    return 1;
+}
+
 /* The file offset of virtual address addr (in a PT_LOAD), or 0. */
 static uint64_t vaddr_to_offset(const unsigned char *b, size_t n,
                                 const Elf64_Ehdr *eh, uint64_t addr)
 {
     for (unsigned i = 0; i < eh->e_phnum; i++) {
         Elf64_Phdr ph;
-        uint64_t at = eh->e_phoff + (uint64_t)i * eh->e_phentsize;
-        if (at > n || n - at < sizeof ph)
+        if (!phdr_at(b, n, eh, i, &ph))
             return 0;
-        memcpy(&ph, b + at, sizeof ph);
         if (ph.p_type == PT_LOAD && addr >= ph.p_vaddr &&
             addr - ph.p_vaddr < ph.p_filesz)
             return addr - ph.p_vaddr + ph.p_offset;
@@ -50,10 +60,8 @@ static int find_dynamic(const unsigned char *b, size_t n, const Elf64_Ehdr *eh,
         return 0;
     for (unsigned i = 0; i < eh->e_phnum; i++) {
         Elf64_Phdr ph;
-        uint64_t at = eh->e_phoff + (uint64_t)i * eh->e_phentsize;
-        if (at > n || n - at < sizeof ph)
+        if (!phdr_at(b, n, eh, i, &ph))
             return 0;
-        memcpy(&ph, b + at, sizeof ph);
         if (ph.p_type == PT_DYNAMIC && ph.p_offset <= n &&
             ph.p_filesz <= n - ph.p_offset) {
             *off = ph.p_offset;
