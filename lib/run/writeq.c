@@ -103,12 +103,14 @@ static void free_slots(struct writeq *q)
 struct writeq *writeq_create(size_t size, int nbufs, struct err *err)
 {
     struct writeq *q = calloc(1, sizeof *q);
+    /* aligned_alloc takes a multiple of the alignment (ASan aborts) */
+    size_t bytes = (size + 4095) & ~(size_t)4095;
     int rc;
 
     if (q && (q->slots = calloc((size_t)nbufs, sizeof *q->slots))) {
         q->n = nbufs;
         for (int i = 0; i < nbufs; i++)
-            if (!(q->slots[i].buf = aligned_alloc(4096, size)))
+            if (!(q->slots[i].buf = aligned_alloc(4096, bytes)))
                 q->n = 0;
     }
     if (!q || !q->slots || q->n == 0) {

@@ -1,13 +1,13 @@
-/* t_template.c - the {{...}} templates (lib/scripts/template.c), shell quoting
- * (lib/util/shquote.c), the job-script checks (lib/scripts/jobspec.c) and the names a
- * job gives its template (lib/scripts/jobscript.c). */
+/* t_template.c - the {{...}} templates (lib/scripts/template.c) and the
+ * names a job gives its template (lib/scripts/jobscript.c).  Shell quoting
+ * is tested in util/t_shquote.c, the job-script checks in
+ * scripts/t_jobspec.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jobscript.h"
 #include "jobspec.h"
-#include "shquote.h"
 #include "tap.h"
 #include "template.h"
 
@@ -119,79 +119,6 @@ static void test_deep_and_big(void)
     template_free(t);
 }
 
-static void test_shquote(void)
-{
-    static const struct { const char *in, *want; } q[] = {
-        { "train.py", "train.py" },
-        { "--lr=0.1", "--lr=0.1" },
-        { "ppr:4:socket", "ppr:4:socket" },
-        { "a b", "'a b'" },
-        { "", "''" },
-        { "it's", "'it'\\''s'" },
-        { "$HOME", "'$HOME'" },
-        { "`id`", "'`id`'" },
-        { "a\nb", "'a\nb'" },
-        { "~user", "'~user'" },
-        { "*.py", "'*.py'" },
-        { "\\", "'\\'" },
-        { "''", "''\\'''\\'''" },
-    };
-
-    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
-        char *got = shquote(q[i].in), what[64];
-
-        snprintf(what, sizeof what, "shquote '%s'", q[i].in);
-        for (char *p = what; *p; p++)   /* one TAP line */
-            if (*p == '\n')
-                *p = '~';
-        is_str(got, q[i].want, what);
-        free(got);
-    }
-    ok(shquote_has_control("a\nb") && shquote_has_control("a\rb") &&
-       shquote_has_control("\x1b[1m") && !shquote_has_control("a\tb c"),
-       "control characters found, tabs allowed");
-}
-
-static void test_checks(void)
-{
-    struct err err = { "" };
-    long secs = 0;
-    char name[8] = "";
-
-    ok(jobspec_parse_time("1:30:00", &secs, &err) == 0 && secs == 5400, "time H:M:S");
-    ok(jobspec_parse_time("90", &secs, &err) == 0 && secs == 5400, "time minutes");
-    ok(jobspec_parse_time("2-00:00:00", &secs, &err) == 0 && secs == 172800, "time D-H:M:S");
-    ok(jobspec_parse_time("1-12", &secs, &err) == 0 && secs == 129600, "time D-H");
-    ok(jobspec_parse_time("1:30", &secs, &err) < 0 && strstr(err.msg, "HH:MM:SS"),
-       "time M:S (ambiguous) refused");
-    ok(jobspec_parse_time("0:00:30", &secs, &err) < 0, "time under a minute refused");
-    ok(jobspec_parse_time("1:60:00", &secs, &err) < 0, "time 60 minutes refused");
-    ok(jobspec_parse_time("1h", &secs, &err) < 0, "time 1h refused");
-    ok(jobspec_parse_signal("USR1@90", name, &secs, &err) == 0 &&
-       strcmp(name, "USR1") == 0 && secs == 90, "signal USR1@90");
-    ok(jobspec_parse_signal("SIGterm", name, &secs, &err) == 0 &&
-       strcmp(name, "TERM") == 0 && secs == 60, "signal SIGterm, 60 s");
-    ok(jobspec_parse_signal("KILL@10", name, &secs, &err) < 0, "signal KILL refused");
-    ok(jobspec_parse_signal("USR1@x", name, &secs, &err) < 0, "signal USR1@x refused");
-    ok(jobspec_check_token("gpu_a100-40g", &err) == 0, "token");
-    ok(jobspec_check_token("gpu\nx", &err) < 0 && strstr(err.msg, "'gpu\\nx'") &&
-       !strchr(err.msg, '\n'), "token with a newline refused, shown as \\n");
-    ok(jobspec_check_token("a b", &err) < 0, "token with a space refused");
-    ok(jobspec_check_token("$(id)", &err) < 0, "token with $( refused");
-    ok(sched_parse("pbs", &err) == 1 && sched_parse("sge", &err) < 0, "schedulers");
-    ok(jobspec_parse_launcher("dlrun", &err) == 0 &&
-       jobspec_parse_launcher("mpirun", &err) == 1, "launchers dlrun, mpirun");
-    ok(jobspec_parse_launcher("srun", &err) < 0 &&
-       strstr(err.msg, "dlrun's own --launcher goes into dlrun-options"),
-       "launcher srun refused, pointing at dlrun-options");
-    ok(jobspec_parse_launcher("MPIRUN", &err) < 0 &&
-       jobspec_parse_launcher("", &err) < 0 &&
-       !strstr(err.msg, "dlrun's own"), "launcher MPIRUN, empty refused");
-    ok(jobspec_check_env_name("NCCL_IB_HCA", &err) == 0 &&
-       jobspec_check_env_name("1X", &err) < 0 &&
-       jobspec_check_env_name("A-B", &err) < 0, "env names");
-}
-
 static void test_jobscript(void)
 {
     static const char *const cmd[] = { "python", "a b", "$x", NULL };
@@ -277,8 +204,6 @@ int main(void)
 {
     test_rows();
     test_deep_and_big();
-    test_shquote();
-    test_checks();
     test_jobscript();
     test_launchers();
     return tap_done();
