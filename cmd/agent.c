@@ -9,9 +9,6 @@
  * (dlrun.ctl.SEQ).  Either one failing ends its ranks. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +21,13 @@
 #include "envwire.h"
 #include "errfile.h"
 #include "head.h"
+#include "headlink.h"
 #include "net.h"
 #include "preflight_cmd.h"
 #include "ranges.h"
 #include "supervise.h"
 
 extern char **environ;
-
-struct agent_watch {
-    const char *host;
-    int node, hb_ms, lifeline;
-    atomic_int stopping, done;
-};
 
 /* This node in the plan: --node, else Slurm's name (SLURMD_NODENAME),
  * else the host name.  -1 when the plan has no rank here. */
@@ -120,98 +112,10 @@ void agent_report_ranks(const struct job *j, const struct supervise *sv)
     free(val);
 }
 
-/* End this agent's ranks (once): its supervisor forwards the SIGTERM. */
-static void agent_stop(struct agent_watch *w, const char *why)
+/* The head is lost: one line before the watcher's SIGTERM. */
+static void agent_lost(void *ctx, const char *why)
 {
-    if (atomic_exchange(&w->stopping, 1) || atomic_load(&w->done))
-        return;
-    cmd_fail(0, "agent on %s: %s; ending its ranks", w->host, why);
-    kill(getpid(), SIGTERM);
-}
-
-/* A signal the head forwarded.  SIGKILL (a second Ctrl-C at the head)
- * becomes two SIGINTs here, which the supervisor turns into SIGKILL. */
-static void apply_ctl(struct agent_watch *w, int sig)
-{
-    if (sig == SIGKILL) {
-        kill(getpid(), SIGINT);
-        kill(getpid(), SIGINT);
-        return;
-    }
-    if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT)
-        atomic_store(&w->stopping, 1);
-    if (sig > 0 && sig < NSIG)
-        kill(getpid(), sig);
-}
-
-/* Beat, and wait up to a second for the next forwarded signal. */
-static void *watch_head(void *arg)
-{
-    struct agent_watch *w = arg;
-    struct err err = { "" };
-    struct client *c = client_from_env(w->hb_ms, &err);
-    char hb[64], ctl[64], why[ERR_MSG_MAX + 40];
-
-    snprintf(hb, sizeof hb, "dlrun.hb.%d", w->node);
-    if (c)
-        client_set_answer_grace(c, w->hb_ms);
-    for (int seq = 1; c;) {
-        void *val = NULL;
-        size_t len = 0;
-        int rc = client_add(c, hb, 1, NULL, &err);
-        snprintf(ctl, sizeof ctl, "dlrun.ctl.%d", seq);
-        if (rc == CLIENT_OK)
-            rc = client_get(c, ctl, 1000, &val, &len, &err);
-        if (rc == CLIENT_OK) {
-            seq++;
-            apply_ctl(w, atoi(val));
-        }
-        free(val);
-        if (rc != CLIENT_OK && rc != CLIENT_TIMEOUT)
-            break;
-    }
-    snprintf(why, sizeof why, "lost the head: %s", err.msg);
-    agent_stop(w, why);
-    client_close(c);
-    return NULL;
-}
-
-/* EOF on the lifeline: whoever started this agent is gone. */
-static void *watch_lifeline(void *arg)
-{
-    struct agent_watch *w = arg;
-    char buf[256];
-    ssize_t n;
-
-    while ((n = read(w->lifeline, buf, sizeof buf)) > 0 ||
-           (n < 0 && errno == EINTR))
-        ;
-    agent_stop(w, "the head is gone (the connection to it closed)");
-    return NULL;
-}
-
-/* The watchers run with every signal blocked: signals are the main
- * thread's (its supervisor's signalfd). */
-static int start_watchers(struct agent_watch *w)
-{
-    pthread_t t;
-    sigset_t all, old;
-    int rc = 0;
-
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    if (getenv("DLRUN_BROKER") && pthread_create(&t, NULL, watch_head, w) == 0)
-        pthread_detach(t);
-    else if (getenv("DLRUN_BROKER"))
-        rc = -1;
-    if (w->lifeline >= 0) {
-        if (pthread_create(&t, NULL, watch_lifeline, w) == 0)
-            pthread_detach(t);
-        else
-            rc = -1;
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
+    cmd_fail(0, "agent on %s: %s; ending its ranks", (const char *)ctx, why);
 }
 
 /* Under ssh the secrets and -x values come first on stdin (lib/run/envwire.h:
@@ -295,26 +199,29 @@ static struct relay_srv *agent_relay(struct job *j)
     return s;
 }
 
-static int agent_start(struct job *j, char **prog, struct agent_watch *w)
+static int agent_start(struct job *j, char **prog,
+                       const struct headlink_conf *hc)
 {
     struct agent_job aj = { .prog = prog };
     struct strv args = { 0 }, relay = { 0 };
     struct envset xenv = { .no_from = 1 };
     int *nodes = NULL, life[2] = { -1, -1 }, rc = 0;
     struct relay_srv *rsrv = NULL;
+    struct headlink *link = NULL;
+    struct err err = { "" };
 
     if (j->opt.spawn && (pipe2(life, O_CLOEXEC) < 0 ||
                          (rc = prepare_subtree(j, &aj, &args, &relay, &xenv,
                                                &nodes, life[0])) != 0))
         goto out;
     rsrv = agent_relay(j);
-    if (start_watchers(w) < 0) {
-        rc = cmd_fail(EXIT_FAIL, "agent: cannot start its threads");
+    if (!(link = headlink_start(hc, &err))) {
+        rc = cmd_fail(EXIT_FAIL, "agent: cannot watch the head: %s", err.msg);
         goto out;
     }
     rc = run_launch(j, prog);   /* agrees on the rendezvous first */
-    atomic_store(&w->done, 1);
 out:
+    headlink_end(link);
     relay_srv_stop(rsrv);
     strv_free(&args);
     strv_free(&relay);
@@ -331,7 +238,8 @@ out:
 int cmd_agent(int argc, char **argv)
 {
     struct job j = { 0 };
-    struct agent_watch w = { .lifeline = -1 };
+    static char host[256];
+    struct headlink_conf hc = { .lifeline = -1, .lost = agent_lost };
     int rc = options_parse(argc, argv, &j.opt, "usage: dlrun agent (internal: "
                            "started by dlrun on every node)\n");
 
@@ -341,7 +249,7 @@ int cmd_agent(int argc, char **argv)
         rc = cmd_fail(EXIT_USAGE, "agent: no program");
         goto out;
     }
-    if (j.opt.lifeline && (w.lifeline = take_lifeline()) < 0) {
+    if (j.opt.lifeline && (hc.lifeline = take_lifeline()) < 0) {
         rc = EXIT_FAIL;
         goto out;
     }
@@ -363,10 +271,13 @@ int cmd_agent(int argc, char **argv)
         rc = agent_preflight(&j, argv + j.opt.prog);
         goto out;
     }
-    w.node = j.plan.self_node;
-    w.host = j.plan.nodes[w.node].host;
-    w.hb_ms = j.opt.remote.heartbeat_s * 1000;
-    rc = agent_start(&j, argv + j.opt.prog, &w);
+    hc.node = j.plan.self_node;
+    /* the watchers may outlive j: their copy of the host name */
+    snprintf(host, sizeof host, "%s", j.plan.nodes[hc.node].host);
+    hc.ctx = host;
+    hc.hb_ms = j.opt.remote.heartbeat_s * 1000;
+    hc.beat = getenv("DLRUN_BROKER") != NULL;
+    rc = agent_start(&j, argv + j.opt.prog, &hc);
 out:
     job_free(&j);
     return rc;

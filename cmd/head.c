@@ -11,14 +11,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "broker.h"
@@ -29,6 +26,7 @@
 #include "errfile.h"
 #include "evloop.h"
 #include "head.h"
+#include "heartbeat.h"
 #include "horovod.h"
 #include "proc.h"
 #include "net.h"
@@ -38,6 +36,7 @@
 #include "strv.h"
 #include "supervise.h"
 #include "token.h"
+#include "watch.h"
 
 extern char **environ;
 
@@ -47,15 +46,10 @@ extern char **environ;
 
 struct head {
     struct broker *broker;
-    pthread_t thread;
-    int wake;                   /* eventfd: the broker thread must end */
+    struct watch *server;       /* the broker's thread: serve() */
     char addr[300];             /* DLRUN_BROKER: host:port */
     char token[TOKEN_HEX_LEN + 1];
-    /* heartbeats, read by the broker thread */
-    int nnodes, hb_ms;
-    long *seen_ms;              /* when node i's counter last moved */
-    long long *hb;              /* its last value; 0: not started yet */
-    atomic_int lost;            /* the node lost, -1 none */
+    struct heartbeat *hb;       /* the agents', checked by serve() */
     /* signals for the agents (ssh) */
     struct client *ctl;
     int ctl_seq;
@@ -89,21 +83,8 @@ static long mono_ms(void)
  * ends the job (SIGTERM to dlrun itself, which its supervisor forwards). */
 static void watch_heartbeats(struct head *h)
 {
-    long now = mono_ms();
-    char key[64], val[32];
-
-    for (int i = 0; i < h->nnodes && atomic_load(&h->lost) < 0; i++) {
-        long long v;
-        snprintf(key, sizeof key, "dlrun.hb.%d", i);
-        v = broker_peek(h->broker, key, val, sizeof val) == 0 ? atoll(val) : 0;
-        if (v != h->hb[i]) {
-            h->hb[i] = v;
-            h->seen_ms[i] = now;
-        } else if (v > 0 && now - h->seen_ms[i] > h->hb_ms) {
-            atomic_store(&h->lost, i);
-            kill(getpid(), SIGTERM);
-        }
-    }
+    if (heartbeat_check(h->hb, h->broker, mono_ms()) >= 0)
+        kill(getpid(), SIGTERM);
 }
 
 /* Every 250 ms in the broker thread: heartbeats, and -v's steps. */
@@ -113,12 +94,13 @@ static int head_tick(void *ctx, struct err *err)
 
     (void)err;
     watch_heartbeats(h);
-    progress_head_tick(&h->prog, h->broker, h->hb, 0);
+    progress_head_tick(&h->prog, h->broker, heartbeat_counters(h->hb), 0);
     return 0;
 }
 
-/* The broker thread: serve until head_stop_broker writes to h->wake. */
-static void *serve(void *arg)
+/* The broker's watcher (lib/run/watch.h), one step: serve until
+ * head_stop_broker makes wake readable. */
+static int serve(void *arg, int wake)
 {
     struct head *h = arg;
     struct err err = { "" };
@@ -126,14 +108,14 @@ static void *serve(void *arg)
     struct evloop *l = evloop_create(&err);
 
     if (!l || broker_loop_add(&bl, h->broker, l, &err) < 0 ||
-        evloop_stop_on_fd(l, h->wake, &err) < 0 ||
+        evloop_stop_on_fd(l, wake, &err) < 0 ||
         !evloop_add_timer(l, 0, 250, head_tick, h, &err) ||
         evloop_run(l, &err) < 0)
         cmd_fail(0, "warning: the head's broker stopped: %s", err.msg);
     /* a last look: steps a short job passed between two looks */
-    progress_head_tick(&h->prog, h->broker, h->hb, 1);
+    progress_head_tick(&h->prog, h->broker, heartbeat_counters(h->hb), 1);
     evloop_destroy(l);
-    return NULL;
+    return 1;
 }
 
 /* A node of the plan that is not this host (there is one: head_wanted). */
@@ -164,14 +146,13 @@ static int head_start_broker(struct head *h, const struct job *j,
     h->broker = broker_create(ip, 0, tok, NULL, err);
     if (!h->broker)
         return -1;
-    h->wake = eventfd(0, EFD_CLOEXEC);
     token_to_hex(tok, h->token);
     snprintf(h->addr, sizeof h->addr, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip,
              broker_port(h->broker));
-    if (h->wake < 0 || pthread_create(&h->thread, NULL, serve, h) != 0) {
+    if (!(h->server = watch_start(serve, NULL, h, err))) {
         broker_destroy(h->broker);
         h->broker = NULL;
-        return err_set(err, "cannot start the broker thread");
+        return -1;
     }
     return 0;
 }
@@ -180,8 +161,8 @@ static void head_stop_broker(struct head *h)
 {
     if (!h->broker)
         return;
-    if (eventfd_write(h->wake, 1) == 0)
-        pthread_join(h->thread, NULL);
+    watch_stop(h->server);
+    h->server = NULL;
     if (getenv("DLRUN_BROKER_STATS")) {     /* tests: who connected */
         struct broker_stats st;
         broker_get_stats(h->broker, &st);
@@ -199,7 +180,7 @@ static void forward_to_agents(void *ctx, int sig)
     struct head *h = ctx;
     struct err err = { "" };
     char key[64], val[16];
-    int lost = atomic_load(&h->lost);
+    int lost = heartbeat_lost(h->hb);
 
     /* a lost agent's relay would wait for it until the kill timeout */
     for (int i = 0; lost >= 0 && i < h->sv->n; i++)
@@ -299,7 +280,7 @@ static int head_outcome(const struct job *j, struct head *h,
 {
     const struct plan *p = &j->plan;
     char stopped[64];
-    int rank = -1, status = 0, pid = 0, lost = atomic_load(&h->lost);
+    int rank = -1, status = 0, pid = 0, lost = heartbeat_lost(h->hb);
 
     if (head_stall_finish(h->stall))    /* its lines said why */
         return EXIT_STALL;
@@ -316,7 +297,8 @@ static int head_outcome(const struct job *j, struct head *h,
     if (lost >= 0)
         return cmd_fail(EXIT_FAIL, "lost the agent on %s: no heartbeat for "
                         "%d s (killed, or its network is down); %s",
-                        j->plan.nodes[lost].host, h->hb_ms / 1000, stopped);
+                        j->plan.nodes[lost].host,
+                        heartbeat_timeout_ms(h->hb) / 1000, stopped);
     if (sv->failed >= 0 && !sv->signal_received) {
         const struct sv_rank *r = &sv->ranks[sv->failed];
         if (r->rank == INT_MIN)
@@ -335,7 +317,7 @@ static int head_outcome(const struct job *j, struct head *h,
 static int head_should_restart(const struct job *j, const struct head *h,
                                const struct supervise *sv, int rc)
 {
-    int sig = sv->signal_received, told = sig && atomic_load(&h->lost) < 0;
+    int sig = sv->signal_received, told = sig && heartbeat_lost(h->hb) < 0;
 
     return rc != 0 && j->restart < j->opt.max_restarts &&
            (!told || sig == SIGUSR1 || sig == SIGUSR2);
@@ -391,24 +373,19 @@ out:
 }
 
 /* Heartbeat bookkeeping for the broker thread. */
-static int head_watch_init(struct head *h, const struct job *j)
+static int head_watch_init(struct head *h, const struct job *j,
+                           struct err *err)
 {
-    h->nnodes = j->plan.nnodes;
-    h->hb_ms = j->opt.remote.heartbeat_s * 1000;
-    atomic_store(&h->lost, -1);
     progress_head_init(&h->prog, &j->plan);
-    h->seen_ms = calloc((size_t)h->nnodes, sizeof *h->seen_ms);
-    h->hb = calloc((size_t)h->nnodes, sizeof *h->hb);
-    return h->seen_ms && h->hb ? 0 : -1;
+    h->hb = heartbeat_create(j->plan.nnodes,
+                             j->opt.remote.heartbeat_s * 1000, err);
+    return h->hb ? 0 : -1;
 }
 
 static void head_free(struct head *h)
 {
-    if (h->wake > 0)
-        close(h->wake);
     client_close(h->ctl);
-    free(h->seen_ms);
-    free(h->hb);
+    heartbeat_free(h->hb);
 }
 
 /* The environment of the agents' starters: ours plus the broker. */
@@ -436,7 +413,8 @@ static int head_attempt(struct job *j, const struct agent_launcher *l,
 
     *again = 0;
     h.failed_rank = -1;
-    if (head_watch_init(&h, j) < 0 || head_start_broker(&h, j, &err) < 0) {
+    if (head_watch_init(&h, j, &err) < 0 ||
+        head_start_broker(&h, j, &err) < 0) {
         rc = cmd_fail(EXIT_FAIL, "cannot start the broker: %s",
                       err.msg[0] ? err.msg : "out of memory");
         goto out;

@@ -3,15 +3,21 @@
 #ifndef DLRUN_NODES_H
 #define DLRUN_NODES_H
 
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
+#include <signal.h>
 
 #include "broker_thread.h"
 #include "client.h"
 #include "job.h"
 #include "nodegroup.h"
 #include "token.h"
+#include "watch.h"
+
+enum {
+    NODES_DONE,                 /* no rank of this node runs */
+    NODES_RUNNING,              /* they run */
+    NODES_TOLD,                 /* the watcher stopped them (SIGTERM) */
+};
 
 struct nodes {
     struct job *j;              /* borrowed */
@@ -30,14 +36,11 @@ struct nodes {
                                        ranks of this attempt, or NULL */
     struct nodegroup *main, *watch; /* owned: two connections */
     sigset_t orig;              /* the mask before dlrun blocked signals */
-    /* the watcher thread of one attempt */
+    /* the watcher of one attempt (lib/run/watch.h) */
     struct ng_group g;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    int running;                /* this node's ranks are running */
-    int told;                   /* the watcher stopped them (SIGTERM) */
-    int gone;                   /* the watcher lost the broker */
-    atomic_int quit;
+    struct watch *watcher;      /* owned, or NULL */
+    atomic_int state;           /* NODES_*: the ranks' state, shared with
+                                   the watcher */
     int stopsig;                /* the signal that stopped a wait */
 };
 

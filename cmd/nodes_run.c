@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "nodes.h"
 #include "supervise.h"
+#include "watch.h"
 
 /* A TERM, INT, HUP or QUIT that came while no rank runs (the signals are
  * blocked for the supervisor's signalfd): its number, else 0. */
@@ -72,26 +73,35 @@ static int plan_group(struct nodes *n)
     return job_bind(j);
 }
 
-/* The watcher: beat, and stop this node's ranks when the group's attempt
- * has ended elsewhere (or the broker is gone). */
-static void *watch_group(void *arg)
+/* The watcher's step (lib/run/watch.h): beat, and see whether the group's
+ * attempt has ended elsewhere (1) or the broker is gone (-1). */
+static int watch_group(void *arg, int wake)
 {
     struct nodes *n = arg;
     struct err err = { "" };
     struct ng_end e;
-    int rc = 0;
 
-    while (!atomic_load(&n->quit) &&
-           (rc = ng_watch(n->watch, &n->g, 1000, &e, &err)) == 0)
-        ;
-    pthread_mutex_lock(&n->mu);
-    n->gone = rc < 0;
-    if (rc != 0 && n->running && !n->told) {
-        n->told = 1;
+    (void)wake;
+    return ng_watch(n->watch, &n->g, 1000, &e, &err);
+}
+
+/* After the watcher's last step: stop this node's ranks when the group's
+ * attempt ended elsewhere or the broker is gone (unless they already
+ * ended: run_watched took the state first). */
+static void group_ended(void *arg, int last)
+{
+    struct nodes *n = arg;
+    int running = NODES_RUNNING;
+
+    if (last != 0 && atomic_compare_exchange_strong(&n->state, &running,
+                                                    NODES_TOLD))
         kill(getpid(), SIGTERM);    /* the supervisor ends the ranks */
-    }
-    pthread_mutex_unlock(&n->mu);
-    return NULL;
+}
+
+static void stop_watcher(struct nodes *n)
+{
+    watch_stop(n->watcher);
+    n->watcher = NULL;
 }
 
 /* This node's part in how the attempt ended, from run_launch's rc. */
@@ -186,34 +196,21 @@ static int run_watched(struct nodes *n, char **prog, int *told)
     struct err err = { "" };
     int rc = EXIT_FAIL, started;
 
-    atomic_store(&n->quit, 0);
-    n->running = 1;
-    n->told = n->gone = 0;
+    atomic_store(&n->state, NODES_RUNNING);
     started = ng_watch_begin(n->watch, &n->g, &err) == 0 &&
-              pthread_create(&n->thread, NULL, watch_group, n) == 0;
+              (n->watcher = watch_start(watch_group, group_ended, n, &err));
     if (started)
         rc = plan_group(n);
     if (started && rc == 0)
         rc = run_launch(n->j, prog);
     else if (!started)
-        cmd_fail(0, "cannot watch the group: %s", err.msg[0] ? err.msg :
-                 "no thread");
-    pthread_mutex_lock(&n->mu);
-    n->running = 0;
-    *told = n->told;
-    pthread_mutex_unlock(&n->mu);
-    if (*told)      /* the watcher's SIGTERM, if the supervisor left it */
+        cmd_fail(0, "cannot watch the group: %s", err.msg);
+    *told = atomic_exchange(&n->state, NODES_DONE) == NODES_TOLD;
+    if (*told) {    /* the watcher's SIGTERM, if the supervisor left it */
+        stop_watcher(n);    /* it ended: its kill is done */
         stop_signal(n);
-    if (!started)
-        n->thread = pthread_self();
+    }
     return rc;
-}
-
-static void stop_watcher(struct nodes *n)
-{
-    atomic_store(&n->quit, 1);
-    if (!pthread_equal(n->thread, pthread_self()))
-        pthread_join(n->thread, NULL);
 }
 
 /* The ranks' broker of this attempt (kv, NCCL ids across the nodes), a
@@ -311,7 +308,6 @@ int run_nodes(struct job *j, char **prog)
     sigset_t block;
     int rc, gen = -1, again = 1;
 
-    pthread_mutex_init(&n.mu, NULL);
     /* before any thread: theirs inherit it, the ranks get n.orig */
     supervise_signals(&block);
     sigprocmask(SIG_BLOCK, &block, &n.orig);
@@ -332,6 +328,5 @@ int run_nodes(struct job *j, char **prog)
     ng_close(n.watch);
     broker_thread_stop(n.ranks);
     broker_thread_stop(n.server);
-    pthread_mutex_destroy(&n.mu);
     return rc;
 }

@@ -4,10 +4,8 @@
  * every report and link result from the broker, print one table and name
  * the nodes that would fail the job. */
 #include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,15 +17,14 @@
 #include "preflight.h"
 #include "preflight_cmd.h"
 #include "supervise.h"
+#include "watch.h"
 
 #define CLOCK_BAD_MS 1000.0     /* a node this far off the head's clock */
 
 struct pf_collect {
     struct client *c;
-    pthread_t t;
-    int started;
-    atomic_int stop;
-    int n;
+    struct watch *w;            /* collect_step's, or NULL */
+    int n, seq;
     long deadline_ms;           /* the agents must be done by then */
     struct supervise *sv;       /* borrowed: the agents' processes */
     struct client *hook;        /* sv's hook's own connection, or NULL */
@@ -60,33 +57,33 @@ static double wall_s(void)
     return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The collector thread: dlrun.pf.n.1, .2, ... as they are put. */
-static void *collect_main(void *arg)
+/* The collector's step (lib/run/watch.h): the next of dlrun.pf.n.1, .2, ...
+ * as they are put.  Non-zero when all came, at the deadline, or when the
+ * broker is gone. */
+static int collect_step(void *arg, int wake)
 {
     struct pf_collect *c = arg;
     struct err err = { "" };
+    char key[64];
+    void *v = NULL;
+    size_t len = 0;
+    int rc, node = -1;
+    double wall = 0;
 
-    for (int seq = 1; seq <= c->n && !atomic_load(&c->stop) &&
-                      mono_ms() < c->deadline_ms;) {
-        char key[64];
-        void *v = NULL;
-        size_t len = 0;
-        int rc, node = -1;
-        double wall = 0;
-        snprintf(key, sizeof key, "dlrun.pf.n.%d", seq);
-        rc = client_get(c->c, key, 500, &v, &len, &err);
-        if (rc == CLIENT_OK) {
-            double now = wall_s();
-            if (sscanf(v, "%d %lf", &node, &wall) == 2 && node >= 0 &&
-                node < c->n && isfinite(wall))
-                c->offset_ms[node] = (wall - now) * 1000.0;
-            seq++;
-        }
-        free(v);
-        if (rc != CLIENT_OK && rc != CLIENT_TIMEOUT)
-            break;
+    (void)wake;
+    if (c->seq > c->n || mono_ms() >= c->deadline_ms)
+        return 1;
+    snprintf(key, sizeof key, "dlrun.pf.n.%d", c->seq);
+    rc = client_get(c->c, key, 500, &v, &len, &err);
+    if (rc == CLIENT_OK) {
+        double now = wall_s();
+        if (sscanf(v, "%d %lf", &node, &wall) == 2 && node >= 0 &&
+            node < c->n && isfinite(wall))
+            c->offset_ms[node] = (wall - now) * 1000.0;
+        c->seq++;
     }
-    return NULL;
+    free(v);
+    return rc != CLIENT_OK && rc != CLIENT_TIMEOUT;
 }
 
 /* An agent process that ended (ssh: one per node) will not answer: say
@@ -141,6 +138,7 @@ struct pf_collect *preflight_collect_start(const struct job *j,
         !(c->gone = calloc((size_t)j->plan.nnodes, 1)))
         goto fail;
     c->n = j->plan.nnodes;
+    c->seq = 1;
     for (int i = 0; i < c->n; i++)
         c->offset_ms[i] = NAN;
     /* agents: their own timeout (the import, then the links), after ssh's */
@@ -149,7 +147,8 @@ struct pf_collect *preflight_collect_start(const struct job *j,
     c->c = client_connect(addr, token, 5000, &err);
     if (!c->c || !(c->hook = client_connect(addr, token, 5000, &err)))
         goto fail;
-    c->started = pthread_create(&c->t, NULL, collect_main, c) == 0;
+    /* without it the table lacks the clock offsets, nothing more */
+    c->w = watch_start(collect_step, NULL, c, &err);
     c->sv = sv;
     /* replaces any hook before (a stall watch's: a preflight runs no
      * ranks that could stall) */
@@ -437,9 +436,7 @@ int preflight_collect_end(struct pf_collect *c, const struct job *j,
         free(nd);
         return cmd_fail(EXIT_FAIL, "preflight: no results");
     }
-    atomic_store(&c->stop, 1);
-    if (c->started)
-        pthread_join(c->t, NULL);
+    watch_stop(c->w);
     for (int i = 0; i < n; i++)
         read_node(c->c, j, i, &nd[i]);
     norm_of(nd, n, &m);

@@ -8,11 +8,9 @@
  * clock offset), dlrun.pf.links.NODE (the round trips), dlrun.pf.done.NODE
  * (its links are timed: the nodes that time theirs to it may stop; the
  * head puts it too, and an empty address, for an agent that ended). */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,19 +19,20 @@
 #include "net.h"
 #include "preflight.h"
 #include "preflight_cmd.h"
+#include "watch.h"
 
 struct echo {
-    int lfd, stop;
-    pthread_t t;
-    int running;
+    int lfd;
+    struct watch *w;            /* echo_step's, or NULL */
 };
 
-static void *echo_main(void *arg)
+/* The echo server's watcher (lib/run/watch.h): serve until echo_stop. */
+static int echo_step(void *arg, int wake)
 {
     struct echo *e = arg;
 
-    pf_echo_serve(e->lfd, e->stop);
-    return NULL;
+    pf_echo_serve(e->lfd, wake);
+    return 1;
 }
 
 /* The address this node's links use: --iface's, else the one that
@@ -57,24 +56,17 @@ static void echo_start(const struct job *j, struct echo *e,
     struct err err = { "" };
     char ip[200];
 
-    e->stop = eventfd(0, EFD_CLOEXEC);
     if (job_ip(j, ip, sizeof ip, &err) < 0 ||
-        (e->lfd = pf_listen(ip, r->addr, PF_STR, &err)) < 0) {
+        (e->lfd = pf_listen(ip, r->addr, PF_STR, &err)) < 0 ||
+        !(e->w = watch_start(echo_step, NULL, e, &err)))
         snprintf(why, PF_STR, "%s", err.msg);
-        return;
-    }
-    e->running = e->stop >= 0 &&
-                 pthread_create(&e->t, NULL, echo_main, e) == 0;
 }
 
 static void echo_stop(struct echo *e)
 {
-    if (e->running && eventfd_write(e->stop, 1) == 0)
-        pthread_join(e->t, NULL);
+    watch_stop(e->w);
     if (e->lfd >= 0)
         close(e->lfd);
-    if (e->stop >= 0)
-        close(e->stop);
 }
 
 static long mono_ms(void)
@@ -192,7 +184,7 @@ static int put_links(struct client *c, const struct job *j, int self,
 int agent_preflight(struct job *j, char **prog)
 {
     struct pf_report r = { .node = j->plan.self_node };
-    struct echo e = { .lfd = -1, .stop = -1 };
+    struct echo e = { .lfd = -1 };
     struct err err = { "" };
     long deadline;
     char key[64], why[PF_STR] = "";

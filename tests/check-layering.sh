@@ -16,12 +16,6 @@ cd "$(dirname "$0")/.." || exit 2
 
 allow() {
     cat <<'LIST'
-cmd/agent.c         thread  the agent's head and lifeline watchers (engine: lib/run)
-cmd/head.c          thread  the head's broker thread start/stop (engine: lib/run)
-cmd/nodes_run.c     thread  one watcher thread per node group (engine: lib/run)
-cmd/nodes.h         thread  struct of nodes_run.c's watcher threads (engine)
-cmd/preflight.c     thread  the collector thread of --preflight (to lib/observe)
-cmd/preflight_agent.c thread  the echo thread of the agent's preflight (to lib/observe)
 cmd/relay.c         poll,signalfd  the ssh relay's loop (loops: lib/run)
 cmd/stall.c         signalfd  SIGPWR's signalfd (loops: lib/run/evloop sigfd_open)
 LIST
