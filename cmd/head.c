@@ -21,6 +21,7 @@
 #include "broker.h"
 #include "broker_loop.h"
 #include "client.h"
+#include "engine.h"
 #include "cmd.h"
 #include "envset.h"
 #include "errfile.h"
@@ -311,21 +312,24 @@ static int head_outcome(const struct job *j, struct head *h,
     return rc;
 }
 
-/* Start the agents, supervise them like ranks, say how the job ended. */
-/* Should the head start the agents again (--max-restarts)?  After a rank
- * or an agent failed, not after dlrun itself was told to stop. */
-static int head_should_restart(const struct job *j, const struct head *h,
-                               const struct supervise *sv, int rc)
+/* How the agents' attempt ended, for the engine (lib/engine.h): every
+ * failure the head saw may be retried; a lost agent's SIGTERM is the
+ * head's own, not a stop. */
+static void head_end(const struct head *h, const struct supervise *sv,
+                     int rc, struct engine_end *end)
 {
-    int sig = sv->signal_received, told = sig && heartbeat_lost(h->hb) < 0;
+    int sig = sv->signal_received;
 
-    return rc != 0 && j->restart < j->opt.max_restarts &&
-           (!told || sig == SIGUSR1 || sig == SIGUSR2);
+    end->rc = rc;
+    end->failed = 1;
+    end->signal = sig && heartbeat_lost(h->hb) < 0 ? sig : 0;
 }
 
+/* Start the agents, supervise them like ranks, say how the job ended. */
 static int head_supervise(struct job *j, struct head *h,
                           const struct agent_launcher *l,
-                          struct agent_job *aj, int *again)
+                          struct agent_job *aj, const struct engine *e,
+                          struct engine_end *end)
 {
     struct err err = { "" };
     struct sv_rank *procs = calloc((size_t)aj->nnodes, sizeof *procs);
@@ -359,12 +363,15 @@ static int head_supervise(struct job *j, struct head *h,
         goto out;
     }
     rc = head_outcome(j, h, &sv, rc);
-    *again = head_should_restart(j, h, &sv, rc);
-    if (j->opt.summary && !*again &&
-        head_summary(j, h->addr, h->token, h->failed_rank, sv.signal_received,
-                     rc) < 0)
-        rc = rc ? rc : EXIT_FAIL;
+    head_end(h, &sv, rc, end);
+    if (j->opt.summary && !engine_again(e, end)) {
+        end->failed = 0;    /* the last attempt, even if the summary fails */
+        if (head_summary(j, h->addr, h->token, h->failed_rank,
+                         sv.signal_received, rc) < 0)
+            rc = rc ? rc : EXIT_FAIL;
+    }
 out:
+    end->rc = rc;
     h->sv = NULL;
     head_stall_free(h->stall);
     h->stall = NULL;
@@ -399,19 +406,28 @@ static char **agent_envp(const struct head *h, struct envset *add)
     return envset_envp(add, environ);
 }
 
+/* What every attempt of the head needs (lib/engine.h's ctx). */
+struct head_run {
+    struct job *j;
+    const struct agent_launcher *l;
+    char **prog;
+    const sigset_t *orig;       /* the agents' signal mask */
+};
+
 /* One start of every agent, with a broker of its own (a new token, no
  * keys left from an earlier attempt). */
-static int head_attempt(struct job *j, const struct agent_launcher *l,
-                        char **prog, const sigset_t *orig, int *again)
+static void head_attempt(void *ctx, const struct engine *e,
+                         struct engine_end *end)
 {
+    struct head_run *hr = ctx;
+    struct job *j = hr->j;
     struct head h = { 0 };
     struct strv args = { 0 }, relay = { 0 };
-    struct agent_job aj = { .plan = &j->plan, .prog = prog };
+    struct agent_job aj = { .plan = &j->plan, .prog = hr->prog };
     struct envset add = { .no_from = 1 };
     struct err err = { "" };
     int *nodes = NULL, life[2] = { -1, -1 }, rc = EXIT_FAIL;
 
-    *again = 0;
     h.failed_rank = -1;
     if (head_watch_init(&h, j, &err) < 0 ||
         head_start_broker(&h, j, &err) < 0) {
@@ -427,10 +443,12 @@ static int head_attempt(struct job *j, const struct agent_launcher *l,
         rc = cmd_fail(EXIT_FAIL, "cannot prepare the agents: out of resources");
         goto out;
     }
-    head_fill_job(j, &aj, &args, &relay, nodes, j->plan.nnodes, life[0], orig);
+    head_fill_job(j, &aj, &args, &relay, nodes, j->plan.nnodes, life[0],
+                  hr->orig);
     rc = relay.failed ? cmd_fail(EXIT_FAIL, "out of memory")
-                      : head_supervise(j, &h, l, &aj, again);
+                      : head_supervise(j, &h, hr->l, &aj, e, end);
 out:
+    end->rc = rc;
     status_head_end();
     head_stop_broker(&h);
     head_free(&h);
@@ -443,18 +461,27 @@ out:
         close(life[0]);
     if (life[1] >= 0)
         close(life[1]);
-    return rc;
+}
+
+static void head_restarting(void *ctx, const struct engine *e)
+{
+    const struct head_run *hr = ctx;
+
+    cmd_fail(0, "restarting the job on %d nodes (restart %d of %d)",
+             hr->j->plan.nnodes, *e->restart, e->max_restarts);
 }
 
 int run_head(struct job *j, char **prog)
 {
     struct err err = { "" };
-    const struct agent_launcher *l;
     sigset_t block, orig;
-    int rc, again;
+    struct head_run hr = { .j = j, .prog = prog, .orig = &orig };
+    struct engine e = { .max_restarts = j->opt.max_restarts,
+                        .restart = &j->restart, .attempt = head_attempt,
+                        .restarting = head_restarting, .ctx = &hr };
 
-    l = agent_launcher_select(j->opt.remote.launcher, j->alloc.source, &err);
-    if (!l)
+    hr.l = agent_launcher_select(j->opt.remote.launcher, j->alloc.source, &err);
+    if (!hr.l)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
     /* blocked before the broker thread starts, so that it inherits the
      * mask and the signals reach the supervisor's signalfd, not the thread */
@@ -463,12 +490,5 @@ int run_head(struct job *j, char **prog)
     sigprocmask(SIG_BLOCK, &block, &orig);
     if (j->opt.report_bindings)
         fprintf(stderr, "dlrun: the agents report bindings per node\n");
-    for (;;) {
-        rc = head_attempt(j, l, prog, &orig, &again);
-        if (!again)
-            return rc;
-        j->restart++;
-        cmd_fail(0, "restarting the job on %d nodes (restart %d of %d)",
-                 j->plan.nnodes, j->restart, j->opt.max_restarts);
-    }
+    return engine_run(&e, NULL);
 }

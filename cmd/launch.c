@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "engine.h"
 #include "cmd.h"
 #include "envout.h"
 #include "guard.h"
@@ -318,43 +319,59 @@ static void keep_last(struct job *j, const struct supervise *sv)
     j->last.signal = sv->signal_received;
 }
 
-/* Restart after a rank failed, not after dlrun was told to stop. */
-static int should_restart(const struct job *j, const struct supervise *sv,
-                          int rc)
-{
-    int sig = sv->signal_received;
+/* The attempts of run_launch (lib/engine.h): the job, its ranks'
+ * launcher and slots, the last attempt's supervisor. */
+struct launch_run {
+    struct job *j;
+    struct launch_job *lj;
+    const struct launcher *l;
+    struct sv_rank *ranks;
+    struct supervise sv;
+};
 
-    return rc != 0 && sv->failed >= 0 && j->restart < j->opt.max_restarts &&
-           sig != SIGTERM && sig != SIGINT && sig != SIGHUP && sig != SIGQUIT;
+static void launch_attempt(void *ctx, const struct engine *e,
+                           struct engine_end *end)
+{
+    struct launch_run *lr = ctx;
+    struct job *j = lr->j;
+
+    (void)e;
+    lr->sv = (struct supervise){
+        .ranks = lr->ranks, .n = lr->lj->nranks,
+        .kill_timeout_ms = j->opt.kill_timeout_ms,
+    };
+    memset(lr->ranks, 0, (size_t)lr->lj->nranks * sizeof *lr->ranks);
+    /* the agents below this one (--spawn) follow the ranks */
+    end->rc = run_attempt(j, lr->lj, lr->l, &lr->sv);
+    end->failed = lr->sv.failed >= 0;
+    end->signal = lr->sv.signal_received;
+    if (j->agent && lr->sv.failed >= 0)
+        agent_report_failure(j, &lr->sv);
+    if (j->agent)   /* the head restarts and summarizes every node */
+        agent_report_ranks(j, &lr->sv);
+    else if (j->one_attempt)
+        keep_last(j, &lr->sv);
+}
+
+static void launch_restarting(void *ctx, const struct engine *e)
+{
+    (void)ctx;
+    cmd_fail(0, "restarting the job (restart %d of %d)", *e->restart,
+             e->max_restarts);
 }
 
 static int launch_loop(struct job *j, struct launch_job *lj,
                        const struct launcher *l, struct sv_rank *ranks)
 {
-    struct supervise sv;
-    int rc;
+    struct launch_run lr = { .j = j, .lj = lj, .l = l, .ranks = ranks };
+    /* an agent's and a node's by hand restarts are their group's */
+    int alone = !j->agent && !j->one_attempt;
+    struct engine e = { .max_restarts = alone ? j->opt.max_restarts : 0,
+                        .restart = &j->restart, .attempt = launch_attempt,
+                        .restarting = launch_restarting, .ctx = &lr };
+    int rc = engine_run(&e, NULL);
 
-    for (;;) {
-        sv = (struct supervise){
-            .ranks = ranks, .n = lj->nranks,
-            .kill_timeout_ms = j->opt.kill_timeout_ms,
-        };
-        memset(ranks, 0, (size_t)lj->nranks * sizeof *ranks);
-        /* the agents below this one (--spawn) follow the ranks */
-        rc = run_attempt(j, lj, l, &sv);
-        if (j->agent && sv.failed >= 0)
-            agent_report_failure(j, &sv);
-        if (j->agent)   /* the head restarts and summarizes every node */
-            return agent_report_ranks(j, &sv), rc;
-        if (j->one_attempt)
-            return keep_last(j, &sv), rc;
-        if (!should_restart(j, &sv, rc))
-            break;
-        j->restart++;
-        cmd_fail(0, "restarting the job (restart %d of %d)", j->restart,
-                 j->opt.max_restarts);
-    }
-    if (j->opt.summary && summary_write(j, &sv, rc) < 0)
+    if (alone && j->opt.summary && summary_write(j, &lr.sv, rc) < 0)
         rc = rc ? rc : EXIT_FAIL;
     return rc;
 }

@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "nodes.h"
+#include "engine.h"
 #include "supervise.h"
 #include "watch.h"
 
@@ -145,18 +146,18 @@ static int settle(struct nodes *n, int rc, int told, struct ng_end *out,
     return got < 0 ? -1 : 0;
 }
 
-/* One line for the group's outcome, the exit code, and whether to restart. */
-static int outcome(struct nodes *n, const struct ng_end *e, int *again)
+/* One line for the group's outcome, the exit code, and whether a restart
+ * may help (*failed; the engine decides, lib/engine.h). */
+static int outcome(struct nodes *n, const struct ng_end *e, int *failed)
 {
     const struct job *j = n->j;
     const struct ng_group *g = &n->g;
     const char *host = g->nodes[e->node].host;
     char stopped[64];
-    int can = j->restart < j->opt.max_restarts;
 
     snprintf(stopped, sizeof stopped, "stopped the job on %d nodes",
              g->nnodes);
-    *again = 0;
+    *failed = e->kind == NG_FAIL || e->kind == NG_LOST || e->kind == NG_GROW;
     switch (e->kind) {
     case NG_OK:
         return EXIT_OK;
@@ -164,7 +165,6 @@ static int outcome(struct nodes *n, const struct ng_end *e, int *again)
         job_report_failure(e->rank, host, e->pid, e->status, stopped);
         if (e->node == g->self)
             job_report_root_cause(j);
-        *again = can;
         return supervise_exit_code(e->status);
     case NG_SIGNAL:
         cmd_fail(0, "dlrun on %s (node rank %d) was stopped by signal %d "
@@ -175,12 +175,10 @@ static int outcome(struct nodes *n, const struct ng_end *e, int *again)
         cmd_fail(0, "lost dlrun on %s (node rank %d): no heartbeat for %d s "
                  "(killed, or its network is down); %s", host, e->node,
                  j->opt.remote.heartbeat_s, stopped);
-        *again = can;
         return EXIT_FAIL;
     case NG_GROW:
         cmd_fail(0, "a node is waiting to join the group of %d (--nnodes "
                  "%d:%d)", g->nnodes, j->opt.plan.nodes, j->opt.torch.nnodes_max);
-        *again = can;
         return EXIT_FAIL;
     default:
         cmd_fail(0, "dlrun on %s (node rank %d) could not start its ranks "
@@ -245,28 +243,37 @@ static int ranks_broker(struct nodes *n)
            cmd_fail(EXIT_FAIL, "out of memory") : 0;
 }
 
-/* One attempt of the group: join, run, settle.  *gen: the generation to
- * join (-1: the group's current one), the next on *again. */
-static int attempt(struct nodes *n, char **prog, int *gen, int *again)
+/* The group's attempts (lib/engine.h's ctx). */
+struct nodes_run {
+    struct nodes *n;
+    char **prog;
+    int gen;                    /* the generation to join; -1: the
+                                   group's current one */
+};
+
+/* One attempt of the group: join, run, settle.  The group's generation is
+ * its restart count (j->restart, from plan_group). */
+static int attempt(struct nodes_run *nr, const struct engine *eng,
+                   struct engine_end *end)
 {
+    struct nodes *n = nr->n;
     struct err err = { "" };
     struct ng_end e;
-    int rc, told = 0, expect;
+    int rc, told = 0, expect, again;
 
-    *again = 0;
-    rc = ng_join(n->main, *gen, stop_signal, n, &n->g, &err);
+    rc = ng_join(n->main, nr->gen, stop_signal, n, &n->g, &err);
     if (rc == 1)
         return cmd_fail(128 + n->stopsig, "stopped by signal %d while the "
                         "group at %s was forming", n->stopsig, n->endpoint);
     if (rc < 0)
         return cmd_fail(EXIT_FAIL, "cannot join the group at %s: %s",
                         n->endpoint, err.msg);
-    *gen = n->g.gen;
+    nr->gen = n->g.gen;
     if ((rc = ranks_broker(n)) != 0) {
         ng_group_free(&n->g);
         return rc;
     }
-    rc = run_watched(n, prog, &told);
+    rc = run_watched(n, nr->prog, &told);
     if (settle(n, rc, told, &e, &err) < 0) {
         stop_watcher(n);
         return cmd_fail(EXIT_FAIL, "lost the group's rendezvous at %s (%s): "
@@ -274,16 +281,27 @@ static int attempt(struct nodes *n, char **prog, int *gen, int *again)
                         "node's ranks", n->endpoint, err.msg);
     }
     stop_watcher(n);
-    rc = outcome(n, &e, again);
+    end->rc = rc = outcome(n, &e, &end->failed);
+    again = engine_again(eng, end);
     expect = n->g.nnodes - (e.kind == NG_LOST);
-    ng_leave(n->main, &n->g, expect, n->server && !*again ? 10000 : 0, &err);
+    ng_leave(n->main, &n->g, expect, n->server && !again ? 10000 : 0, &err);
     ng_group_free(&n->g);
-    if (*again) {
-        ++*gen;
-        cmd_fail(0, "restarting the group (restart %d of %d)", *gen,
-                 n->j->opt.max_restarts);
-    }
+    nr->gen += again;
     return rc;
+}
+
+static void nodes_attempt(void *ctx, const struct engine *e,
+                          struct engine_end *end)
+{
+    end->rc = attempt(ctx, e, end);
+}
+
+static void nodes_restarting(void *ctx, const struct engine *e)
+{
+    const struct nodes_run *nr = ctx;
+
+    cmd_fail(0, "restarting the group (restart %d of %d)", nr->gen,
+             e->max_restarts);
 }
 
 static int connect_both(struct nodes *n)
@@ -305,8 +323,12 @@ static int connect_both(struct nodes *n)
 int run_nodes(struct job *j, char **prog)
 {
     struct nodes n = { 0 };
+    struct nodes_run nr = { .n = &n, .prog = prog, .gen = -1 };
+    struct engine e = { .max_restarts = j->opt.max_restarts,
+                        .restart = &j->restart, .attempt = nodes_attempt,
+                        .restarting = nodes_restarting, .ctx = &nr };
     sigset_t block;
-    int rc, gen = -1, again = 1;
+    int rc;
 
     /* before any thread: theirs inherit it, the ranks get n.orig */
     supervise_signals(&block);
@@ -321,9 +343,8 @@ int run_nodes(struct job *j, char **prog)
         rc = cmd_fail(EXIT_FAIL, "out of memory");
     if (rc == 0)
         job_errdir(j);
-    while (rc == 0 && again)
-        if ((rc = attempt(&n, prog, &gen, &again)) != 0 && again)
-            rc = 0;
+    if (rc == 0)
+        rc = engine_run(&e, NULL);
     ng_close(n.main);
     ng_close(n.watch);
     broker_thread_stop(n.ranks);
