@@ -10,13 +10,9 @@
  * "end your ranks" (OpenSSH does not deliver signals to root's commands). */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,18 +22,10 @@
 #include "proc.h"
 #include "shquote.h"
 #include "sshexec.h"
-#include "writeq.h"
-
-#define RELAY_LINE_MAX 65536
+#include "sshrelay.h"
 
 extern char **environ;
 #define RELAY_FAIL 255          /* like ssh: the connection, not the agent */
-
-struct relay_stream {
-    int fd;                     /* where whole lines go: 1 or 2 */
-    size_t len;
-    char buf[RELAY_LINE_MAX];
-};
 
 static const char usage[] =
     "usage: dlrun relay [--ssh-port P] [--ssh-user U] [--ssh-identity FILE]\n"
@@ -45,32 +33,6 @@ static const char usage[] =
     "                   [--connect-timeout S] HOST\n"
     "                   -- COMMAND...\n"
     "Internal: dlrun starts one per remote node to run its agent there.\n";
-
-/* Write the complete lines held, at most PIPE_BUF bytes per write where
- * lines allow, so that relays sharing one pipe never mix within a line.
- * With force, also what follows the last newline. */
-static void stream_flush(struct relay_stream *s, int force)
-{
-    size_t done = 0;
-
-    while (done < s->len) {
-        char *nl = memchr(s->buf + done, '\n', s->len - done);
-        size_t end = nl ? (size_t)(nl - s->buf) + 1 : s->len;
-        if (!nl && !force && s->len < sizeof s->buf)
-            break;
-        /* take further whole lines while the chunk stays within PIPE_BUF */
-        while (nl && end < s->len) {
-            char *next = memchr(s->buf + end, '\n', s->len - end);
-            if (!next || (size_t)(next - (s->buf + done)) + 1 > PIPE_BUF)
-                break;
-            end = (size_t)(next - s->buf) + 1;
-        }
-        (void)writeq_write_all(s->fd, s->buf + done, end - done);
-        done = end;
-    }
-    memmove(s->buf, s->buf + done, s->len - done);
-    s->len -= done;
-}
 
 static int opt_int(const char *name, const char *v, int *out)
 {
@@ -124,76 +86,20 @@ static int parse(int argc, char **argv, struct sshexec_opts *o)
     return 0;
 }
 
-/* The secrets and the -x values (DLRUN_X_*) go first on the agent's
- * stdin, in envwire's lines ended by an empty one. */
-static int send_secrets(struct sshexec *x, struct err *err)
+/* The secrets and the -x values (DLRUN_X_*), which go first on the
+ * agent's stdin: envwire's lines ended by an empty one.  The caller frees
+ * the text; NULL with err. */
+static char *secrets(size_t *len, struct err *err)
 {
-    size_t len = 0;
     char *text;
-    int rc;
 
-    if (!getenv("DLRUN_BROKER") || !getenv("DLRUN_TOKEN"))
-        return err_set(err, "DLRUN_BROKER and DLRUN_TOKEN must be set");
-    if (!(text = envwire_encode(environ, &len)))
-        return err_set(err, "out of memory");
-    rc = sshexec_write(x, text, len, err);
-    free(text);
-    return rc;
-}
-
-/* Read what the agent sent; -1 with err when the connection failed. */
-static int pump(struct sshexec *x, struct relay_stream *s, struct err *err)
-{
-    for (int i = 0; i < 2; i++) {
-        int n;
-        do {
-            n = sshexec_read(x, i + 1, s[i].buf + s[i].len,
-                             sizeof s[i].buf - s[i].len, err);
-            if (n < 0)
-                return -1;
-            s[i].len += (size_t)n;
-            stream_flush(&s[i], 0);
-        } while (n > 0);
+    if (!getenv("DLRUN_BROKER") || !getenv("DLRUN_TOKEN")) {
+        err_set(err, "DLRUN_BROKER and DLRUN_TOKEN must be set");
+        return NULL;
     }
-    return 0;
-}
-
-/* Until the agent ended: pass its output on; on a stop signal or the
- * lifeline's EOF, close its stdin.  The exit code for the relay. */
-static int relay_loop(struct sshexec *x, int sfd, const char *host)
-{
-    static struct relay_stream s[2] = { { .fd = 1 }, { .fd = 2 } };
-    struct err err = { "" };
-    int eof_sent = 0, code;
-
-    while (!sshexec_done(x)) {
-        struct pollfd p[3] = {
-            { .fd = sshexec_fd(x), .events = POLLIN },
-            { .fd = sfd, .events = POLLIN },
-            { .fd = eof_sent ? -1 : 0, .events = POLLIN },
-        };
-        struct signalfd_siginfo si;
-        char junk[256];
-        if (pump(x, s, &err) < 0)
-            break;
-        if (sshexec_done(x) || poll(p, 3, 1000) < 0)
-            continue;
-        int stop = read(sfd, &si, sizeof si) == (ssize_t)sizeof si;
-        if (p[2].revents && read(0, junk, sizeof junk) <= 0)
-            stop = 1;
-        if (stop && !eof_sent) {
-            eof_sent = 1;
-            sshexec_send_eof(x, &err);
-        }
-    }
-    stream_flush(&s[0], 1);
-    stream_flush(&s[1], 1);
-    code = sshexec_exit_code(x);
-    if (code >= 0)
-        return code;
-    cmd_fail(0, "ssh %s: the connection ended before the agent did%s%s", host,
-             err.msg[0] ? ": " : "", err.msg);
-    return RELAY_FAIL;
+    if (!(text = envwire_encode(environ, len)))
+        err_set(err, "out of memory");
+    return text;
 }
 
 /* For bench/: pretend the connection took ms, then run the command here. */
@@ -214,36 +120,22 @@ int cmd_relay(int argc, char **argv)
 {
     struct sshexec_opts o = { 0 };
     struct err err = { "" };
-    struct sshexec *x = NULL;
-    char *command = NULL;
+    char *command = NULL, *text = NULL;
     const char *sim = getenv("DLRUN_RELAY_SIM_MS");
-    sigset_t stop;
-    int rc = parse(argc, argv, &o), sfd;
+    size_t len = 0;
+    int rc = parse(argc, argv, &o);
 
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;
     if (sim)
         return relay_simulated(argv + optind + 2, atoi(sim));
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGHUP);
-    sigprocmask(SIG_BLOCK, &stop, NULL);
-    signal(SIGPIPE, SIG_IGN);
-    sfd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
-    command = shquote_join(argv + optind + 2);
-    if (sfd < 0 || !command) {
-        rc = cmd_fail(RELAY_FAIL, "relay: out of resources");
-        goto out;
-    }
-    x = sshexec_start(&o, command, &err);
-    if (!x || send_secrets(x, &err) < 0) {
+    if (!(command = shquote_join(argv + optind + 2)))
+        err_set(&err, "relay: out of memory");
+    /* stdin is the lifeline: its EOF ends the agent */
+    if (!command || !(text = secrets(&len, &err)) ||
+        (rc = sshrelay_run(&o, command, text, len, 0, &err)) < 0)
         rc = cmd_fail(RELAY_FAIL, "%s", err.msg);
-        goto out;
-    }
-    rc = relay_loop(x, sfd, o.host);
-out:
-    sshexec_close(x);
     free(command);
+    free(text);
     return rc;
 }

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <time.h>
@@ -21,6 +20,7 @@
 #include "broker.h"
 #include "client.h"
 #include "cmd.h"
+#include "evloop.h"
 #include "job.h"
 #include "output.h"
 #include "procstat.h"
@@ -96,16 +96,15 @@ static int job_stall_sigfd(void)
 
     sigemptyset(&set);
     sigaddset(&set, SIGPWR);
-    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    return sigfd_open(&set, NULL);
 }
 
 /* Did SIGPWR come since the last look? */
 static int asked_now(int sigfd)
 {
-    struct signalfd_siginfo si;
     int got = 0;
 
-    while (sigfd >= 0 && read(sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+    while (sigfd_take(sigfd) > 0)
         got = 1;
     return got;
 }
