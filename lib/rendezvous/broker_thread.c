@@ -1,13 +1,14 @@
 /* broker_thread.c - see broker_thread.h. */
 #include "broker_thread.h"
 
-#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "broker.h"
+#include "broker_loop.h"
+#include "evloop.h"
 
 struct broker_thread {
     struct broker *b;
@@ -15,19 +16,20 @@ struct broker_thread {
     int wake;           /* eventfd: the thread must end */
 };
 
+/* Serve until broker_thread_stop writes to t->wake.  A failure to
+ * serve (out of memory, the epoll set) ends the thread: the ranks then
+ * time out waiting, which says more than anything this thread could. */
 static void *serve(void *arg)
 {
     struct broker_thread *t = arg;
     struct err err = { "" };
+    struct broker_loop bl;
+    struct evloop *l = evloop_create(&err);
 
-    for (;;) {
-        struct pollfd p[2] = { { .fd = broker_fd(t->b), .events = POLLIN },
-                               { .fd = t->wake, .events = POLLIN } };
-        int due = broker_timeout_ms(t->b);
-        poll(p, 2, due < 0 || due > 1000 ? 1000 : due);
-        if (p[1].revents || broker_run_once(t->b, 0, &err) < 0)
-            break;
-    }
+    if (l && broker_loop_add(&bl, t->b, l, &err) == 0 &&
+        evloop_stop_on_fd(l, t->wake, &err) == 0)
+        evloop_run(l, &err);
+    evloop_destroy(l);
     return NULL;
 }
 
