@@ -25,7 +25,6 @@
 #include "safefile.h"
 #include "sites.h"
 #include "strv.h"
-#include "writeq.h"
 
 #ifndef DLRUN_TEMPLATE_DIR
 #define DLRUN_TEMPLATE_DIR "/usr/local/share/dlrun/templates"
@@ -840,7 +839,7 @@ static mode_t script_mode(void)
 int script_write_fd(int fd, const char *path, const char *text)
 {
     /* fchmod also narrows a file that existed with a wider mode */
-    if (writeq_write_all(fd, text, strlen(text)) < 0 ||
+    if (write_all(fd, text, strlen(text)) < 0 ||
         fchmod(fd, script_mode()) < 0) {
         int saved = errno;
 

@@ -26,6 +26,7 @@
 #include "procstat.h"
 #include "stackdump.h"
 #include "stall.h"
+#include "strv.h"
 #include "supervise.h"
 
 #define LAST_MAX 160            /* bytes of the last line kept */
@@ -479,15 +480,16 @@ static void agent_tell_where(struct stall_watch *w,
 {
     struct err err = { "" };
     char key[64], *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
+    struct membuf b;
+    FILE *m = membuf_open(&b);
 
     for (int i = 0; m && wh && i < w->n; i++)
         if (wh[i][0])
             fprintf(m, "%d %s\n", w->ranks[i], wh[i]);
     snprintf(key, sizeof key, "dlrun.where.%d", w->node);
-    if (m && fclose(m) == 0 && (w->c || (w->c = client_from_env(5000, &err))) &&
-        client_put(w->c, key, text, len, &err) == CLIENT_OK) {
+    if (m && (text = membuf_close(&b)) &&
+        (w->c || (w->c = client_from_env(5000, &err))) &&
+        client_put(w->c, key, text, b.len, &err) == CLIENT_OK) {
         void *val = NULL;
         size_t n = 0;
         /* until every node told: ending now could end the others' dumps

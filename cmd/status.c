@@ -17,6 +17,7 @@
 #include "procstat.h"
 #include "safefile.h"
 #include "status.h"
+#include "strv.h"
 #include "supervise.h"
 
 #define STATUS_EVERY_MS 1000
@@ -196,9 +197,10 @@ static void put_ranks(struct status_watch *w, FILE *m, long now)
 static void publish(struct status_watch *w, long now)
 {
     struct err err = { "" };
-    char *text = NULL, key[64];
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
+    struct membuf b;
+    char *text, key[64];
+    size_t len;
+    FILE *m = membuf_open(&b);
 
     if (!m)
         return;
@@ -208,8 +210,7 @@ static void publish(struct status_watch *w, long now)
     if (!w->j->agent && !w->name[0]) {
         if (w->off || safefile_rundir(w->dir, sizeof w->dir, &err) < 0) {
             w->off = 1;     /* no folder of ours: the job runs without */
-            fclose(m);
-            free(text);
+            free(membuf_close(&b));
             return;
         }
         snprintf(w->name, sizeof w->name, "job-%d", (int)getpid());
@@ -217,8 +218,9 @@ static void publish(struct status_watch *w, long now)
     if (!w->j->agent)
         put_header(m, w->j, w->started);
     put_ranks(w, m, now);
-    if (fclose(m) != 0)
+    if (!(text = membuf_close(&b)))
         return;
+    len = b.len;
     if (!w->j->agent) {
         js_write(w->dir, w->name, text, len, &err);
     } else {
@@ -286,17 +288,17 @@ void status_head_begin(const struct job *j, const char *addr,
                        const char *token)
 {
     struct err err = { "" };
-    char dir[4096], name[64], *text = NULL;
-    size_t len = 0;
+    char dir[4096], name[64], *text;
+    struct membuf b;
     FILE *m;
 
     if (j->preflight || safefile_rundir(dir, sizeof dir, &err) < 0 ||
-        !(m = open_memstream(&text, &len)))
+        !(m = membuf_open(&b)))
         return;
     put_header(m, j, wall_s());
     fprintf(m, "broker %s\ntoken %s\n", addr, token);
     snprintf(name, sizeof name, "job-%d", (int)getpid());
-    if (fclose(m) == 0 && js_write(dir, name, text, len, &err) == 0)
+    if ((text = membuf_close(&b)) && js_write(dir, name, text, b.len, &err) == 0)
         snprintf(head_file, sizeof head_file, "%s/%s", dir, name);
     free(text);
 }

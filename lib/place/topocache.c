@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "hwlocdl.h"
+#include "readall.h"
 #include "safefile.h"
-#include "writeq.h"
 
 #define CACHE_FORMAT 2              /* bump when what is saved changes */
 #define CACHE_MAX_BYTES (16 << 20)  /* a larger file is not ours */
@@ -274,7 +274,7 @@ void topocache_write(const char *path, const void *buf, size_t len)
         return;
     fd = mkostemp(tmp, O_CLOEXEC);
     if (fd >= 0) {
-        int ok = writeq_write_all(fd, buf, len) == 0;
+        int ok = write_all(fd, buf, len) == 0;
         if (close(fd) < 0 || !ok || rename(tmp, path) < 0)
             unlink(tmp);
     }

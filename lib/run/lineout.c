@@ -4,7 +4,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "writeq.h"
+#include "readall.h"
 
 char *lineout_space(struct lineout *o, size_t *room)
 {
@@ -37,7 +37,7 @@ int lineout_flush(struct lineout *o, int force)
     int rc = 0;
 
     while (done < o->len && (end = chunk_end(o, done, force)) > 0) {
-        if (writeq_write_all(o->fd, o->buf + done, end - done) < 0)
+        if (write_all(o->fd, o->buf + done, end - done) < 0)
             rc = -1;
         done = end;
     }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "readall.h"
 #include "safefile.h"
 #include "writeq.h"
 
@@ -216,7 +217,7 @@ static int emit(struct output *o, struct stream *s, const char *p, size_t len,
 
     if (o->o.tap && len > 0)
         o->o.tap(o->o.tap_ctx, s->rank, s->which, p, len);
-    if (s->file >= 0 && writeq_write_all(s->file, p, len) < 0)
+    if (s->file >= 0 && write_all(s->file, p, len) < 0)
         return err_set(err, "writing rank %d's %s file: %s", s->rank,
                        s->which == 1 ? "stdout" : "stderr", strerror(errno));
     if (!s->show || len == 0)

@@ -2,12 +2,13 @@
 #include "writeq.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "readall.h"
 
 struct slot {
     char *buf;
@@ -28,25 +29,6 @@ struct writeq {
     pthread_t thread;
 };
 
-int writeq_write_all(int fd, const char *p, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0 && errno == EAGAIN) {
-            struct pollfd pfd = { .fd = fd, .events = POLLOUT };
-            poll(&pfd, 1, 100);
-            continue;
-        }
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 static void *writer(void *arg)
 {
     struct writeq *q = arg;
@@ -61,7 +43,7 @@ static void *writer(void *arg)
             break;
         s = q->slots[q->head];
         pthread_mutex_unlock(&q->mu);
-        if (writeq_write_all(s.fd, s.buf, s.len) < 0)
+        if (write_all(s.fd, s.buf, s.len) < 0)
             e = errno ? errno : EIO;
         pthread_mutex_lock(&q->mu);
         if (e && !q->err)

@@ -39,8 +39,4 @@ int writeq_flush(struct writeq *q);
 /* Flush, stop the thread, free.  NULL is a no-op. */
 void writeq_destroy(struct writeq *q);
 
-/* Write all of p to fd: on EAGAIN (a non-blocking fd) wait for it in
- * poll, retry on EINTR.  0, or -1 with errno. */
-int writeq_write_all(int fd, const char *p, size_t len);
-
 #endif

@@ -2,7 +2,9 @@
 #include "readall.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 char *read_all(FILE *f, size_t max, size_t *len)
 {
@@ -32,4 +34,25 @@ char *read_all(FILE *f, size_t max, size_t *len)
     if (buf)
         buf[*len] = '\0';
     return buf;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EAGAIN) {
+            struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+            poll(&pfd, 1, 100);
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
 }

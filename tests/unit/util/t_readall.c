@@ -1,7 +1,8 @@
 /* t_readall.c - read_all: a stream read to its end whatever sizes the
  * reads come in (a pipe written a few bytes at a time), NUL-terminated,
  * bytes kept as they are (NULs inside), the bound (max bytes pass, one
- * more is EFBIG) and a read error (EIO). */
+ * more is EFBIG) and a read error (EIO).  write_all: a whole buffer
+ * through EAGAIN on a non-blocking pipe whose reader is slow. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -112,6 +113,58 @@ static void bounds(void)
         fclose(f);
 }
 
+#define WBIG (1 << 20)          /* past any pipe's buffer */
+
+struct drain {
+    int fd;
+    size_t got;
+    int same;
+};
+
+static void *drain(void *arg)
+{
+    struct drain *d = arg;
+    char b[4096];
+    ssize_t n;
+
+    usleep(20000);              /* the writer meets a full pipe first */
+    while ((n = read(d->fd, b, sizeof b)) > 0) {
+        for (ssize_t i = 0; i < n; i++)
+            d->same = d->same && b[i] == (char)('a' + (d->got + i) % 26);
+        d->got += (size_t)n;
+    }
+    return NULL;
+}
+
+static void writes(void)
+{
+    struct drain d = { .same = 1 };
+    char *buf = malloc(WBIG);
+    pthread_t t;
+    int p[2];
+
+    if (!buf || pipe(p) < 0)
+        return (void)ok(0, "setup");
+    for (size_t i = 0; i < WBIG; i++)
+        buf[i] = (char)('a' + i % 26);
+    fcntl(p[1], F_SETFL, O_NONBLOCK);
+    d.fd = p[0];
+    pthread_create(&t, NULL, drain, &d);
+    is_int(write_all(p[1], buf, WBIG), 0, "write_all through a full pipe");
+    close(p[1]);
+    pthread_join(t, NULL);
+    is_int((long)d.got, WBIG, "  every byte arrived");
+    ok(d.same, "  in order");
+    close(p[0]);
+    if (pipe(p) == 0) {
+        close(p[0]);
+        ok(write_all(p[1], "x", 1) < 0 && errno == EPIPE,
+           "no reader: -1 with errno");
+        close(p[1]);
+    }
+    free(buf);
+}
+
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);   /* the feeder of a stream cut short */
@@ -119,5 +172,6 @@ int main(void)
         pattern[i] = (char)(i * 31 % 251);     /* NULs included */
     pieces();
     bounds();
+    writes();
     return tap_done();
 }
