@@ -1,8 +1,8 @@
 /* t_writeq.c - the writer thread: buffers reach their fds whole and in
  * the order queued while the pipe is full and the ring runs out (the
  * caller waits, nothing is lost), several fds interleaved, a length of 0
- * giving the buffer back, write errors reported once (EPIPE, EBADF), and
- * writeq_write_all on a non-blocking pipe that fills. */
+ * giving the buffer back, write errors reported once (EPIPE, EBADF).
+ * write_all, which the thread writes with, is tested in t_readall.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -141,43 +141,11 @@ static void errors(void)
     ok(1, "writeq_destroy(NULL)");
 }
 
-static void write_all(void)
-{
-    int p[2];
-    pthread_t t;
-    struct sink s = { 0 };
-    char *data = malloc(TOTAL);
-    int same;
-
-    if (!data || pipe2(p, O_NONBLOCK) < 0)
-        return;
-    fcntl(p[1], F_SETPIPE_SZ, 4096);
-    for (size_t i = 0; i < TOTAL; i++)
-        data[i] = byte_at(i, 5);
-    fcntl(p[0], F_SETFL, 0);        /* the reader blocks */
-    s.fd = p[0];
-    pthread_create(&t, NULL, drain, &s);
-    is_int(writeq_write_all(p[1], data, TOTAL), 0,
-           "non-blocking pipe: EAGAIN waited out");
-    close(p[1]);
-    pthread_join(t, NULL);
-    same = s.len == TOTAL && memcmp(s.data, data, TOTAL) == 0;
-    ok(same, "every byte arrived in order");
-    free(s.data);
-    close(p[0]);
-    errno = 0;
-    ok(writeq_write_all(-1, data, 1) == -1 && errno == EBADF,
-       "a bad fd: -1, EBADF");
-    is_int(writeq_write_all(-1, data, 0), 0, "nothing to write: 0");
-    free(data);
-}
-
 int main(void)
 {
     alarm(300);     /* hang guard */
     signal(SIGPIPE, SIG_IGN);   /* the thread takes SIGPIPE, as dlrun would */
     ordered();
     errors();
-    write_all();
     return tap_done();
 }

@@ -162,6 +162,9 @@ static void writes(void)
            "no reader: -1 with errno");
         close(p[1]);
     }
+    errno = 0;
+    ok(write_all(-1, buf, 1) == -1 && errno == EBADF, "a bad fd: -1, EBADF");
+    is_int(write_all(-1, buf, 0), 0, "nothing to write: 0");
     free(buf);
 }
 
