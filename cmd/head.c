@@ -327,7 +327,7 @@ static void head_end(const struct head *h, const struct supervise *sv,
 
 /* Start the agents, supervise them like ranks, say how the job ended. */
 static int head_supervise(struct job *j, struct head *h,
-                          const struct agent_launcher *l,
+                          const struct launcher *l,
                           struct agent_job *aj, const struct engine *e,
                           struct engine_end *end)
 {
@@ -336,12 +336,13 @@ static int head_supervise(struct job *j, struct head *h,
     struct supervise sv = { .ranks = procs,
                             .kill_timeout_ms = j->opt.kill_timeout_ms,
                             .int_as_term = 1, .keep_going = j->preflight };
+    struct launched run = { .procs = procs };
     struct pf_collect *pf = NULL;
-    int rc, exec_errno = 0;
+    int rc;
 
     if (!procs)
         return cmd_fail(EXIT_FAIL, "out of memory");
-    if (l != &agents_srun) {
+    if (!(l->caps & LAUNCHER_SIGNALS)) {    /* ssh: through the broker */
         sv.forward = forward_to_agents;
         sv.forward_ctx = h;
         h->sv = &sv;
@@ -349,11 +350,12 @@ static int head_supervise(struct job *j, struct head *h,
     h->stall = head_stall_create(j, h->addr, h->token);
     head_stall_watch(h->stall, &sv);
     fflush(NULL);
-    if (l->start(aj, procs, &sv.n, &exec_errno, &err) < 0) {
-        rc = cmd_fail(exec_errno ? proc_exec_code(exec_errno) : EXIT_FAIL,
-                      "%s", err.msg);
+    if (l->start(&(struct launch_req){ .agents = aj }, &run, &err) < 0) {
+        rc = cmd_fail(run.exec_errno ? proc_exec_code(run.exec_errno)
+                                     : EXIT_FAIL, "%s", err.msg);
         goto out;
     }
+    sv.n = run.n;
     progress_step("agents started (%s, %d nodes)", l->name, aj->nnodes);
     if (j->preflight)
         pf = preflight_collect_start(j, h->addr, h->token, &sv);
@@ -371,6 +373,7 @@ static int head_supervise(struct job *j, struct head *h,
             rc = rc ? rc : EXIT_FAIL;
     }
 out:
+    l->destroy(&run);   /* supervised to the end: only the state is left */
     end->rc = rc;
     h->sv = NULL;
     head_stall_free(h->stall);
@@ -409,7 +412,7 @@ static char **agent_envp(const struct head *h, struct envset *add)
 /* What every attempt of the head needs (lib/engine.h's ctx). */
 struct head_run {
     struct job *j;
-    const struct agent_launcher *l;
+    const struct launcher *l;
     char **prog;
     const sigset_t *orig;       /* the agents' signal mask */
 };
@@ -480,7 +483,8 @@ int run_head(struct job *j, char **prog)
                         .restart = &j->restart, .attempt = head_attempt,
                         .restarting = head_restarting, .ctx = &hr };
 
-    hr.l = agent_launcher_select(j->opt.remote.launcher, j->alloc.source, &err);
+    hr.l = launcher_select(&j->plan, j->alloc.source, LAUNCHER_AGENTS,
+                           j->opt.remote.launcher, &err);
     if (!hr.l)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
     /* blocked before the broker thread starts, so that it inherits the

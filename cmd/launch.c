@@ -198,31 +198,35 @@ static int ranks_here(const struct plan *p, int **out)
     return n;
 }
 
+/* The agents below an agent (--spawn): the ssh backend's tree (srun
+ * starts every node at once). */
+static const struct launcher *subtree_launcher(void)
+{
+    return launcher_find("ssh");
+}
+
 /* An agent with --spawn starts the agents below it first (the
  * rendezvous waits for every node), into sv->ranks after the ranks' slots.
  * 0, or -1 after printing the error. */
 static int start_subtree(struct job *j, struct launch_job *lj,
-                         struct supervise *sv)
+                         struct supervise *sv, struct launched *sub)
 {
     struct err err = { "" };
-    int n = 0, exec_errno = 0;
 
     j->subtree->child_mask = &lj->child_mask;
-    if (agents_ssh.start(j->subtree, sv->ranks + lj->nranks, &n, &exec_errno,
-                         &err) < 0)
+    sub->procs = sv->ranks + lj->nranks;
+    if (subtree_launcher()->start(&(struct launch_req){ .agents = j->subtree },
+                                  sub, &err) < 0)
         return cmd_fail(0, "%s", err.msg), -1;
-    sv->n = lj->nranks + n;
+    sv->n = lj->nranks + sub->n;
     return 0;
 }
 
 /* The agents below this one, when the ranks could not start: their relays
  * close their lifelines on SIGTERM. */
-static void end_subtree(struct supervise *sv, int nranks)
+static void end_subtree(struct supervise *sv, int nranks, struct launched *sub)
 {
-    for (int i = nranks; i < sv->n; i++) {
-        killpg(sv->ranks[i].pid, SIGTERM);
-        waitpid(sv->ranks[i].pid, NULL, 0);
-    }
+    subtree_launcher()->destroy(sub);
     sv->n = nranks;
 }
 
@@ -235,9 +239,10 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     struct local_broker lb = { 0 };
     struct mpi_guard guard = { 0 };
     struct stall_watch *stall = NULL;
-    int rc = EXIT_FAIL, exec_errno = 0, watched = 0;
+    struct launched run = { .procs = sv->ranks }, sub = { 0 };
+    int rc = EXIT_FAIL, watched = 0;
 
-    if (j->subtree && start_subtree(j, lj, sv) < 0)
+    if (j->subtree && start_subtree(j, lj, sv, &sub) < 0)
         goto out;
     if (j->agent && (rc = agent_agree_rdv(j)) != 0)
         goto out;
@@ -259,9 +264,9 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     if (!lj->out)
         goto out;
     fflush(NULL);
-    if (l->start(lj, sv->ranks, &exec_errno, &err) < 0) {
-        rc = cmd_fail(exec_errno ? proc_exec_code(exec_errno) : EXIT_FAIL,
-                      "%s", err.msg);
+    if (l->start(&(struct launch_req){ .ranks = lj }, &run, &err) < 0) {
+        rc = cmd_fail(run.exec_errno ? proc_exec_code(run.exec_errno)
+                                     : EXIT_FAIL, "%s", err.msg);
         goto out;
     }
     sv->out = lj->out;
@@ -294,7 +299,8 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     end_leftovers(sv);
 out:
     if (!watched && sv->n > lj->nranks)
-        end_subtree(sv, lj->nranks);
+        end_subtree(sv, lj->nranks, &sub);
+    l->destroy(&run);   /* supervised to the end: only the state is left */
     job_pmix_end(j);
     job_stall_free(stall);
     job_status_free(j->status);
@@ -394,7 +400,7 @@ int run_launch(struct job *j, char **prog)
         rc = EXIT_OK;
         goto out;
     }
-    l = launcher_select(&lj, NULL, &err);
+    l = launcher_select(&j->plan, j->alloc.source, 0, NULL, &err);
     if (!l) {
         rc = cmd_fail(EXIT_USAGE, "%s", err.msg);
         goto out;

@@ -13,6 +13,7 @@
 
 #include "cmd.h"
 #include "dialect.h"
+#include "launcher.h"
 #include "stall.h"
 
 const char options_help[] =
@@ -169,15 +170,14 @@ static int options_remote(int c, char *v, struct options *o)
     struct remote_opts *r = &o->remote;
 
     switch (c) {
-    case OPT_LAUNCHER:
-        /* Hydra's -launcher/-bootstrap names */
-        r->launcher = strcmp(v, "slurm") == 0 ? "srun" :
-                      strcmp(v, "fork") == 0 ? "local" : v;
-        if (strcmp(r->launcher, "srun") && strcmp(r->launcher, "ssh") &&
-            strcmp(r->launcher, "local"))
-            return cmd_fail(EXIT_USAGE, "--launcher %s: expected srun, ssh "
-                            "or local", v), -1;
+    case OPT_LAUNCHER: {
+        const struct launcher *l = launcher_find(v);   /* Hydra's names too */
+        if (!l)
+            return cmd_fail(EXIT_USAGE, "--launcher %s: no such launcher; "
+                            "expected %s", v, launcher_names()), -1;
+        r->launcher = l->name;
         return 0;
+    }
     case OPT_SSH_PORT:
         return options_count("--ssh-port", v, 1, 65535, &r->ssh_port);
     case OPT_SSH_USER: r->ssh_user = v; return 0;

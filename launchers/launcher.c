@@ -1,60 +1,81 @@
-/* launcher.c - choosing the launcher for a plan. */
+/* launcher.c - choosing a backend, and the clean-up they share. */
 #include "launcher.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 
-static const struct launcher *const launchers[] = { &launcher_local };
+static const struct launcher *const launchers[] = {
+    &launcher_local, &launcher_srun, &launcher_ssh,
+};
 #define NLAUNCHERS (sizeof launchers / sizeof launchers[0])
 
-const struct launcher *launcher_select(const struct launch_job *job,
-                                       const char *name, struct err *err)
+const struct launcher *launcher_find(const char *name)
 {
-    const struct plan *p = job->plan;
+    /* Hydra's -launcher/-bootstrap names */
+    if (strcmp(name, "slurm") == 0)
+        name = "srun";
+    else if (strcmp(name, "fork") == 0)
+        name = "local";
+    for (size_t i = 0; i < NLAUNCHERS; i++)
+        if (strcmp(name, launchers[i]->name) == 0)
+            return launchers[i];
+    return NULL;
+}
+
+const char *launcher_names(void)
+{
+    return "local, srun or ssh";
+}
+
+/* The named backend, when it has the caps and fits the plan. */
+static const struct launcher *select_named(const struct plan *p,
+                                           const char *alloc_source,
+                                           unsigned need, const char *name,
+                                           struct err *err)
+{
+    const struct launcher *l = launcher_find(name);
+
+    if (!l) {
+        err_set(err, "--launcher %s: no such launcher; expected %s", name,
+                launcher_names());
+        return NULL;
+    }
+    if ((l->caps & LAUNCHER_AGENTS) != need || l->detect(p, alloc_source) <= 0) {
+        err_set(err, "--launcher %s cannot run this plan: it %s", name,
+                l->needs);
+        return NULL;
+    }
+    return l;
+}
+
+const struct launcher *launcher_select(const struct plan *p,
+                                       const char *alloc_source,
+                                       unsigned need, const char *name,
+                                       struct err *err)
+{
     const struct launcher *best = NULL;
     int best_prio = 0;
 
+    if (name)
+        return select_named(p, alloc_source, need, name, err);
     for (size_t i = 0; i < NLAUNCHERS; i++) {
         int prio;
-        if (name && strcmp(name, launchers[i]->name) != 0)
+        if ((launchers[i]->caps & LAUNCHER_AGENTS) != need)
             continue;
-        prio = launchers[i]->usable(job);
+        prio = launchers[i]->detect(p, alloc_source);
         if (prio > best_prio) {
             best = launchers[i];
             best_prio = prio;
         }
     }
-    if (best)
-        return best;
-    if (name)
-        err_set(err, "--launcher %s cannot run this plan", name);
-    else
-        err_set(err, "the plan puts ranks on other hosts (%s); outside a "
-                "Slurm allocation dlrun cannot start them yet (ssh agents "
-                "are not supported): run it in sbatch/salloc, or under srun "
-                "or mpirun with one task per rank",
-                p->nodes[p->nnodes - 1].host ? p->nodes[p->nnodes - 1].host : "?");
-    return NULL;
-}
-
-static const struct agent_launcher *const agent_launchers[] = {
-    &agents_srun, &agents_ssh,
-};
-
-const struct agent_launcher *agent_launcher_select(const char *name,
-                                                   const char *alloc_source,
-                                                   struct err *err)
-{
-    if (!name)
-        name = strcmp(alloc_source, "slurm-job") == 0 ? "srun" : "ssh";
-    for (size_t i = 0; i < sizeof agent_launchers / sizeof *agent_launchers;
-         i++)
-        if (strcmp(name, agent_launchers[i]->name) == 0)
-            return agent_launchers[i];
-    err_set(err, "--launcher %s cannot start ranks on other hosts: use srun "
-            "(inside Slurm) or ssh", name);
-    return NULL;
+    if (!best)
+        err_set(err, "no launcher can run this plan (%s)",
+                need ? "srun needs a Slurm job, ssh a host list" :
+                       "local starts ranks on this host only");
+    return best;
 }
 
 int agent_proc_node(int rank)
@@ -62,11 +83,62 @@ int agent_proc_node(int rank)
     return -1 - rank;
 }
 
-void launcher_kill_started(struct sv_rank *procs, int n)
+int launcher_signal_groups(struct launched *run, int sig)
 {
-    for (int i = 0; i < n; i++) {
-        killpg(procs[i].pid, SIGKILL);
-        waitpid(procs[i].pid, NULL, 0);
-        procs[i].running = 0;
+    int n = 0;
+
+    for (int i = 0; i < run->n; i++)
+        if (run->procs[i].running && killpg(run->procs[i].pid, sig) == 0)
+            n++;
+    return n;
+}
+
+/* Reap procs[i] if it ended (or wait for it with block); 1 when reaped. */
+static int reap_one(struct sv_rank *r, int block)
+{
+    int status;
+    pid_t got;
+
+    do
+        got = waitpid(r->pid, &status, block ? 0 : WNOHANG);
+    while (got < 0 && errno == EINTR);
+    if (got == 0)
+        return 0;
+    /* ECHILD: someone else reaped it; it is gone either way */
+    r->running = 0;
+    if (got == r->pid) {
+        r->status = status;
+        r->end = supervise_wall_time();
     }
+    killpg(r->pid, SIGKILL);    /* what it left in its group ends with it */
+    return 1;
+}
+
+/* Wait up to ms for the running processes to end; 1 when all have. */
+static int reap_within(struct launched *run, int ms)
+{
+    struct timespec tick = { 0, 10 * 1000000L };
+
+    for (int waited = 0;; waited += 10) {
+        int left = 0;
+        for (int i = 0; i < run->n; i++)
+            if (run->procs[i].running && !reap_one(&run->procs[i], 0))
+                left++;
+        if (!left)
+            return 1;
+        if (waited >= ms)
+            return 0;
+        nanosleep(&tick, NULL);
+    }
+}
+
+void launcher_end(struct launched *run, int first_sig, int grace_ms)
+{
+    if (first_sig != SIGKILL && launcher_signal_groups(run, first_sig) > 0 &&
+        reap_within(run, grace_ms))
+        return;
+    launcher_signal_groups(run, SIGKILL);
+    for (int i = 0; i < run->n; i++)
+        if (run->procs[i].running)
+            reap_one(&run->procs[i], 1);
 }

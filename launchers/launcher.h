@@ -1,6 +1,11 @@
-/* launcher.h - how rank processes reach their nodes.  A backend is a
- * static table of function pointers; the one whose usable() returns the
- * highest priority for the plan wins, --launcher overrides. */
+/* launcher.h - how processes reach their nodes: one contract, three
+ * backends.  `local` starts this host's ranks itself; `srun` and `ssh`
+ * start one `dlrun agent` per node, and each agent starts its node's ranks
+ * with `local` (as PRRTE's plm components start daemons that fork the
+ * ranks).  A backend is a static table of function pointers: detect()
+ * says how well it fits the allocation (0 = cannot), the highest wins, and
+ * --launcher NAME overrides.  What a backend started it can signal() and
+ * destroy(), whoever supervises the processes meanwhile. */
 #ifndef DLRUN_LAUNCHER_H
 #define DLRUN_LAUNCHER_H
 
@@ -12,7 +17,7 @@
 #include "plan.h"
 #include "supervise.h"
 
-/* What to start: the program, and each rank's complete environment. */
+/* This host's ranks: the program, and each rank's complete environment. */
 struct launch_job {
     const struct plan *plan;
     const int *ranks;           /* borrowed: the ranks to start, nranks of them
@@ -27,23 +32,10 @@ struct launch_job {
     const struct bind_rank *bind;   /* borrowed: per plan rank, or NULL */
 };
 
-struct launcher {
-    const char *name;
-    /* Priority for this plan, 0 = cannot run it. */
-    int (*usable)(const struct launch_job *job);
-    /* Start job->ranks; fill ranks (caller-provided, job->nranks entries).
-     * On failure the ranks already started are killed and reaped, and
-     * *exec_errno tells an exec failure apart.  0 / -1 with err. */
-    int (*start)(const struct launch_job *job, struct sv_rank *ranks,
-                 int *exec_errno, struct err *err);
-};
-
-extern const struct launcher launcher_local;
-
-/* Starting one `dlrun agent` per node: by the head, and by agents that
- * start their part of a tree.  The processes started are supervised like
- * ranks; sv_rank.rank is then -1 - the agent's plan node (INT_MIN for
- * srun, one process for every node). */
+/* One `dlrun agent` per node: by the head, and by agents that start their
+ * part of a tree.  The processes started are supervised like ranks;
+ * sv_rank.rank is then -1 - the agent's plan node (INT_MIN for srun, one
+ * process for every node). */
 struct agent_job {
     const struct plan *plan;
     const int *nodes;           /* borrowed: plan nodes to cover, nnodes */
@@ -62,34 +54,85 @@ struct agent_job {
     const char *remote_dlrun;   /* NULL: the path in agent_args */
 };
 
-struct agent_launcher {
-    const char *name;
-    /* Start the agents of job->nodes; fill procs (room for job->nnodes)
-     * and *nprocs.  On failure the processes already started are killed
-     * and reaped.  0 / -1 with err (*exec_errno set for exec failures). */
-    int (*start)(const struct agent_job *job, struct sv_rank *procs,
-                 int *nprocs, int *exec_errno, struct err *err);
+/* What start() is asked for: ranks for a backend without LAUNCHER_AGENTS,
+ * agents for one with it (the other pointer NULL). */
+struct launch_req {
+    const struct launch_job *ranks;
+    const struct agent_job *agents;
 };
 
-extern const struct agent_launcher agents_srun, agents_ssh;
+/* The processes one start made, handed back to signal() and destroy().
+ * The caller supervises them meanwhile (lib/supervise reaps them and
+ * clears .running); destroy() ends and reaps only what still runs. */
+struct launched {
+    struct sv_rank *procs;      /* borrowed: room for what start() makes
+                                   (nranks, or nnodes entries) */
+    int n;                      /* started so far */
+    int exec_errno;             /* after a failed start: exec's errno, or 0 */
+    void *state;                /* the backend's own; destroy() frees it */
+};
 
-/* The agent launcher named (srun, ssh), or for NULL the one for the
- * allocation source: srun inside a Slurm job, else ssh.  NULL with err
- * ("local" cannot start agents). */
-const struct agent_launcher *agent_launcher_select(const char *name,
-                                                   const char *alloc_source,
-                                                   struct err *err);
+enum {
+    /* It starts one agent per node (agent_job), not ranks (launch_job). */
+    LAUNCHER_AGENTS = 1 << 0,
+    /* signal() delivers any signal to everything it started.  Without it
+     * (ssh: OpenSSH does not deliver signals to root's commands) only the
+     * stop signals (TERM, INT, HUP, KILL) get through, and the head passes
+     * the others through the broker. */
+    LAUNCHER_SIGNALS = 1 << 1,
+};
 
-/* A start that failed half way: SIGKILL the process groups of the n
- * processes already started and reap them (launchers' shared clean-up). */
-void launcher_kill_started(struct sv_rank *procs, int n);
+struct launcher {
+    const char *name;           /* for --launcher */
+    unsigned caps;              /* LAUNCHER_* */
+    const char *needs;          /* when detect() says 0: why, for humans */
+    /* Priority for this plan in this allocation (alloc.source:
+     * "slurm-job", "hostfile"...), 0 = cannot run it. */
+    int (*detect)(const struct plan *p, const char *alloc_source);
+    /* Start what req asks, into run->procs (run->n counts them).  On
+     * failure what was started is destroyed (ended and reaped).  0 / -1
+     * with err (run->exec_errno set for exec failures). */
+    int (*start)(const struct launch_req *req, struct launched *run,
+                 struct err *err);
+    /* Deliver sig to every running process started (its process group;
+     * srun forwards it to its step's tasks, an ssh relay closes its
+     * agent's stdin).  Returns how many got it, -1 when this backend
+     * cannot deliver sig (see LAUNCHER_SIGNALS). */
+    int (*signal)(struct launched *run, int sig);
+    /* End what still runs (a stop signal first where the backend's
+     * processes clean up after themselves: srun ends its step, a relay its
+     * agent; SIGKILL after a grace period) and reap it; free the state.
+     * Idempotent. */
+    void (*destroy)(struct launched *run);
+};
 
-/* The plan node of an agent's process (sv_rank.rank < 0), and back. */
+extern const struct launcher launcher_local, launcher_srun, launcher_ssh;
+
+/* The backend called name (Hydra's "slurm" and "fork" too), or NULL. */
+const struct launcher *launcher_find(const char *name);
+
+/* "local, srun or ssh": the valid --launcher names, for messages. */
+const char *launcher_names(void);
+
+/* The backend with the caps `need` (0: one that starts ranks,
+ * LAUNCHER_AGENTS: one that starts agents): the one named (--launcher;
+ * NULL: any) or the highest detect().  NULL with err (one line: an unknown
+ * name with the valid ones, a named backend that cannot run the plan and
+ * why, or none that can). */
+const struct launcher *launcher_select(const struct plan *p,
+                                       const char *alloc_source,
+                                       unsigned need, const char *name,
+                                       struct err *err);
+
+/* The plan node of an agent's process (sv_rank.rank < 0). */
 int agent_proc_node(int rank);
 
-/* The usable launcher with the highest priority (or the one named, when
- * name is not NULL).  NULL with err when none can run the plan. */
-const struct launcher *launcher_select(const struct launch_job *job,
-                                       const char *name, struct err *err);
+/* For backends: end run's running processes, first_sig to each process
+ * group, then after grace_ms (0: at once) SIGKILL, and reap them.  Their
+ * status and end time are kept. */
+void launcher_end(struct launched *run, int first_sig, int grace_ms);
+
+/* For backends: killpg(sig) to each running process; how many got it. */
+int launcher_signal_groups(struct launched *run, int sig);
 
 #endif

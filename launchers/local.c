@@ -8,16 +8,15 @@
 #include "net.h"
 #include "proc.h"
 
-/* Usable when every rank to start is on this host; in per-node mode the
- * scheduler already put this process on the node of its ranks. */
-static int local_usable(const struct launch_job *job)
+/* Fits when every rank is on this host; in per-node mode the scheduler
+ * already put this process on the node of its ranks. */
+static int local_detect(const struct plan *p, const char *alloc_source)
 {
-    const struct plan *p = job->plan;
-
+    (void)alloc_source;
     if (p->self_node >= 0)
         return 10;
-    for (int i = 0; i < job->nranks; i++)
-        if (!net_is_this_host(p->nodes[p->rank_node[job->ranks[i]]].host))
+    for (int i = 0; i < p->nnodes; i++)
+        if (p->nodes[i].nranks > 0 && !net_is_this_host(p->nodes[i].host))
             return 0;
     return 10;
 }
@@ -34,14 +33,22 @@ static const char *ranks_path(const struct launch_job *job)
     return NULL;
 }
 
-static int local_start(const struct launch_job *job, struct sv_rank *ranks,
-                       int *exec_errno, struct err *err)
+static void local_destroy(struct launched *run)
 {
+    launcher_end(run, SIGKILL, 0);  /* the supervisor gave them SIGTERM */
+}
+
+static int local_start(const struct launch_req *req, struct launched *run,
+                       struct err *err)
+{
+    const struct launch_job *job = req->ranks;
+    struct sv_rank *ranks = run->procs;
     char path[PATH_MAX];
     int found = proc_find_program(job->argv[0], ranks_path(job), path,
                                   sizeof path) == 0;
     sigset_t reset;
 
+    run->n = 0;
     proc_nondefault_signals(&reset);    /* once, not in every child */
     for (int i = 0; i < job->nranks; i++) {
         int r = job->ranks[i];
@@ -59,19 +66,23 @@ static int local_start(const struct launch_job *job, struct sv_rank *ranks,
 
         ranks[i].rank = r;
         ranks[i].status = 0;
-        rc = proc_spawn(&spec, &ranks[i].pid, exec_errno, err);
+        rc = proc_spawn(&spec, &ranks[i].pid, &run->exec_errno, err);
         if (job->out)
             output_close_child_ends(job->out, i);
         if (rc < 0) {
-            launcher_kill_started(ranks, i);
+            local_destroy(run);
             return err_prefix(err, "rank %d", r);
         }
         ranks[i].running = 1;
         ranks[i].start = supervise_wall_time();
+        run->n = i + 1;
     }
     return 0;
 }
 
 const struct launcher launcher_local = {
-    .name = "local", .usable = local_usable, .start = local_start,
+    .name = "local", .caps = LAUNCHER_SIGNALS,
+    .needs = "starts ranks on this host only; use srun (inside Slurm) or ssh",
+    .detect = local_detect, .start = local_start,
+    .signal = launcher_signal_groups, .destroy = local_destroy,
 };

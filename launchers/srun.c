@@ -7,12 +7,17 @@
  * Each agent finds its node from SLURMD_NODENAME.  The broker's token and
  * the -x values (DLRUN_X_*) reach the agents in srun's environment, never
  * on its command line: --export=ALL, whatever SLURM_EXPORT_ENV says
- * (sbatch --export=NONE sets it, and the agents would get neither). */
+ * (sbatch --export=NONE sets it, and the agents would get neither).
+ *
+ * Signals go to srun, which forwards them to every task of the step (the
+ * agents), as scancel --signal would; destroy() starts with SIGTERM, on
+ * which the agents end their ranks and exit, and with them the step. */
 #include "launcher.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "proc.h"
 #include "strv.h"
@@ -49,9 +54,19 @@ static void srun_argv(const struct agent_job *job, const char *nodes,
         strv_addf(a, "%s", *p);
 }
 
-static int srun_start(const struct agent_job *job, struct sv_rank *procs,
-                      int *nprocs, int *exec_errno, struct err *err)
+/* The default inside a Slurm job.  Elsewhere only when named: on a Slurm
+ * login node srun makes its own allocation of the plan's nodes. */
+static int srun_detect(const struct plan *p, const char *alloc_source)
 {
+    (void)p;
+    return alloc_source && strcmp(alloc_source, "slurm-job") == 0 ? 20 : 1;
+}
+
+static int srun_start(const struct launch_req *req, struct launched *run,
+                      struct err *err)
+{
+    const struct agent_job *job = req->agents;
+    struct sv_rank *procs = run->procs;
     struct strv argv = { 0 };
     char *nodes = node_list(job);
     struct proc_spec spec = { .envp = job->envp, .mask = job->child_mask,
@@ -66,14 +81,15 @@ static int srun_start(const struct agent_job *job, struct sv_rank *procs,
         goto out;
     }
     spec.argv = argv.v;
-    if (proc_spawn(&spec, &procs[0].pid, exec_errno, err) < 0) {
+    run->n = 0;
+    if (proc_spawn(&spec, &procs[0].pid, &run->exec_errno, err) < 0) {
         err_prefix(err, "cannot start the agents");
         goto out;
     }
     procs[0].rank = INT_MIN;
     procs[0].running = 1;
     procs[0].start = supervise_wall_time();
-    *nprocs = 1;
+    run->n = 1;
     rc = 0;
 out:
     strv_free(&argv);
@@ -81,6 +97,17 @@ out:
     return rc;
 }
 
-const struct agent_launcher agents_srun = {
-    .name = "srun", .start = srun_start,
+/* SIGTERM through srun ends the agents, and the step with them; a srun
+ * still there after the grace is killed (its agents then end when the
+ * head's heartbeats stop). */
+static void srun_destroy(struct launched *run)
+{
+    launcher_end(run, SIGTERM, 5000);
+}
+
+const struct launcher launcher_srun = {
+    .name = "srun", .caps = LAUNCHER_AGENTS | LAUNCHER_SIGNALS,
+    .needs = "needs Slurm's srun",
+    .detect = srun_detect, .start = srun_start,
+    .signal = launcher_signal_groups, .destroy = srun_destroy,
 };

@@ -5,7 +5,12 @@
  * Fan-out: one process starts at most `fanout` agents.  More nodes are cut
  * into fanout contiguous chunks; the first node of each chunk is started
  * with --spawn=THE-REST and starts them the same way, so N nodes take
- * about log_fanout(N) rounds of connections instead of N/fanout. */
+ * about log_fanout(N) rounds of connections instead of N/fanout.
+ *
+ * Signals: OpenSSH does not deliver them to root's commands, so a relay
+ * turns SIGTERM/INT/HUP into closing its agent's stdin ("end your ranks");
+ * any other signal would only kill the relay: the head passes those
+ * through the broker instead (no LAUNCHER_SIGNALS). */
 #include "launcher.h"
 
 #include <stdio.h>
@@ -68,12 +73,37 @@ static void agent_argv(const struct agent_job *job, int lo, int hi,
         strv_addf(a, "%s", *p);
 }
 
-static int ssh_start(const struct agent_job *job, struct sv_rank *procs,
-                     int *nprocs, int *exec_errno, struct err *err)
+/* Any host list: the default outside a Slurm job. */
+static int ssh_detect(const struct plan *p, const char *alloc_source)
 {
+    (void)p;
+    (void)alloc_source;
+    return 10;
+}
+
+static int ssh_signal(struct launched *run, int sig)
+{
+    if (sig != SIGTERM && sig != SIGINT && sig != SIGHUP && sig != SIGKILL)
+        return -1;
+    return launcher_signal_groups(run, sig);
+}
+
+/* The relays close their channels on SIGTERM (the agents end their
+ * ranks); one still connecting is killed after the grace. */
+static void ssh_destroy(struct launched *run)
+{
+    launcher_end(run, SIGTERM, 5000);
+}
+
+static int ssh_start(const struct launch_req *req, struct launched *run,
+                     struct err *err)
+{
+    const struct agent_job *job = req->agents;
+    struct sv_rank *procs = run->procs;
     int n = job->nnodes, k = job->fanout > 0 ? job->fanout : 32;
     int chunks = n < k ? n : k;
 
+    run->n = 0;
     for (int c = 0; c < chunks; c++) {
         int lo = (int)((long)c * n / chunks), hi = (int)((long)(c + 1) * n / chunks);
         struct strv argv = { 0 };
@@ -85,21 +115,25 @@ static int ssh_start(const struct agent_job *job, struct sv_rank *procs,
         agent_argv(job, lo, hi, &argv);
         spec.argv = argv.v;
         rc = argv.failed ? err_set(err, "out of memory")
-                         : proc_spawn(&spec, &procs[c].pid, exec_errno, err);
+                         : proc_spawn(&spec, &procs[c].pid, &run->exec_errno,
+                                      err);
         strv_free(&argv);
         if (rc < 0) {
-            launcher_kill_started(procs, c);
+            ssh_destroy(run);
             return err_prefix(err, "cannot start the agent of %s",
                               job->plan->nodes[job->nodes[lo]].host);
         }
         procs[c].rank = -1 - job->nodes[lo];
         procs[c].running = 1;
         procs[c].start = supervise_wall_time();
+        run->n = c + 1;
     }
-    *nprocs = chunks;
     return 0;
 }
 
-const struct agent_launcher agents_ssh = {
-    .name = "ssh", .start = ssh_start,
+const struct launcher launcher_ssh = {
+    .name = "ssh", .caps = LAUNCHER_AGENTS,
+    .needs = "starts agents on other hosts, not ranks here",
+    .detect = ssh_detect, .start = ssh_start,
+    .signal = ssh_signal, .destroy = ssh_destroy,
 };

@@ -1,0 +1,208 @@
+/* t_launcher.c - the launcher contract: which backend detect() and
+ * --launcher pick (and the one line for a bad name), and what the local
+ * backend's signal() and destroy() do to the ranks it started. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "launcher.h"
+#include "tap.h"
+
+/* Two nodes: this host, and one that is not (or both this host). */
+static struct plan_node nodes_here[2], nodes_away[2];
+static int rank_node[4] = { 0, 0, 1, 1 };
+
+static struct plan two_nodes(int other_host)
+{
+    struct plan_node *nodes = other_host ? nodes_away : nodes_here;
+
+    nodes[0] = (struct plan_node){ .host = "localhost", .nranks = 2 };
+    nodes[1] = (struct plan_node){ .host = other_host ? "dlrun-no-such-host.invalid"
+                                                      : "localhost",
+                                   .first_rank = 2, .nranks = 2 };
+    return (struct plan){ .nranks = 4, .nodes = nodes, .nnodes = 2,
+                          .rank_node = rank_node, .self = -1,
+                          .self_node = -1 };
+}
+
+static const char *picked(const struct plan *p, const char *source,
+                          unsigned need, const char *name, struct err *err)
+{
+    const struct launcher *l = launcher_select(p, source, need, name, err);
+
+    return l ? l->name : NULL;
+}
+
+static void selection(void)
+{
+    struct plan here = two_nodes(0), away = two_nodes(1);
+    struct err err = { "" };
+
+    is_str(picked(&here, "hostfile", 0, NULL, &err), "local",
+           "ranks all here: local");
+    is_str(picked(&away, "slurm-job", LAUNCHER_AGENTS, NULL, &err), "srun",
+           "agents in a Slurm job: srun");
+    is_str(picked(&away, "hostfile", LAUNCHER_AGENTS, NULL, &err), "ssh",
+           "agents on a host file: ssh");
+    is_str(picked(&away, "hosts", LAUNCHER_AGENTS, "srun", &err), "srun",
+           "srun outside a Slurm job when named (it allocates the nodes)");
+    is_str(picked(&away, "slurm-job", LAUNCHER_AGENTS, "ssh", &err), "ssh",
+           "--launcher ssh overrides srun inside Slurm");
+    is_str(picked(&away, "slurm-job", LAUNCHER_AGENTS, "slurm", &err), "srun",
+           "Hydra's name slurm is srun");
+    is_str(picked(&here, "local", 0, "fork", &err), "local",
+           "Hydra's name fork is local");
+
+    ok(!picked(&away, "hostfile", LAUNCHER_AGENTS, "pdsh", &err) &&
+       strcmp(err.msg, "--launcher pdsh: no such launcher; expected local, "
+              "srun or ssh") == 0, "a bad name: one line with the valid ones");
+    printf("# %s\n", err.msg);
+    ok(!picked(&away, "hostfile", LAUNCHER_AGENTS, "local", &err) &&
+       strstr(err.msg, "--launcher local cannot run this plan") &&
+       strstr(err.msg, "use srun (inside Slurm) or ssh"),
+       "local cannot start agents on other hosts: says what to use");
+    ok(!picked(&here, "hostfile", 0, "ssh", &err) &&
+       strstr(err.msg, "--launcher ssh cannot run this plan"),
+       "ssh cannot start ranks itself");
+    ok(!picked(&away, "hostfile", 0, NULL, &err) &&
+       strstr(err.msg, "no launcher can run this plan"),
+       "ranks on another host and no agents: none fits");
+    ok(launcher_find("ssh") == &launcher_ssh && !launcher_find("rsh"),
+       "launcher_find");
+    ok((launcher_srun.caps & LAUNCHER_SIGNALS) &&
+       !(launcher_ssh.caps & LAUNCHER_SIGNALS) &&
+       (launcher_local.caps & LAUNCHER_AGENTS) == 0,
+       "caps: srun and local deliver signals, ssh does not; local starts ranks");
+}
+
+static char *env_path[] = { "PATH=/usr/bin:/bin", NULL };
+static char **rank_envp[4] = { env_path, env_path, env_path, env_path };
+static int all_ranks[4] = { 0, 1, 2, 3 };
+
+/* Start n ranks of argv on this host with the local backend. */
+static int start_local(const struct plan *p, char **argv, int n,
+                       struct launched *run, struct err *err)
+{
+    struct launch_job lj = { .plan = p, .ranks = all_ranks, .nranks = n,
+                             .argv = argv, .rank_envp = rank_envp };
+
+    sigemptyset(&lj.child_mask);
+    return launcher_local.start(&(struct launch_req){ .ranks = &lj }, run,
+                                err);
+}
+
+/* Wait for pid; its wait status, or -1. */
+static int status_of(pid_t pid)
+{
+    int st;
+
+    return waitpid(pid, &st, 0) == pid ? st : -1;
+}
+
+/* signal(): each rank's whole process group gets it (a child of a rank
+ * too: reparented to us as subreaper, it tells what ended it). */
+static void local_signal(void)
+{
+    struct plan p = two_nodes(0);
+    char file[] = "/tmp/t_launcher.XXXXXX", script[128];
+    char *argv[] = { "sh", "-c", script, NULL };
+    struct sv_rank procs[2] = { { 0 } };
+    struct launched run = { .procs = procs };
+    struct err err = { "" };
+    int child[2] = { 0, 0 }, st0, st1, fd = mkstemp(file), n = 0;
+    FILE *f;
+
+    snprintf(script, sizeof script, "sleep 60 & echo $! >>%s; wait", file);
+    ok(fd >= 0 && start_local(&p, argv, 2, &run, &err) == 0 && run.n == 2 &&
+       procs[0].running && procs[1].running && procs[1].rank == 1,
+       "local start: 2 ranks running");
+    while (n < 2 && (f = fopen(file, "r"))) {  /* each rank writes its pid */
+        n = fscanf(f, "%d %d", &child[0], &child[1]);
+        fclose(f);
+        if (n < 2)
+            usleep(10000);
+    }
+    ok(n == 2, "each rank started a child");
+    unlink(file);
+    close(fd);
+    ok(getpgid(procs[0].pid) == procs[0].pid, "a rank leads its own group");
+    is_int(launcher_local.signal(&run, SIGTERM), 2, "SIGTERM: 2 groups");
+    for (int i = 0; i < 2; i++) {      /* as the supervisor reaps */
+        int st = status_of(procs[i].pid);
+        ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM, "the rank got it");
+        procs[i].running = 0;
+    }
+    st0 = status_of(child[0]);
+    st1 = status_of(child[1]);
+    ok(WIFSIGNALED(st0) && WTERMSIG(st0) == SIGTERM && WIFSIGNALED(st1) &&
+       WTERMSIG(st1) == SIGTERM, "the ranks' children got it too");
+    is_int(launcher_local.signal(&run, SIGTERM), 0,
+           "nothing running: nobody signalled");
+    launcher_local.destroy(&run);
+    ok(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD,
+       "destroy after the supervisor reaped all: nothing to do");
+}
+
+/* destroy(): what runs is killed and reaped, its status kept; twice is
+ * harmless. */
+static void local_destroy(void)
+{
+    struct plan p = two_nodes(0);
+    char *argv[] = { "sleep", "60", NULL };
+    struct sv_rank procs[3] = { { 0 } };
+    struct launched run = { .procs = procs };
+    struct err err = { "" };
+
+    ok(start_local(&p, argv, 3, &run, &err) == 0 && run.n == 3,
+       "local start: 3 sleeps");
+    launcher_local.destroy(&run);
+    ok(!procs[0].running && !procs[1].running && !procs[2].running,
+       "destroy: none running");
+    ok(WIFSIGNALED(procs[2].status) && WTERMSIG(procs[2].status) == SIGKILL,
+       "killed, status kept");
+    ok(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "and reaped");
+    launcher_local.destroy(&run);
+    ok(1, "destroy again: harmless");
+}
+
+/* A rank that cannot start: an exec failure, the ranks before it ended. */
+static void local_exec_failure(void)
+{
+    struct plan p = two_nodes(0);
+    char *argv[] = { "dlrun-no-such-program", NULL };
+    struct sv_rank procs[2] = { { 0 } };
+    struct launched run = { .procs = procs };
+    struct err err = { "" };
+
+    ok(start_local(&p, argv, 2, &run, &err) < 0 &&
+       run.exec_errno == ENOENT && strstr(err.msg, "rank 0"),
+       "not found: -1, ENOENT, the rank named");
+    ok(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "nothing left");
+}
+
+/* ssh cannot pass other signals than the stop ones to relays. */
+static void ssh_signals(void)
+{
+    struct sv_rank procs[1] = { { 0 } };
+    struct launched run = { .procs = procs };
+
+    is_int(launcher_ssh.signal(&run, SIGUSR1), -1,
+           "ssh: SIGUSR1 cannot go through a relay");
+    is_int(launcher_ssh.signal(&run, SIGTERM), 0, "ssh: SIGTERM can");
+}
+
+int main(void)
+{
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    selection();
+    local_signal();
+    local_destroy();
+    local_exec_failure();
+    ssh_signals();
+    return tap_done();
+}
