@@ -325,6 +325,24 @@ static void head_end(const struct head *h, const struct supervise *sv,
     end->signal = sig && heartbeat_lost(h->hb) < 0 ? sig : 0;
 }
 
+/* How the job ended (a line), whether it starts again, and the summary
+ * of the last attempt (the broker still holds the agents' reports).
+ * Returns the exit code. */
+static int head_finish(const struct job *j, struct head *h,
+                       const struct supervise *sv, int rc,
+                       const struct engine *e, struct engine_end *end)
+{
+    rc = head_outcome(j, h, sv, rc);
+    head_end(h, sv, rc, end);
+    if (j->opt.summary && !engine_again(e, end)) {
+        end->failed = 0;    /* the last attempt, even if the summary fails */
+        if (head_summary(j, h->addr, h->token, h->failed_rank,
+                         sv->signal_received, rc) < 0)
+            rc = rc ? rc : EXIT_FAIL;
+    }
+    return rc;
+}
+
 /* Start the agents, supervise them like ranks, say how the job ended. */
 static int head_supervise(struct job *j, struct head *h,
                           const struct launcher *l,
@@ -364,14 +382,7 @@ static int head_supervise(struct job *j, struct head *h,
         rc = preflight_collect_end(pf, j, &sv);
         goto out;
     }
-    rc = head_outcome(j, h, &sv, rc);
-    head_end(h, &sv, rc, end);
-    if (j->opt.summary && !engine_again(e, end)) {
-        end->failed = 0;    /* the last attempt, even if the summary fails */
-        if (head_summary(j, h->addr, h->token, h->failed_rank,
-                         sv.signal_received, rc) < 0)
-            rc = rc ? rc : EXIT_FAIL;
-    }
+    rc = head_finish(j, h, &sv, rc, e, end);
 out:
     l->destroy(&run);   /* supervised to the end: only the state is left */
     end->rc = rc;

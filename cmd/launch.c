@@ -232,12 +232,67 @@ static void end_subtree(struct supervise *sv, int nranks, struct launched *sub)
 
 /* One run of the whole group; sv gets the outcome.  Returns dlrun's exit
  * code for it. */
+/* What an attempt sets up before its ranks start: the one-node broker,
+ * PMIx, Horovod, the stall and status watches, the ranks' environments
+ * and output.  0, or -1 after printing (run_attempt frees what was made). */
+static int attempt_prepare(struct job *j, struct launch_job *lj,
+                           struct local_broker *lb, struct stall_watch **stall)
+{
+    struct err err = { "" };
+
+    /* a broker the caller set up (DLRUN_BROKER) stays the ranks' */
+    if (!j->agent && !getenv("DLRUN_BROKER") &&
+        local_broker_start(lb, &err) < 0)
+        return cmd_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg), -1;
+    if (job_pmix_begin(j) != 0 || horovod_begin(j) != 0)
+        return -1;
+    *stall = job_stall_create(j, lj->ranks, lj->nranks);
+    j->status = job_status_create(j, lj->ranks, lj->nranks);
+    lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks, lb);
+    if (!lj->rank_envp)
+        return -1;
+    lj->out = make_output(j, lj->ranks, lj->nranks, *stall);
+    return lj->out ? 0 : -1;
+}
+
+/* Supervise the started ranks with the attempt's watches; one line for
+ * how they ended (the head's for an agent, the group's for a node by
+ * hand); dlrun's exit code. */
+static int attempt_watch(struct job *j, struct supervise *sv,
+                         struct local_broker *lb, struct stall_watch *stall)
+{
+    struct mpi_guard guard = { 0 };
+    int rc;
+
+    if (lb->b) {
+        sv->extra = local_broker_serve;
+        sv->extra_fd = broker_fd(lb->b);
+        sv->extra_ctx = lb;
+    }
+    job_mpi_guard(j, sv, &guard);
+    job_stall_watch(stall, sv, lb->b);
+    job_status_watch(j->status, sv);
+    rc = supervise_run(sv);
+    if (rc < 0)
+        rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
+    if (guard.tripped)          /* its line said why */
+        rc = EXIT_USAGE;
+    else if (job_stall_finish(stall))   /* its lines said why */
+        rc = EXIT_STALL;
+    else if (sv->failed >= 0 && sv->ranks[sv->failed].rank >= 0 &&
+             !j->agent && !j->one_attempt)
+        report_failure(j, sv);
+    else if (!j->agent && !j->one_attempt)
+        job_report_interrupt(j, sv, rc, 0);
+    end_leftovers(sv);
+    return rc;
+}
+
 static int run_attempt(struct job *j, struct launch_job *lj,
                        const struct launcher *l, struct supervise *sv)
 {
     struct err err = { "" };
     struct local_broker lb = { 0 };
-    struct mpi_guard guard = { 0 };
     struct stall_watch *stall = NULL;
     struct launched run = { .procs = sv->ranks }, sub = { 0 };
     int rc = EXIT_FAIL, watched = 0;
@@ -247,21 +302,7 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     if (j->agent && (rc = agent_agree_rdv(j)) != 0)
         goto out;
     rc = EXIT_FAIL;
-    /* a broker the caller set up (DLRUN_BROKER) stays the ranks' */
-    if (!j->agent && !getenv("DLRUN_BROKER") &&
-        local_broker_start(&lb, &err) < 0) {
-        cmd_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg);
-        goto out;
-    }
-    if (job_pmix_begin(j) != 0 || horovod_begin(j) != 0)
-        goto out;
-    stall = job_stall_create(j, lj->ranks, lj->nranks);
-    j->status = job_status_create(j, lj->ranks, lj->nranks);
-    lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks, &lb);
-    if (!lj->rank_envp)
-        goto out;
-    lj->out = make_output(j, lj->ranks, lj->nranks, stall);
-    if (!lj->out)
+    if (attempt_prepare(j, lj, &lb, &stall) < 0)
         goto out;
     fflush(NULL);
     if (l->start(&(struct launch_req){ .ranks = lj }, &run, &err) < 0) {
@@ -273,30 +314,8 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     if (!j->agent)
         progress_step("%d rank%s started", lj->nranks, lj->nranks == 1 ? "" :
                       "s");
-    if (lb.b) {
-        sv->extra = local_broker_serve;
-        sv->extra_fd = broker_fd(lb.b);
-        sv->extra_ctx = &lb;
-    }
     watched = 1;
-    job_mpi_guard(j, sv, &guard);
-    job_stall_watch(stall, sv, lb.b);
-    job_status_watch(j->status, sv);
-    rc = supervise_run(sv);
-    if (rc < 0)
-        rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
-    if (guard.tripped)          /* its line said why */
-        rc = EXIT_USAGE;
-    else if (job_stall_finish(stall))   /* its lines said why */
-        rc = EXIT_STALL;
-    /* an agent's failure line is the head's to print, one node's by hand
-     * the group's */
-    else if (sv->failed >= 0 && sv->ranks[sv->failed].rank >= 0 &&
-             !j->agent && !j->one_attempt)
-        report_failure(j, sv);
-    else if (!j->agent && !j->one_attempt)
-        job_report_interrupt(j, sv, rc, 0);
-    end_leftovers(sv);
+    rc = attempt_watch(j, sv, &lb, stall);
 out:
     if (!watched && sv->n > lj->nranks)
         end_subtree(sv, lj->nranks, &sub);
