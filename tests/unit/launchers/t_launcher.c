@@ -170,6 +170,41 @@ static void local_destroy(void)
     ok(1, "destroy again: harmless");
 }
 
+/* srun's and ssh's destroy(): SIGTERM first (srun ends its step, a relay
+ * its agent), SIGKILL for what is still there after the grace. */
+static void term_then_kill(void)
+{
+    struct plan p = two_nodes(0);
+    char *polite[] = { "sleep", "60", NULL };
+    char *deaf[] = { "sh", "-c", "trap '' TERM; touch $0; while :; do sleep 0.1; done",
+                     "/tmp/t_launcher.deaf", NULL };
+    struct sv_rank procs[2] = { { 0 } };
+    struct launched run = { .procs = procs };
+    struct err err = { "" };
+
+    ok(start_local(&p, polite, 2, &run, &err) == 0, "2 sleeps");
+    launcher_srun.destroy(&run);
+    ok(!procs[0].running && WIFSIGNALED(procs[0].status) &&
+       WTERMSIG(procs[0].status) == SIGTERM && WIFSIGNALED(procs[1].status) &&
+       WTERMSIG(procs[1].status) == SIGTERM,
+       "srun's destroy: SIGTERM is enough for those that honour it");
+    launcher_ssh.destroy(&run);
+    ok(1, "ssh's destroy after: nothing left to do");
+
+    unlink("/tmp/t_launcher.deaf");
+    ok(start_local(&p, deaf, 1, &run, &err) == 0, "a rank deaf to SIGTERM");
+    for (int i = 0; i < 1000 && access("/tmp/t_launcher.deaf", F_OK); i++)
+        usleep(10000);      /* its trap is set */
+    launcher_end(&run, SIGTERM, 100);
+    ok(!procs[0].running && WIFSIGNALED(procs[0].status) &&
+       WTERMSIG(procs[0].status) == SIGKILL, "SIGKILL after the grace");
+    unlink("/tmp/t_launcher.deaf");
+    while (waitpid(-1, NULL, 0) > 0)
+        ;   /* its sleep, adopted by us as subreaper (the engine's to reap) */
+    ok(killpg(procs[0].pid, 0) < 0 && errno == ESRCH,
+       "its whole group is gone");
+}
+
 /* A rank that cannot start: an exec failure, the ranks before it ended. */
 static void local_exec_failure(void)
 {
@@ -203,6 +238,7 @@ int main(void)
     local_signal();
     local_destroy();
     local_exec_failure();
+    term_then_kill();
     ssh_signals();
     return tap_done();
 }
