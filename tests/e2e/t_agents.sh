@@ -82,4 +82,12 @@ expect_eq "rank 4 fails once, --max-restarts 1: success" "$?" 0
 expect_eq "  all 6 ranks ran again with restart count 1" "$(grep -c '^ok [0-5] 1$' "$TMP/re.out")" 6
 expect_grep "  --summary: 1 restart, 6 ranks" '"restarts":1,"world_size":6,"failed_rank":-1' "$TMP/sum.json"
 expect_eq "  hosts of the summary" "$(grep -o '"host":"sim[0-9]"' "$TMP/sum.json" | sort | uniq -c | awk '{ printf "%s ", $1 }')" "2 2 2 "
+# --- --launcher: a bad name, or local for other hosts, is one line, exit 2 ---
+expect_rc "--launcher pdsh refused" 2 env $CLEAN "$DLRUN" $SIM -H 'sim[1-2]:1' --launcher pdsh -- true
+expect_eq "  one line listing the launchers" "$(cat "$TMP/err")" \
+    "dlrun: --launcher pdsh: no such launcher; expected local, srun or ssh"
+expect_rc "--launcher local with other hosts refused" 2 env $CLEAN "$DLRUN" $SIM -H 'sim[1-2]:1' --launcher local -- true
+expect_eq "  one line saying what to use" "$(cat "$TMP/err")" \
+    "dlrun: --launcher local cannot run this plan: it starts ranks on this host only; use srun (inside Slurm) or ssh"
+expect_rc "--launcher fork (Hydra's local) on this host alone" 0 env $CLEAN "$DLRUN" -np 2 --launcher fork -- true
 done_testing
