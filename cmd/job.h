@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "rdv.h"
 #include "strv.h"
+#include "supervise.h"
 
 struct pmix_host;
 
@@ -70,8 +71,7 @@ struct supervise;
 struct mpi_guard {
     struct job *j;                      /* borrowed */
     struct supervise *sv;               /* borrowed */
-    int (*inner)(void *ctx, int readable);  /* the hook it wraps, or NULL */
-    void *inner_ctx;
+    struct sv_hook inner;               /* the hook it wraps */
     long start_ms, next_ms;
     int interval_ms, done;
     int tripped;                        /* 1: it stopped the ranks */

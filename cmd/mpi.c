@@ -187,8 +187,8 @@ static void guard_check(struct mpi_guard *g)
 static int guard_tick(void *ctx, int readable)
 {
     struct mpi_guard *g = ctx;
-    int inner = g->inner ? g->inner(g->inner_ctx, readable) : -1;
-    long now = guard_now_ms(), mine;
+    int inner = supervise_hook_call(&g->inner, readable);
+    long now = guard_now_ms();
 
     /* a rank failed: look at the others now, while they still map what
      * they loaded (an MPI_Init that fails by itself, e.g. under srun's
@@ -203,10 +203,7 @@ static int guard_tick(void *ctx, int readable)
         g->next_ms = now + g->interval_ms;
         g->done = now - g->start_ms > 600000;
     }
-    mine = g->done || g->tripped ? -1 : g->next_ms - now;
-    if (mine < 0)
-        return inner;
-    return inner >= 0 && inner < mine ? inner : (int)mine;
+    return supervise_sooner(inner, g->done || g->tripped ? -1 : g->next_ms - now);
 }
 
 int job_mpi_guarded(void)
@@ -220,14 +217,10 @@ void job_mpi_guard(struct job *j, struct supervise *sv, struct mpi_guard *g)
 
     if (!agent_auto && (!guard_wanted || j->opt.mpi != MPI_NONE))
         return;
-    *g = (struct mpi_guard){ .j = j, .sv = sv, .inner = sv->extra,
-                             .inner_ctx = sv->extra_ctx, .interval_ms = 50 };
+    *g = (struct mpi_guard){ .j = j, .sv = sv, .interval_ms = 50 };
     g->start_ms = guard_now_ms();
     g->next_ms = g->start_ms + 50;
-    if (!sv->extra)
-        sv->extra_fd = -1;
-    sv->extra = guard_tick;
-    sv->extra_ctx = g;
+    supervise_hook(sv, guard_tick, g, &g->inner);
 }
 
 /* Failures in the PMIx server's threads (across nodes). */

@@ -59,8 +59,7 @@ struct stall_watch {
     const int *ranks;           /* borrowed: plan ranks of sv->ranks[0..n) */
     int n;
     struct broker *broker;      /* borrowed: the local one, or NULL */
-    int (*inner)(void *ctx, int readable);
-    void *inner_ctx;
+    struct sv_hook inner;       /* the hook ours displaced */
     struct stall *eng;
     struct stall_sample *v;
     struct stall_out *o;
@@ -430,17 +429,14 @@ static void step(struct stall_watch *w, long now)
 static int tick(void *ctx, int readable)
 {
     struct stall_watch *w = ctx;
-    int inner = w->inner ? w->inner(w->inner_ctx, readable) : -1;
-    long now = mono_ms(), mine;
+    int inner = supervise_hook_call(&w->inner, readable);
+    long now = mono_ms();
 
     if (w->phase != DONE && now >= w->next_ms) {
         step(w, now);
         w->next_ms = now + (w->phase == WATCH ? w->interval_ms : 100);
     }
-    mine = w->phase == DONE ? -1 : w->next_ms - now;
-    if (mine < 0)
-        return inner;
-    return inner >= 0 && inner < mine ? inner : (int)mine;
+    return supervise_sooner(inner, w->phase == DONE ? -1 : w->next_ms - now);
 }
 
 void job_stall_watch(struct stall_watch *w, struct supervise *sv,
@@ -450,12 +446,7 @@ void job_stall_watch(struct stall_watch *w, struct supervise *sv,
         return;
     w->sv = sv;
     w->broker = b;
-    w->inner = sv->extra;
-    w->inner_ctx = sv->extra_ctx;
-    if (!sv->extra)
-        sv->extra_fd = -1;
-    sv->extra = tick;
-    sv->extra_ctx = w;
+    supervise_hook(sv, tick, w, &w->inner);
     w->next_ms = mono_ms();
 }
 
@@ -547,8 +538,7 @@ struct head_stall {
     int sigfd;                      /* SIGPWR: ask the agents for a report */
     const struct supervise *sv;     /* the agents' processes */
     long *gone_ms;                  /* when node i's agent was seen ended */
-    int (*inner)(void *ctx, int readable);
-    void *inner_ctx;
+    struct sv_hook inner;       /* the hook ours displaced */
 };
 
 struct head_stall *head_stall_create(const struct job *j, const char *addr,
@@ -652,8 +642,8 @@ static int head_tick(void *ctx, int readable)
 {
     struct head_stall *hs = ctx;
     struct err err = { "" };
-    int inner = hs->inner ? hs->inner(hs->inner_ctx, readable) : -1;
-    long now = mono_ms(), mine;
+    int inner = supervise_hook_call(&hs->inner, readable);
+    long now = mono_ms();
 
     if (!hs->tripped && now >= hs->next_ms) {
         hs->next_ms = now + hs->interval_ms;
@@ -679,10 +669,7 @@ static int head_tick(void *ctx, int readable)
             hs->frozen_by = now + FREEZE_MS;
         }
     }
-    mine = hs->reported ? -1 : hs->next_ms - now;
-    if (mine < 0)
-        return inner;
-    return inner >= 0 && inner < mine ? inner : (int)mine;
+    return supervise_sooner(inner, hs->reported ? -1 : hs->next_ms - now);
 }
 
 void head_stall_watch(struct head_stall *hs, struct supervise *sv)
@@ -690,12 +677,7 @@ void head_stall_watch(struct head_stall *hs, struct supervise *sv)
     if (!hs)
         return;
     hs->sv = sv;
-    hs->inner = sv->extra;
-    hs->inner_ctx = sv->extra_ctx;
-    if (!sv->extra)
-        sv->extra_fd = -1;
-    sv->extra = head_tick;
-    sv->extra_ctx = hs;
+    supervise_hook(sv, head_tick, hs, &hs->inner);
 }
 
 struct head_where {

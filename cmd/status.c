@@ -31,8 +31,7 @@ struct status_watch {
     unsigned long long *ticks;      /* CPU at the last sample */
     long *at_ms;
     struct supervise *sv;
-    int (*inner)(void *ctx, int readable);
-    void *inner_ctx;
+    struct sv_hook inner;       /* the hook ours displaced */
     void (*tap)(void *ctx, int rank, int which, const char *p, size_t len);
     void *tap_ctx;
     long next_ms;
@@ -238,15 +237,14 @@ static void publish(struct status_watch *w, long now)
 static int status_tick(void *ctx, int readable)
 {
     struct status_watch *w = ctx;
-    int inner = w->inner ? w->inner(w->inner_ctx, readable) : -1;
-    long now = mono_ms(), mine;
+    int inner = supervise_hook_call(&w->inner, readable);
+    long now = mono_ms();
 
     if (now >= w->next_ms) {
         publish(w, now);
         w->next_ms = now + STATUS_EVERY_MS;
     }
-    mine = w->next_ms - now;
-    return inner >= 0 && inner < mine ? inner : (int)mine;
+    return supervise_sooner(inner, w->next_ms - now);
 }
 
 void job_status_watch(struct status_watch *w, struct supervise *sv)
@@ -254,12 +252,7 @@ void job_status_watch(struct status_watch *w, struct supervise *sv)
     if (!w)
         return;
     w->sv = sv;
-    w->inner = sv->extra;
-    w->inner_ctx = sv->extra_ctx;
-    if (!sv->extra)
-        sv->extra_fd = -1;
-    sv->extra = status_tick;
-    sv->extra_ctx = w;
+    supervise_hook(sv, status_tick, w, &w->inner);
     /* the first sample a little later: a job of a few milliseconds
      * (a benchmark's) costs no file */
     w->next_ms = mono_ms() + STATUS_FIRST_MS;

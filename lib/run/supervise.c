@@ -207,3 +207,25 @@ out:
     free(ids);
     return rc;
 }
+
+void supervise_hook(struct supervise *sv, int (*fn)(void *ctx, int readable),
+                    void *ctx, struct sv_hook *prev)
+{
+    *prev = (struct sv_hook){ .fn = sv->extra, .ctx = sv->extra_ctx };
+    if (!sv->extra)
+        sv->extra_fd = -1;      /* no broker's fd: a timer alone */
+    sv->extra = fn;
+    sv->extra_ctx = ctx;
+}
+
+int supervise_hook_call(const struct sv_hook *prev, int readable)
+{
+    return prev->fn ? prev->fn(prev->ctx, readable) : -1;
+}
+
+int supervise_sooner(int a, long b)
+{
+    if (b < 0)
+        return a;
+    return a >= 0 && a < b ? a : (int)b;
+}

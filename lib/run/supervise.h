@@ -46,6 +46,25 @@ struct supervise {
     void *extra_ctx;
 };
 
+/* A hook that supervise_hook displaced from sv->extra. */
+struct sv_hook {
+    int (*fn)(void *ctx, int readable);     /* NULL: none */
+    void *ctx;
+};
+
+/* Put fn(ctx, readable) in sv->extra; *prev (the caller's, alive while sv
+ * runs) gets the hook it displaced, which fn runs first through
+ * supervise_hook_call: the periodic watches (stall, status, the MPI guard)
+ * chain this way beside a one-node broker's hook. */
+void supervise_hook(struct supervise *sv, int (*fn)(void *ctx, int readable),
+                    void *ctx, struct sv_hook *prev);
+
+/* Run prev's hook, if any: its wait in ms, -1 for none. */
+int supervise_hook_call(const struct sv_hook *prev, int readable);
+
+/* The sooner of two waits in ms, where -1 (or less) means none. */
+int supervise_sooner(int a, long b);
+
 /* The signals dlrun forwards to every rank's process group. */
 void supervise_signals(sigset_t *set);
 

@@ -253,6 +253,52 @@ static void exit_codes(void)
     is_int(supervise_exit_code(SIGTERM | 0x80), 143, "SIGTERM with core: 143");
 }
 
+/* Two hooks chained with supervise_hook: the last put runs, calls the
+ * one it displaced first, and the sooner of both waits is supervise's. */
+struct hook_log {
+    char order[8];
+    int wait;
+    struct sv_hook prev;
+};
+
+static int hook_a(void *ctx, int readable)
+{
+    struct hook_log *h = ctx;
+
+    (void)readable;
+    strcat(h->order, "a");
+    return h->wait;
+}
+
+static int hook_b(void *ctx, int readable)
+{
+    struct hook_log *h = ctx;
+    int inner = supervise_hook_call(&h->prev, readable);
+
+    strcat(((struct hook_log *)h->prev.ctx)->order, "b");
+    return supervise_sooner(inner, h->wait);
+}
+
+static void hooks(void)
+{
+    struct supervise sv = { .extra_fd = 7 };
+    struct hook_log a = { .wait = 40 }, b = { .wait = 25 };
+
+    supervise_hook(&sv, hook_a, &a, &a.prev);
+    ok(sv.extra == hook_a && sv.extra_ctx == &a && !a.prev.fn,
+       "hook: the first one, nothing displaced");
+    is_int(sv.extra_fd, -1, "  no broker's fd: a timer alone");
+    supervise_hook(&sv, hook_b, &b, &b.prev);
+    ok(sv.extra == hook_b && b.prev.fn == hook_a, "  the second displaces it");
+    is_int(sv.extra(sv.extra_ctx, 0), 25, "the sooner wait of both");
+    is_str(a.order, "ab", "  the displaced hook runs first");
+    is_int(supervise_hook_call(&a.prev, 0), -1, "no hook: -1");
+    is_int(supervise_sooner(-1, 30), 30, "sooner: none and 30: 30");
+    is_int(supervise_sooner(20, -1), 20, "  20 and none: 20");
+    is_int(supervise_sooner(-1, -1), -1, "  none and none: none");
+    is_int(supervise_sooner(0, 5), 0, "  0 (now) and 5: 0");
+}
+
 int main(void)
 {
     sigset_t set;
@@ -270,5 +316,6 @@ int main(void)
     keep_going();
     signals();
     forward_hook();
+    hooks();
     return tap_done();
 }
