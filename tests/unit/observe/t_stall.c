@@ -1,13 +1,9 @@
 /* t_stall.c - the stall detector's engine (lib/observe/stall.c) with made-up
- * samples, its duration parser and faulthandler reader, and the /proc
- * parsing it is fed from (lib/observe/procstat.c). */
-#include <signal.h>
+ * samples, its duration parser and faulthandler reader.  The /proc parsing
+ * it is fed from (lib/observe/procstat.c) is tested in t_procstat.c. */
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include "procstat.h"
 #include "stall.h"
 #include "tap.h"
 
@@ -113,58 +109,6 @@ static void python_where(void)
     ok(stall_py_where(cut, strlen(cut), buf, sizeof buf) < 0, "a cut dump: -1");
 }
 
-static void parse_stat(void)
-{
-    const char t[] = "1234 (py thon) x)) S 1 1234 1234 0 -1 4194560 100 0 0 0 "
-                     "250 30 7 3 20 0 4 0 100 0 0\n";
-    struct procstat st;
-
-    ok(procstat_parse(t, strlen(t), &st) == 0, "parsed");
-    is_int(st.pid, 1234, "pid");
-    is_str(st.comm, "py thon) x)", "comm up to the last ')'");
-    is_int(st.state, 'S', "state");
-    is_int(st.ppid, 1, "ppid");
-    is_int(st.pgrp, 1234, "pgrp");
-    is_int((long)(st.utime + st.stime + st.cutime + st.cstime), 290, "times");
-    ok(procstat_parse("1 (x", 4, &st) < 0, "no ')' refused");
-    ok(procstat_parse("1 (x) S 1 2", 11, &st) < 0, "too few fields refused");
-    ok(procstat_parse("", 0, &st) < 0, "empty refused");
-}
-
-/* The real thing: a child that burns CPU in its own group is counted. */
-static void live(void)
-{
-    struct procstat st;
-    unsigned long long t0, t1;
-    char w[64];
-    int n = 0;
-    pid_t pid = fork();
-
-    if (pid == 0) {
-        setpgid(0, 0);
-        for (volatile unsigned long i = 0;; i++)
-            ;
-    }
-    setpgid(pid, pid);
-    ok(procstat_read(getpid(), &st) == 0 && st.pid == getpid() &&
-       st.state == 'R', "this process reads as running");
-    ok(procstat_wchan(getpid(), w, sizeof w) == 0, "wchan readable");
-    procstat_groups_cpu(&pid, 1, &t0, &n);
-    for (int i = 0; i < 200; i++) {         /* up to 20 s on a loaded box */
-        usleep(100000);
-        procstat_groups_cpu(&pid, 1, &t1, &n);
-        if (t1 > t0 + 5)
-            break;
-    }
-    ok(t1 > t0 + 5 && n == 1, "the group's CPU time grows");
-    ok(!procstat_is_python(getpid()), "a C test is not Python");
-    ok(procstat_group_python(pid) == 0, "no Python in the group");
-    ok(procstat_group_leaf(pid) == pid, "a lone process is its group's leaf");
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    ok(procstat_groups_cpu(&pid, 1, &t1, &n) == 0 && n == 0, "gone: no process");
-}
-
 struct got {
     int n, rank[8];
     char where[8][STALL_WHERE_MAX];
@@ -213,7 +157,5 @@ int main(void)
     engine();
     durations();
     python_where();
-    parse_stat();
-    live();
     return tap_done();
 }

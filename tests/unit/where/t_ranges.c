@@ -1,5 +1,5 @@
 /* t_ranges.c - ranges_parse/ranges_format (--spawn) and
- * sshexec_shell_join (the remote agent's command line). */
+ * shquote_join (the remote agent's command line; more in util/t_shquote.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
