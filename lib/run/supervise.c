@@ -7,11 +7,11 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
-#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "evloop.h"
 #include "guard.h"
 #include "output.h"
 
@@ -132,10 +132,10 @@ static void on_signal(struct supervise *sv, struct sv_state *st, int sig)
 /* Read the signals signalfd has for us. */
 static void read_signals(struct supervise *sv, struct sv_state *st, int sfd)
 {
-    struct signalfd_siginfo si;
+    int sig;
 
-    while (read(sfd, &si, sizeof si) == (ssize_t)sizeof si)
-        on_signal(sv, st, (int)si.ssi_signo);
+    while ((sig = sigfd_take(sfd)) > 0)
+        on_signal(sv, st, sig);
 }
 
 /* One wait for a signal, output, or the kill deadline. */
@@ -186,7 +186,7 @@ int supervise_run(struct supervise *sv)
     int sfd, rc = 0;
 
     supervise_signals(&set);
-    sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    sfd = sigfd_open(&set, NULL);
     sv->failed = -1;
     if (sfd < 0 || !pfd || !ids) {
         rc = -1;
