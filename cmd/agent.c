@@ -1,7 +1,8 @@
 /* agent.c - `dlrun agent`: started by a head on every node (through srun,
- * or a relay over ssh) with the head's exact plan (-H, -np); it starts
- * this node's ranks with the one-node engine, and with --spawn the agents
- * of its part of the tree.  Internal: users run `dlrun`.
+ * or a relay over ssh); it gets the head's plan and settings from the
+ * head's broker (dlrun.plan, lib/place/planwire.h), plans nothing itself,
+ * starts this node's ranks with the one-node engine, and with --spawn the
+ * agents of its part of the tree.  Internal: users run `dlrun`.
  *
  * It watches the head two ways: the lifeline (stdin under ssh: EOF when
  * the head, the relay or the connection is gone) and the broker, where it
@@ -131,7 +132,7 @@ static int take_lifeline(void)
 
     if (!getenv("DLRUN_TOKEN") && envwire_read(0, &got, &err) < 0)
         return cmd_fail(EXIT_FAIL, "agent: cannot read the broker secrets "
-                        "and -x values on stdin: %s", err.msg), -1;
+                        "on stdin: %s", err.msg), -1;
     for (size_t i = 0; i < got.n; i++) {
         char *eq = strchr(got.v[i], '=');
         if (!envwire_travels(got.v[i], (size_t)(eq - got.v[i]))) {
@@ -162,11 +163,10 @@ static int prepare_subtree(struct job *j, struct agent_job *aj,
 
     if (n < 0)
         return cmd_fail(EXIT_USAGE, "agent: --spawn %s", err.msg);
-    if (agent_args(j, args, xenv) < 0 ||
-        !(aj->envp = envset_envp(xenv, environ)))
+    /* environ now, with the broker secrets take_lifeline set: later
+     * DLRUN_BROKER becomes this node's relay (agent_relay) */
+    if (agent_args(args) < 0 || !(aj->envp = envset_envp(xenv, environ)))
         return cmd_fail(EXIT_FAIL, "out of memory");
-    /* environ: with the broker secrets take_lifeline set; xenv: the -x
-     * values job_prepare took out of it */
     head_fill_job(j, aj, args, relay, *nodes, n, lifeline, NULL);
     j->subtree = aj;
     return relay->failed ? cmd_fail(EXIT_FAIL, "out of memory") : 0;
@@ -235,9 +235,47 @@ out:
     return rc;
 }
 
+/* The head's plan and settings from its broker (every agent holds its
+ * address and token: srun's environment, or stdin under ssh), decoded into
+ * w (the caller frees it after j), and j made from them.  0, or the exit
+ * code after printing. */
+static int agent_take_plan(struct job *j, struct planwire *w)
+{
+    struct err err = { "" };
+    struct client *c = client_from_env(10000, &err);
+    void *val = NULL;
+    size_t len = 0;
+    int rc = EXIT_FAIL;
+
+    /* no wait: the head put it before it started any agent */
+    if (!c || client_get(c, HEAD_PLAN_KEY, 0, &val, &len, &err) != CLIENT_OK) {
+        cmd_fail(0, "agent: cannot get the head's plan (%s) from its "
+                 "broker: %s", HEAD_PLAN_KEY, err.msg);
+        goto out;
+    }
+    if (planwire_decode(val, len, w, &err) < 0 ||
+        agent_take_settings(j, w, &err) < 0 ||
+        planwire_plan(w, &j->alloc, &j->plan, &err) < 0) {
+        cmd_fail(0, "agent: the head's plan: %s", err.msg);
+        goto out;
+    }
+    /* DLRUN_X_ carriers in this environment: ranks never see them */
+    if (envwire_take_exports(&j->opt.exports, &j->opt.nexports, &j->xvalues,
+                             &err) < 0) {
+        cmd_fail(0, "agent: %s", err.msg);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(val);
+    client_close(c);
+    return rc;
+}
+
 int cmd_agent(int argc, char **argv)
 {
-    struct job j = { 0 };
+    struct job j = { .agent = 1 };
+    struct planwire pw = { 0 };
     static char host[256];
     struct headlink_conf hc = { .lifeline = -1, .lost = agent_lost };
     int rc = options_parse(argc, argv, &j.opt, "usage: dlrun agent (internal: "
@@ -245,12 +283,14 @@ int cmd_agent(int argc, char **argv)
 
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;
-    if (j.opt.prog >= argc && !j.opt.preflight) {
-        rc = cmd_fail(EXIT_USAGE, "agent: no program");
-        goto out;
-    }
     if (j.opt.lifeline && (hc.lifeline = take_lifeline()) < 0) {
         rc = EXIT_FAIL;
+        goto out;
+    }
+    if ((rc = agent_take_plan(&j, &pw)) != 0)
+        goto out;
+    if (j.opt.prog >= argc && !j.opt.preflight) {
+        rc = cmd_fail(EXIT_USAGE, "agent: no program");
         goto out;
     }
     if (j.opt.wdir && chdir(j.opt.wdir) < 0) {
@@ -259,9 +299,7 @@ int cmd_agent(int argc, char **argv)
                       strerror(errno));
         goto out;
     }
-    j.agent = 1;
-    j.restart = j.opt.restart;
-    rc = job_prepare(&j, 1);
+    rc = job_prepare_planned(&j, 1);
     if (rc != 0)
         goto out;
     j.plan.self_node = find_self_node(&j);
@@ -280,5 +318,6 @@ int cmd_agent(int argc, char **argv)
     rc = agent_start(&j, argv + j.opt.prog, &hc);
 out:
     job_free(&j);
+    planwire_free(&pw);
     return rc;
 }

@@ -453,8 +453,12 @@ static void head_attempt(void *ctx, const struct engine *e,
         goto out;
     status_head_begin(j, h.addr, h.token);
     if (pipe2(life, O_CLOEXEC) < 0 || !(nodes = head_nodes(&j->plan)) ||
-        agent_args(j, &args, &add) < 0 || !(aj.envp = agent_envp(&h, &add))) {
+        agent_args(&args) < 0 || !(aj.envp = agent_envp(&h, &add))) {
         rc = cmd_fail(EXIT_FAIL, "cannot prepare the agents: out of resources");
+        goto out;
+    }
+    if (head_send_plan(j, h.addr, h.token, &err) < 0) {
+        rc = cmd_fail(EXIT_FAIL, "cannot hand the agents the plan: %s", err.msg);
         goto out;
     }
     head_fill_job(j, &aj, &args, &relay, nodes, j->plan.nnodes, life[0],

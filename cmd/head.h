@@ -8,17 +8,37 @@
 #include "envset.h"
 #include "job.h"
 #include "launcher.h"
+#include "planwire.h"
 #include "strv.h"
 
 /* Every plan node's index, 0..nnodes-1 (caller frees); NULL when out of
  * memory. */
 int *head_nodes(const struct plan *p);
 
-/* "PATH agent --hosts=EXACT --np=N [shared options]" into a (no "--", no
- * program), and the -x values for the agents' environment into env
- * (DLRUN_X_NAME, lib/run/envwire.h): no value ever goes on a command line.
+/* "PATH agent" into a: the launchers add --node, --lifeline, --spawn and
+ * the program.  Everything else an agent takes from the plan wire.
  * 0 / -1 when out of memory. */
-int agent_args(const struct job *j, struct strv *a, struct envset *env);
+int agent_args(struct strv *a);
+
+/* The broker key of the plan wire, which the head puts before it starts
+ * its agents and every agent gets with its token. */
+#define HEAD_PLAN_KEY "dlrun.plan"
+
+/* The head's plan and the settings its agents need (lib/place/planwire.h),
+ * -x values included, as a malloc'd wire of *len bytes (the caller frees).
+ * NULL with err. */
+uint8_t *head_plan_wire(const struct job *j, size_t *len, struct err *err);
+
+/* Put the plan wire into the head's broker (addr, token: borrowed) under
+ * HEAD_PLAN_KEY, before any agent starts.  0 / -1 with err. */
+int head_send_plan(const struct job *j, const char *addr, const char *token,
+                   struct err *err);
+
+/* dlrun agent: j's settings from the decoded wire w (j's options borrow
+ * w's texts: w outlives j), its bindings parsed as the head's were.
+ * 0 / -1 with err. */
+int agent_take_settings(struct job *j, const struct planwire *w,
+                        struct err *err);
 
 /* Fill aj to start the agents of nodes (nnodes plan nodes; borrowed)
  * with args (borrowed), the lifeline's read end and the children's mask;

@@ -1,7 +1,8 @@
-/* head_args.c - the agents' command line: the head's exact plan (hosts
- * with their rank counts), and the options every agent must share. */
+/* head_args.c - what the head hands its agents: the plan and the job's
+ * settings as one wire (lib/place/planwire.h, put into the broker as
+ * dlrun.plan), the little command line that is left ("PATH agent"), and
+ * the launch job. */
 #include "head.h"
-#include "horovod.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -9,11 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "envwire.h"
-#include "preflight_cmd.h"
+#include "client.h"
 #include "proc.h"
-
-extern char **environ;
 
 int *head_nodes(const struct plan *p)
 {
@@ -24,113 +22,182 @@ int *head_nodes(const struct plan *p)
     return nodes;
 }
 
-/* "node1:4,node2:2": each node with its ranks (caller frees). */
-static char *hosts_with_ranks(const struct plan *p)
+/* The settings agents take from the head, one list read both ways
+ * (head_wire_settings, agent_take_settings): a number or a text of the
+ * head's job and its field in the plan wire (lib/place/planwire.h). */
+#define WIRE_SETTINGS(NUM, TEXT) \
+    NUM(j->restart, restart) NUM(o->max_restarts, max_restarts) \
+    NUM(o->rdv.master_port, master_port) \
+    NUM(o->plan.oversubscribe, oversubscribe) \
+    NUM(o->report_bindings, report_bindings) NUM(o->keep_env, keep_env) \
+    NUM(o->tag_output, tag_output) NUM(o->torch.redirects, redirects) \
+    NUM(o->kill_timeout_ms, kill_timeout_ms) \
+    NUM(o->pf_timeout_s, pf_timeout_s) NUM(o->pf_all_pairs, pf_all_pairs) \
+    NUM(o->remote.heartbeat_s, heartbeat_s) NUM(o->remote.fanout, fanout) \
+    NUM(o->remote.connect_timeout_s, connect_timeout_s) \
+    NUM(o->remote.ssh_port, ssh_port) \
+    TEXT(o->rdv.master_addr, master_addr) TEXT(o->rdv.iface, iface) \
+    TEXT(o->torch.role, role) TEXT(o->torch.run_id, run_id) \
+    TEXT(o->gloo_rdv, gloo_rdv) TEXT(o->bind_arg[0], bind_arg[0]) \
+    TEXT(o->bind_arg[1], bind_arg[1]) TEXT(o->bind_arg[2], bind_arg[2]) \
+    TEXT(o->topology, topology) TEXT(o->output_dir, output_dir) \
+    TEXT(o->summary, summary) TEXT(o->pf_import, pf_import) \
+    TEXT(o->remote.ssh_user, ssh_user) \
+    TEXT(o->remote.ssh_identity, ssh_identity) \
+    TEXT(o->remote.ssh_known_hosts, ssh_known_hosts) \
+    TEXT(o->remote.ssh_config, ssh_config) \
+    TEXT(o->remote.remote_dlrun, remote_dlrun)
+
+/* -x takes the value here, as mpirun does, not the remote node's: NAME=VALUE
+ * into the wire's env (never a command line, which `ps` shows every user
+ * of every node).  A NAME without a value here stays a name: each node
+ * reads its own.  w->env and w->names are the caller's to free. */
+static int wire_exports(const struct options *o, struct planwire *w)
 {
-    char *list = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&list, &len);
-
-    if (!m)
-        return NULL;
-    for (int i = 0; i < p->nnodes; i++) {
-        const char *login = p->nodes[i].login;
-
-        /* user@host keeps its login; an IPv6 address goes in brackets */
-        fprintf(m, strchr(p->nodes[i].host, ':') ? "%s%s%s[%s]:%d" :
-                "%s%s%s%s:%d", i ? "," : "", login ? login : "",
-                login ? "@" : "", p->nodes[i].host, p->nodes[i].nranks);
+    for (int i = 0; i < o->nexports; i++) {
+        const char *e = o->exports[i], *v = strchr(e, '=') ? NULL : getenv(e);
+        if (strchr(e, '='))
+            strv_addf(&w->env, "%s", e);
+        else if (v)
+            strv_addf(&w->env, "%s=%s", e, v);
+        else
+            strv_addf(&w->names, "%s", e);
     }
-    if (fclose(m) != 0) {
-        free(list);
-        return NULL;
-    }
-    return list;
+    return w->env.failed || w->names.failed ? -1 : 0;
 }
 
-/* -x VAR takes the value here, as mpirun does, not the remote shell's:
- * in the agents' environment as DLRUN_X_VAR (lib/run/envwire.h), never on
- * their command line, which `ps` shows every user of every node.  A VAR
- * without a value here stays a name: each agent reads its own. */
-static int export_values(const struct options *o, struct strv *a,
-                         struct envset *env)
+/* w's settings from the head's job j (borrowed: w points into j, but
+ * for env and names, which the caller frees). */
+static int head_wire_settings(const struct job *j, struct planwire *w,
+                              char *cwd, size_t cwdlen)
 {
-    struct err err = { "" };
+    const struct options *o = &j->opt;
 
-    for (int i = 0; i < o->nexports; i++) {
-        int rc = envwire_put_export(env, o->exports[i], environ, &err);
-        if (rc < 0)
-            return -1;
-        if (rc == 0)
-            strv_addf(a, "-x%s", o->exports[i]);
-    }
+#define TO_WIRE_NUM(opt, f) w->f = (opt);
+#define TO_WIRE_TEXT(opt, f) w->f = (char *)(opt);
+    WIRE_SETTINGS(TO_WIRE_NUM, TO_WIRE_TEXT)
+#undef TO_WIRE_NUM
+#undef TO_WIRE_TEXT
+    w->stall_timeout_ms = o->stall_timeout_ms > INT_MAX ? INT_MAX :
+                          (int)o->stall_timeout_ms;     /* 24 days */
+    w->preflight = j->preflight;
+    /* auto that found no MPI program: the agents host nothing but guard
+     * (cmd/mpi.c) */
+    w->mpi = o->mpi == MPI_PMIX ? PLANWIRE_MPI_PMIX :
+             job_mpi_guarded() ? PLANWIRE_MPI_AUTO : PLANWIRE_MPI_NONE;
+    w->filter_given = o->ranks_filter != NULL;
+    w->ranks_filter = o->ranks_filter;
+    w->nfilter = o->nfilter;
+    /* the ranks run where the head was started, unless --wdir */
+    w->wdir = (char *)(o->wdir ? o->wdir : getcwd(cwd, cwdlen));
+    if (!o->gloo)
+        w->gloo_rdv = NULL;
+    return wire_exports(o, w);
+}
+
+uint8_t *head_plan_wire(const struct job *j, size_t *len, struct err *err)
+{
+    struct planwire w = { 0 };
+    char cwd[PATH_MAX];
+    uint8_t *wire = NULL;
+
+    if (head_wire_settings(j, &w, cwd, sizeof cwd) < 0)
+        err_set(err, "out of memory");
+    else
+        wire = planwire_encode(&j->plan, &w, len, err);
+    strv_free(&w.env);
+    strv_free(&w.names);
+    return wire;
+}
+
+int head_send_plan(const struct job *j, const char *addr, const char *token,
+                   struct err *err)
+{
+    size_t len = 0;
+    uint8_t *wire = head_plan_wire(j, &len, err);
+    struct client *c = wire ? client_connect(addr, token, 5000, err) : NULL;
+    int rc = c && client_put(c, HEAD_PLAN_KEY, wire, len, err) == CLIENT_OK
+             ? 0 : -1;
+
+    client_close(c);
+    free(wire);
+    return rc;
+}
+
+/* The -x list of an agent: the wire's values, then its names. */
+static int agent_exports(struct options *o, const struct planwire *w)
+{
+    size_t n = w->env.n + w->names.n;
+
+    free(o->exports);
+    o->exports = calloc(n + 1, sizeof *o->exports);
+    if (!o->exports)
+        return -1;
+    for (size_t i = 0; i < w->env.n; i++)
+        o->exports[i] = w->env.v[i];
+    for (size_t i = 0; i < w->names.n; i++)
+        o->exports[w->env.n + i] = w->names.v[i];
+    o->nexports = (int)n;
     return 0;
 }
 
-/* --ranks-filter as one word: the agent's parser takes the last one given,
- * each replacing the one before.  An empty filter (torchrun's --redirects 3
- * with --log-dir: no rank on the console) is "none". */
-static void add_filter(struct strv *a, const struct options *o)
+/* The binding options from their texts, as the head parsed them. */
+static int agent_bind(struct options *o, struct err *err)
 {
-    /* "--ranks-filter=" or "none", then up to 12 bytes a rank */
-    char *s = malloc((size_t)o->nfilter * 12 + sizeof "--ranks-filter=none");
-    size_t n = 0;
-
-    if (!s) {
-        a->failed = 1;
-        return;
-    }
-    n += (size_t)sprintf(s, "--ranks-filter=%s", o->nfilter ? "" : "none");
-    for (int i = 0; i < o->nfilter; i++)
-        n += (size_t)sprintf(s + n, "%s%d", i ? "," : "", o->ranks_filter[i]);
-    strv_addf(a, "%s", s);
-    free(s);
-}
-
-static void shared_output_options(const struct options *o, struct strv *a)
-{
-    static const char *const bind_flags[3] = {
-        "--map-by", "--bind-to", "--gpu-bind",
+    int (*const parse[3])(const char *, struct bind_opts *, struct err *) = {
+        bind_parse_map_by, bind_parse_bind_to, bind_parse_gpu_bind,
     };
 
-    for (int i = 0; i < 3; i++)
-        if (o->bind_arg[i])
-            strv_addf(a, "%s=%s", bind_flags[i], o->bind_arg[i]);
-    if (o->rdv.iface)
-        strv_addf(a, "--iface=%s", o->rdv.iface);
-    if (o->keep_env)
-        strv_addf(a, "--keep-env");
-    if (o->tag_output)
-        strv_addf(a, "--tag-output");
-    if (o->output_dir)
-        strv_addf(a, "--output-dir=%s", o->output_dir);
-    if (o->ranks_filter)
-        add_filter(a, o);
-    if (o->torch.redirects)
-        strv_addf(a, "--redirects=%d", o->torch.redirects);
-    if (o->report_bindings)
-        strv_addf(a, "--report-bindings");
-    /* each agent plans its node on the same topology as the head */
-    if (o->topology)
-        strv_addf(a, "--topology=%s", o->topology);
-    if (o->plan.oversubscribe)
-        strv_addf(a, "--oversubscribe");
-    strv_addf(a, "--kill-timeout=%d", o->kill_timeout_ms / 1000);
-    if (o->stall_timeout_ms)
-        strv_addf(a, "--stall-timeout=%.3fs", (double)o->stall_timeout_ms / 1000);
-    /* for the ranks' variables; the head restarts, the agents report */
-    if (o->max_restarts)
-        strv_addf(a, "--max-restarts=%d", o->max_restarts);
-    if (o->summary)
-        strv_addf(a, "--summary=%s", o->summary);
-    /* auto that found no MPI program: the agents host nothing but guard
-     * (cmd/mpi.c) */
-    strv_addf(a, "--mpi=%s", o->mpi == MPI_PMIX ? "pmix" :
-              job_mpi_guarded() ? "auto" : "none");
+    for (int i = 0; i < 3; i++) {
+        if (!o->bind_arg[i])
+            continue;
+        if (parse[i](o->bind_arg[i], &o->bind, err) < 0)
+            return -1;
+        o->bind_given = 1;
+    }
+    o->bind.oversubscribe = o->plan.oversubscribe;
+    return 0;
 }
 
-/* The options of `dlrun relay` (and of agents, which pass them on to the
- * relays of their part of the tree). */
+int agent_take_settings(struct job *j, const struct planwire *w,
+                        struct err *err)
+{
+    struct options *o = &j->opt;
+
+#define FROM_WIRE_NUM(opt, f) (opt) = w->f;
+#define FROM_WIRE_TEXT(opt, f) (opt) = w->f;
+    WIRE_SETTINGS(FROM_WIRE_NUM, FROM_WIRE_TEXT)
+#undef FROM_WIRE_NUM
+#undef FROM_WIRE_TEXT
+    o->stall_timeout_ms = w->stall_timeout_ms;
+    o->preflight = w->preflight;
+    o->mpi = w->mpi == PLANWIRE_MPI_PMIX ? MPI_PMIX :
+             w->mpi == PLANWIRE_MPI_AUTO ? MPI_AUTO : MPI_NONE;
+    o->gloo = w->gloo_rdv != NULL;
+    o->wdir = w->wdir;
+    free(o->ranks_filter);
+    o->ranks_filter = NULL;
+    o->nfilter = w->nfilter;
+    if (w->filter_given &&
+        !(o->ranks_filter = calloc((size_t)w->nfilter + 1, sizeof(int))))
+        return err_set(err, "out of memory");
+    if (w->nfilter)
+        memcpy(o->ranks_filter, w->ranks_filter, (size_t)w->nfilter * sizeof(int));
+    if (agent_exports(o, w) < 0)
+        return err_set(err, "out of memory");
+    return agent_bind(o, err);
+}
+
+int agent_args(struct strv *a)
+{
+    char self[PATH_MAX];
+
+    strv_addf(a, "%s", proc_self_exe(self, sizeof self) == 0 ? self : "dlrun");
+    strv_addf(a, "agent");
+    return a->failed ? -1 : 0;
+}
+
+/* The options of `dlrun relay`: how it reaches its node. */
 static void ssh_options(const struct remote_opts *r, struct strv *a)
 {
     strv_addf(a, "--connect-timeout=%d", r->connect_timeout_s);
@@ -144,51 +211,6 @@ static void ssh_options(const struct remote_opts *r, struct strv *a)
         strv_addf(a, "--ssh-known-hosts=%s", r->ssh_known_hosts);
     if (r->ssh_config)
         strv_addf(a, "--ssh-config=%s", r->ssh_config);
-}
-
-/* What agents that start further agents (a tree) need, and the rest. */
-static void shared_remote_options(const struct options *o, struct strv *a)
-{
-    const struct remote_opts *r = &o->remote;
-    char cwd[PATH_MAX];
-
-    strv_addf(a, "--heartbeat-timeout=%d", r->heartbeat_s);
-    strv_addf(a, "--fanout=%d", r->fanout);
-    ssh_options(r, a);
-    if (r->remote_dlrun)
-        strv_addf(a, "--remote-dlrun=%s", r->remote_dlrun);
-    if (o->wdir)
-        strv_addf(a, "--wdir=%s", o->wdir);
-    else if (getcwd(cwd, sizeof cwd))
-        strv_addf(a, "--wdir=%s", cwd);
-}
-
-int agent_args(const struct job *j, struct strv *a, struct envset *env)
-{
-    char self[PATH_MAX], *hosts = hosts_with_ranks(&j->plan);
-
-    strv_addf(a, "%s", proc_self_exe(self, sizeof self) == 0 ? self : "dlrun");
-    strv_addf(a, "agent");
-    strv_addf(a, "--hosts=%s", hosts ? hosts : "");
-    strv_addf(a, "--np=%d", j->plan.nranks);
-    if (j->restart)
-        strv_addf(a, "--restart=%d", j->restart);
-    /* the port: the user's, else rank 0's agent finds a free one */
-    if (j->opt.rdv.master_addr)
-        strv_addf(a, "--master-addr=%s", j->opt.rdv.master_addr);
-    if (j->opt.rdv.master_port)
-        strv_addf(a, "--master-port=%d", j->opt.rdv.master_port);
-    shared_output_options(&j->opt, a);
-    horovod_agent_args(j, a);
-    preflight_agent_args(j, a);
-    /* torchrun's ROLE_NAME and TORCHELASTIC_RUN_ID: the same on every node */
-    if (j->opt.torch.role)
-        strv_addf(a, "--role=%s", j->opt.torch.role);
-    if (j->opt.torch.run_id)
-        strv_addf(a, "--rdzv-id=%s", j->opt.torch.run_id);
-    shared_remote_options(&j->opt, a);
-    free(hosts);
-    return hosts && export_values(&j->opt, a, env) == 0 && !a->failed ? 0 : -1;
 }
 
 void head_fill_job(const struct job *j, struct agent_job *aj,

@@ -136,9 +136,3 @@ int horovod_rank_env(const struct job *j, struct envset *out)
         return cmd_fail(EXIT_FAIL, "%s", err.msg);
     return 0;
 }
-
-void horovod_agent_args(const struct job *j, struct strv *a)
-{
-    if (j->opt.gloo && j->opt.gloo_rdv)
-        strv_addf(a, "--gloo-rendezvous=%s", j->opt.gloo_rdv);
-}

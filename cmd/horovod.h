@@ -24,7 +24,4 @@ int horovod_begin(struct job *j);
  * after printing. */
 int horovod_rank_env(const struct job *j, struct envset *out);
 
-/* The agents' --gloo-rendezvous=ADDR,PORT,IFACE (the head's server). */
-void horovod_agent_args(const struct job *j, struct strv *a);
-
 #endif

@@ -145,6 +145,13 @@ int job_prepare(struct job *j, int collective)
                         "this dlrun would start every node's ranks; drop "
                         "--node-rank, or run one dlrun per node with srun "
                         "--ntasks-per-node=1", j->plan.nnodes);
+    return job_prepare_planned(j, collective);
+}
+
+int job_prepare_planned(struct job *j, int collective)
+{
+    struct err err = { "" };
+
     if (collective && j->agent)
         job_errdir(j);      /* an agent starts its node's ranks */
     job_launcher_affinity(j);

@@ -187,6 +187,11 @@ void job_report_bindings(const struct job *j, const int *ranks, int n);
  * (2) on failure, 0 on success.  Free with job_free. */
 int job_prepare(struct job *j, int collective);
 
+/* The rest of job_prepare once j->alloc and j->plan are made (an agent
+ * takes them from the head's plan wire): the error folder, the binding,
+ * the rendezvous.  0 or the exit code after printing. */
+int job_prepare_planned(struct job *j, int collective);
+
 /* dlrun run: a host of -H or of a host file that does not resolve is
  * refused (exit 2 naming it) before anything starts; 0 otherwise.  Not in
  * job_prepare: plan and env show hosts that only the cluster knows. */

@@ -458,18 +458,6 @@ int preflight_collect_end(struct pf_collect *c, const struct job *j,
     return rc;
 }
 
-void preflight_agent_args(const struct job *j, struct strv *a)
-{
-    if (!j->preflight)
-        return;
-    strv_addf(a, "--preflight");
-    strv_addf(a, "--preflight-timeout=%d", j->opt.pf_timeout_s);
-    if (j->opt.pf_import)
-        strv_addf(a, "--import=%s", j->opt.pf_import);
-    if (j->opt.pf_all_pairs)
-        strv_addf(a, "--all-pairs");
-}
-
 int run_preflight(struct job *j, char **prog)
 {
     int fanout = j->opt.remote.fanout, rc;

@@ -37,7 +37,4 @@ int cmd_check_nodes(int argc, char **argv);
  * every node passed, else the exit code after printing. */
 int run_preflight(struct job *j, char **prog);
 
-/* The agents' options of a preflight (j->preflight set), into a. */
-void preflight_agent_args(const struct job *j, struct strv *a);
-
 #endif

@@ -40,7 +40,8 @@ struct agent_job {
     const struct plan *plan;
     const int *nodes;           /* borrowed: plan nodes to cover, nnodes */
     int nnodes;
-    char **agent_args;          /* borrowed: "PATH agent --hosts=... OPTS",
+    char **agent_args;          /* borrowed: "PATH agent" (the rest comes
+                                   from the plan wire, dlrun.plan),
                                    without --node/--spawn and without -- */
     char **prog;                /* borrowed: the program, after "--" */
     const sigset_t *child_mask; /* the mask children start with */

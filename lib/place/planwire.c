@@ -53,6 +53,8 @@ struct out {
 
 static void put(struct out *o, const void *data, size_t n)
 {
+    if (n == 0)             /* data may be NULL then (no login) */
+        return;
     if (o->failed || n > PLANWIRE_MAX_SIZE - o->len) {
         o->failed = 1;
         return;

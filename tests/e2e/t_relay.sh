@@ -2,9 +2,9 @@
 # t_relay.sh - every agent serves its node's ranks through its relay
 # (lib/rendezvous/broker_relay.c): the ranks' DLRUN_BROKER is a local unix: socket, a
 # barrier of all ranks and a key written on one node and read on all pass
-# through the relays, and the head's broker sees one connection per node
-# (its counters, DLRUN_BROKER_STATS), not one per rank as with
-# DLRUN_NO_RELAY=1.  Simulated nodes, as in t_agents.sh.
+# through the relays, and the head's broker sees two connections per node
+# (the agent's fetch of the plan, then its relay; its counters,
+# DLRUN_BROKER_STATS), not one per rank as with DLRUN_NO_RELAY=1.  Simulated nodes, as in t_agents.sh.
 . "$(dirname "$0")/lib.sh"
 CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
        -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN -u DLRUN_NO_RELAY
@@ -24,8 +24,8 @@ expect_eq "24 ranks through the relays: success" "$?" 0 ||
 expect_eq "  every rank passed the barrier and read rank 5's key" \
     "$(grep -c '^[0-9]* from-5 unix:$' "$TMP/relay.out")" 24
 conns=$(sed -n 's/^dlrun: broker: \([0-9]*\) connections.*/\1/p' "$TMP/relay.err")
-expect_eq "  the head's broker: one connection per node (8), and its own" \
-    "${conns:-none}" 9
+expect_eq "  the head's broker: two per node (8: the plan, the relay), its own two" \
+    "${conns:-none}" 18
 # --- the same without relays: a connection per rank ---
 env $CLEAN DLRUN_NO_RELAY=1 DLRUN="$DLRUN" "$DLRUN" $SIM -H 'sim[1-8]:3' \
     --fanout 2 -- sh "$TMP/rank.sh" >"$TMP/direct.out" 2>"$TMP/direct.err"

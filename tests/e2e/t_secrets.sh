@@ -38,30 +38,31 @@ expect_eq "  the job ends well" "$?" 0 || sed 's/^/  | /' "$TMP/err"
 expect_eq "  every rank has both values, and no DLRUN_X_ variable" \
     "$(sort -u "$TMP/out" | cut -d' ' -f2- | sort -u)" "[$A] [$B] [0]"
 expect_eq "  12 ranks said so" "$(wc -l <"$TMP/out" | tr -d ' ')" 12
-# --- what a remote agent reads on stdin before its lifeline ---
-agent() { env $CLEAN "$DLRUN" agent --hosts=sim1:1 --np=1 --node=0 --lifeline -- true; }
+# --- what a remote agent reads on stdin before its lifeline: the broker's
+# secrets only (the plan and -x values it gets from the broker) ---
+agent() { env $CLEAN "$DLRUN" agent --node=0 --lifeline -- true; }
 printf 'DLRUN_TOKEN=00\n' >"$TMP/in1"
 expect_rc "agent: stdin ends before the empty line" 1 agent <"$TMP/in1"
-expect_grep "  says so" "cannot read the broker secrets and -x values on stdin: it ended before" "$TMP/err"
+expect_grep "  says so" "cannot read the broker secrets on stdin: it ended before" "$TMP/err"
 printf 'DLRUN_TOKEN=00\nLD_PRELOAD=/tmp/x.so\n\n' >"$TMP/in2"
 expect_rc "agent: a variable that does not travel" 1 agent <"$TMP/in2"
 expect_grep "  refused" "unexpected variable on stdin" "$TMP/err"
 printf 'DLRUN_X_A=1\\q\n\n' >"$TMP/in3"
 expect_rc "agent: a bad escape" 1 agent <"$TMP/in3"
 expect_grep "  refused" "bad escape" "$TMP/err"
-# a good stream: the value (two lines, a backslash) reaches the rank
+# good secrets, but a broker that holds no plan: one line, exit 1
 "$DLRUN" broker --bind 127.0.0.1 >"$TMP/broker.env" 2>/dev/null & bp=$!
-for _ in $(seq 1200); do [ "$(wc -l <"$TMP/broker.env")" -ge 2 ] && break; sleep 0.1; done
-{ cat "$TMP/broker.env"; printf 'DLRUN_X_S=%s\n\n' 'a\nb\\c'; } >"$TMP/in4"
-mkfifo "$TMP/fifo"
-env $CLEAN "$DLRUN" agent --hosts=sim1:1 --np=1 --node=0 --lifeline $SIM -- \
-    sh -c 'printf "[%s]\n" "$S"' <"$TMP/fifo" >"$TMP/a.out" 2>"$TMP/a.err" & ap=$!
-exec 3>"$TMP/fifo"
-cat "$TMP/in4" >&3
-wait $ap; rc=$?
-exec 3>&-
+for _ in $(seq 1200); do [ -s "$TMP/broker.env" ] && [ "$(wc -l <"$TMP/broker.env")" -ge 2 ] && break; sleep 0.1; done
+{ cat "$TMP/broker.env"; printf '\n'; } >"$TMP/in4"
+expect_rc "agent: a broker without the head's plan" 1 agent <"$TMP/in4"
+expect_grep "  says so" "cannot get the head's plan (dlrun.plan) from its broker" "$TMP/err"
 kill $bp; wait $bp 2>/dev/null
-expect_eq "agent: secrets and -x values from stdin: the rank runs" "$rc" 0 ||
+# a value of two lines with a backslash reaches the rank as given
+(for v in SLURM_JOB_ID SLURM_STEP_ID PMIX_NAMESPACE OMPI_COMM_WORLD_RANK \
+     PBS_NODEFILE DLRUN_BROKER DLRUN_TOKEN; do unset $v; done
+ DLRUN_RELAY_SIM_MS=0 exec "$DLRUN" $SIM -H sim1:1,sim2:1 -x "S=$(printf 'a\nb\\c')" \
+     -- sh -c 'printf "[%s]\n" "$S"') >"$TMP/a.out" 2>"$TMP/a.err"
+expect_eq "-x value of two lines through the plan wire: the job runs" "$?" 0 ||
     sed 's/^/  | /' "$TMP/a.err"
-expect_eq "  with S as sent" "$(cat "$TMP/a.out")" "$(printf '[a\nb\\c]')"
+expect_eq "  with S as sent, on both nodes" "$(cat "$TMP/a.out")" "$(printf '[a\nb\\c]\n[a\nb\\c]')"
 done_testing
