@@ -21,6 +21,7 @@
 #include "envout.h"
 #include "envwire.h"
 #include "errfile.h"
+#include "failwire.h"
 #include "head.h"
 #include "headlink.h"
 #include "net.h"
@@ -67,21 +68,17 @@ static void agent_send_cause(const struct job *j, struct client *c, int rank)
 void agent_report_failure(const struct job *j, const struct supervise *sv)
 {
     const struct sv_rank *r = &sv->ranks[sv->failed];
+    const struct fw_failure f = { .rank = r->rank, .status = r->status,
+                                  .pid = (int)r->pid };
     struct err err = { "" };
     struct client *c = NULL;
-    char key[64], val[400];
-    int64_t seq = 0;
 
     if (r->rank < 0)    /* an agent below us: it told the head itself */
         return;
     c = client_from_env(5000, &err);
-    if (!c || client_add(c, "dlrun.failseq", 1, &seq, &err) != CLIENT_OK)
+    if (!c || fw_failure_put(c, &f, j->plan.nodes[j->plan.rank_node[r->rank]]
+                             .host, &err) < 0)
         goto out;
-    snprintf(key, sizeof key, "dlrun.fail.%lld", (long long)seq);
-    /* the wait status itself: the head tells code from signal as we do */
-    snprintf(val, sizeof val, "%d %d %d %s", r->rank, r->status, (int)r->pid,
-             j->plan.nodes[j->plan.rank_node[r->rank]].host);
-    client_put(c, key, val, strlen(val), &err);
     agent_send_cause(j, c, r->rank);
 out:
     if (err.msg[0])

@@ -25,6 +25,7 @@
 #include "cmd.h"
 #include "envset.h"
 #include "errfile.h"
+#include "failwire.h"
 #include "evloop.h"
 #include "head.h"
 #include "heartbeat.h"
@@ -40,10 +41,6 @@
 #include "watch.h"
 
 extern char **environ;
-
-/* Failure reports read at most: one per agent is expected, the rest is
- * noise a rank wrote. */
-#define MAX_REPORTS 4096
 
 struct head {
     struct broker *broker;
@@ -198,59 +195,30 @@ fail:
     cmd_fail(0, "cannot pass signal %d to the agents: %s", sig, err.msg);
 }
 
-/* A failure report "RANK STATUS PID HOST" as an agent writes it.  Any
- * rank holds the token and can write one too: each number is parsed in
- * full and the rank checked against the plan (it indexes the rank
- * tables), the host taken from the plan.  0 / -1 with err. */
-static int parse_failure(const char *s, const struct plan *p, int *rank,
-                         int *status, int *pid, struct err *err)
+static void bad_report(void *ctx, const char *key, const char *why)
 {
-    long v[3];
-
-    if (job_read_ints(&s, v, 3) < 0)
-        return err_set(err, "not \"RANK STATUS PID HOST\"");
-    if (v[0] < 0 || v[0] >= p->nranks)
-        return err_set(err, "rank %ld is not one of the job's %d", v[0],
-                       p->nranks);
-    if (v[2] <= 0)
-        return err_set(err, "pid %ld", v[2]);
-    *rank = (int)v[0];
-    *status = (int)v[1];
-    *pid = (int)v[2];
-    return 0;
+    (void)ctx;
+    cmd_fail(0, "ignoring the failure report %s: %s (not written by an "
+             "agent)", key, why);
 }
 
-/* Which rank failed first, as the agents told the broker under
- * dlrun.fail.1, .2, ... (dlrun.failseq counts them): the first report
- * that holds up; a bad one is named and skipped.  0 when one did, -1
- * when none. */
+/* Which rank failed first, as the agents told the broker
+ * (lib/run/failwire.h); a bad report is named and skipped.  0 when one
+ * held up, -1 when none. */
 static int first_failure(const struct head *h, const struct plan *p,
                          int *rank, int *status, int *pid)
 {
     struct err err = { "" };
     struct client *c = client_connect(h->addr, h->token, 2000, &err);
-    char key[64];
-    int64_t n = 0;
-    int rc = -1;
+    struct fw_failure f;
+    int rc = c ? fw_failure_first(c, p->nranks, &f, bad_report, NULL) : -1;
 
-    /* a counter a rank overwrote with text: look at the first report */
-    if (c && client_add(c, "dlrun.failseq", 0, &n, &err) == CLIENT_REFUSED)
-        n = 1;
-    for (int64_t seq = 1; c && rc < 0 && seq <= n && seq <= MAX_REPORTS;
-         seq++) {
-        void *val = NULL;
-        size_t len = 0;
-        int got;
-        snprintf(key, sizeof key, "dlrun.fail.%lld", (long long)seq);
-        got = client_get(c, key, 0, &val, &len, &err) == CLIENT_OK;
-        if (got && parse_failure(val, p, rank, status, pid, &err) == 0)
-            rc = 0;
-        else if (got)
-            cmd_fail(0, "ignoring the failure report %s: %s (not written "
-                     "by an agent)", key, err.msg);
-        free(val);
-    }
     client_close(c);
+    if (rc == 0) {
+        *rank = f.rank;
+        *status = f.status;
+        *pid = f.pid;
+    }
     return rc;
 }
 

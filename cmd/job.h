@@ -160,11 +160,6 @@ void job_report_failure(int rank, const char *host, int pid, int status,
 struct supervise;
 void agent_report_failure(const struct job *j, const struct supervise *sv);
 
-/* n decimal numbers, each followed by one space and within an int, from
- * *s (a line an agent, or any token holder, put into the broker), *s moved
- * past them.  0 / -1. */
-int job_read_ints(const char **s, long *v, int n);
-
 /* dlrun agent with --summary: put how this node's ranks ended into the
  * broker (dlrun.ranks.NODE) for the head's summary (cmd/agent.c). */
 void agent_report_ranks(const struct job *j, const struct supervise *sv);

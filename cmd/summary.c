@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "client.h"
+#include "failwire.h"
 #include "cmd.h"
 #include "job.h"
 #include "json.h"
@@ -61,21 +62,6 @@ int summary_write(const struct job *j, const struct supervise *sv, int rc)
     return 0;
 }
 
-int job_read_ints(const char **s, long *v, int n)
-{
-    char *end = NULL;
-
-    for (int i = 0; i < n; i++) {
-        errno = 0;
-        v[i] = strtol(*s, &end, 10);
-        if (errno || end == *s || *end != ' ' || v[i] < INT_MIN ||
-            v[i] > INT_MAX)
-            return -1;
-        *s = end + 1;
-    }
-    return 0;
-}
-
 /* One "RANK PID STATUS START END" line of node's agent into *r.  An agent
  * wrote it, or any rank (they hold the token): every number is parsed in
  * full and checked against the plan (the rank indexes the table, and is
@@ -87,7 +73,7 @@ static int parse_rank_line(const char *s, const struct plan *p, int node,
     double t[2];
     char *end = NULL;
 
-    if (job_read_ints(&s, v, 3) < 0)
+    if (fw_read_ints(&s, v, 3) < 0)
         return -1;
     for (int i = 0; i < 2; i++) {
         t[i] = strtod(s, &end);
