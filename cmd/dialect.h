@@ -16,7 +16,7 @@ enum {
     OPT_REPORT_BINDINGS, OPT_TOPOLOGY, OPT_LAUNCHER, OPT_SSH_PORT,
     OPT_SSH_USER, OPT_SSH_IDENTITY, OPT_SSH_KNOWN_HOSTS, OPT_CONNECT_TIMEOUT,
     OPT_REMOTE_DLRUN, OPT_FANOUT, OPT_HEARTBEAT, OPT_WDIR, OPT_NODE, OPT_SPAWN,
-    OPT_LIFELINE, OPT_SSH_CONFIG, OPT_RESTART, OPT_MPI, OPT_STALL_TIMEOUT,
+    OPT_LIFELINE, OPT_SSH_CONFIG, OPT_MPI, OPT_STALL_TIMEOUT,
     OPT_PREFLIGHT, OPT_PF_IMPORT, OPT_PF_ALL_PAIRS, OPT_PF_TIMEOUT,
     OPT_VERBOSE,
     /* other tools' spellings */
@@ -30,7 +30,6 @@ enum {
     OPT_GENV,           /* Hydra's -genv/-env NAME VALUE (or NAME=VALUE) */
     OPT_GENVLIST,       /* Hydra's -genvlist A,B: copy these */
     OPT_RANK_BY, OPT_HVD_MPI, OPT_GLOO, OPT_START_TIMEOUT,
-    OPT_GLOO_RDV,       /* agents: the head's Gloo rendezvous (cmd/horovod.c) */
     OPT_TOKEN_FILE,     /* one dlrun per node by hand: the group's token */
     OPT_ACCEPT,         /* accepted, nothing to do here (the note says why) */
     OPT_ACCEPT_ARG,     /* the same, with a value */

@@ -178,7 +178,6 @@ int dialect_option(int code, const char *name, char *v1, char *v2,
                         "--map-by for placement", shown, v1), -1;
     case OPT_HVD_MPI: o->mpi = MPI_PMIX; return 0;
     case OPT_GLOO: o->gloo = 1; return 0;
-    case OPT_GLOO_RDV: o->gloo = 1; o->gloo_rdv = v1; return 0;
     case OPT_TOKEN_FILE: o->token_file = v1; return 0;
     case OPT_START_TIMEOUT:
         return options_count(shown, v1, 1, 3600, &o->remote.connect_timeout_s);

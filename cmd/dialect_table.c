@@ -106,8 +106,6 @@ static const struct optdef table[] = {
     { "node", OPT_NODE, 1, D_ALL, 0, NULL },
     { "spawn", OPT_SPAWN, 1, D_ALL, 0, NULL },
     { "lifeline", OPT_LIFELINE, 0, D_ALL, 0, NULL },
-    { "restart", OPT_RESTART, 1, D_ALL, 0, NULL },
-    { "gloo-rendezvous", OPT_GLOO_RDV, 1, D_ALL, 0, NULL },
     { "token-file", OPT_TOKEN_FILE, 1, D_ALL, 0, NULL },
     /* torchrun */
     { "standalone", OPT_STANDALONE, 0, D_ALL, T, NULL },

@@ -128,8 +128,8 @@ int horovod_rank_env(const struct job *j, struct envset *out)
         return 0;       /* `dlrun env`, `plan`: nothing is served */
     if (sscanf(w, "%199[^,],%d,%63s", addr, &port, iface) < 2 || port <= 0 ||
         port > 65535)
-        return cmd_fail(EXIT_USAGE, "--gloo-rendezvous '%s': expected "
-                        "ADDR,PORT,[IFACE] (the head sets it)", w);
+        return cmd_fail(EXIT_USAGE, "the head's Gloo rendezvous '%s': "
+                        "expected ADDR,PORT,[IFACE]", w);
     if (!iface[0] && route_iface(addr, iface, sizeof iface, &err) < 0)
         return cmd_fail(EXIT_FAIL, "--gloo: %s", err.msg);
     if (envout_gloo(addr, port, iface, out, &err) < 0)

@@ -71,7 +71,6 @@ struct options {
     /* dlrun agent only (set by the head, hidden from --help) */
     int node;               /* --node: this agent's plan node, -1 unknown */
     const char *spawn;      /* --spawn: plan nodes whose agents it starts */
-    int restart;            /* --restart: the head's attempts before this */
     int lifeline;           /* --lifeline: stdin is the spawner's lifeline
                                (the secrets first, unless in the env) */
     char **exports;         /* -x entries (owned array, borrowed strings) */
@@ -89,7 +88,7 @@ struct options {
     int gloo;               /* horovodrun --gloo: serve Horovod's Gloo
                                rendezvous (HOROVOD_GLOO_*) */
     const char *gloo_rdv;   /* where it is served: "ADDR,PORT,IFACE" (the
-                               head's, or --gloo-rendezvous for agents) */
+                               head's, or for agents the plan wire's) */
     const char *token_file; /* --token-file: the group's token (one dlrun
                                per node by hand) */
     char **strs;            /* owned strings the options point into */
