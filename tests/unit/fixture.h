@@ -1,12 +1,15 @@
 /* fixture.h - environments for the allocation tests: from a list of
  * "NAME=VALUE" strings or from a captured fixture file (one per line,
- * '#' comments).  Header only; tests run from the repository root. */
+ * '#' comments); and an allocation's nodes as one line of text to compare.
+ * Header only; tests run from the repository root. */
 #ifndef DLRUN_FIXTURE_H
 #define DLRUN_FIXTURE_H
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "alloc.h"
 
 /* A NULL-terminated copy of the list (free with envp_free). */
 static inline char **envp_of(const char *const *list)
@@ -53,6 +56,22 @@ static inline void envp_free(char **e)
     for (size_t i = 0; e && e[i]; i++)
         free(e[i]);
     free(e);
+}
+
+/* a's nodes as "[login@]name:slots,..." (static buffer). */
+static inline char *alloc_nodes_str(const struct alloc *a)
+{
+    static char buf[512];
+    size_t len = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < a->nnodes && len < sizeof buf; i++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s%s%s:%d",
+                                i ? "," : "", a->nodes[i].login ?
+                                a->nodes[i].login : "",
+                                a->nodes[i].login ? "@" : "",
+                                a->nodes[i].name, a->nodes[i].slots);
+    return buf;
 }
 
 #endif

@@ -1,4 +1,9 @@
-/* t_alloc.c - allocation sources, one table row per environment. */
+/* t_alloc.c - allocation sources, one table row per environment: the
+ * detection (lib/where/alloc.c) and each source's reader, tested here
+ * together rather than in files of their own: alloc_slurm.c, alloc_pjm.c,
+ * alloc_sched.c (PBS, NQSV, LSF), alloc_mpi.c (mpirun's variables, PMIx)
+ * and alloc_hosts.c (-H and --hostfile as a source).  The host list and
+ * host file grammar itself is tested in t_hostfile.c. */
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,21 +140,6 @@ static const struct row rows[] = {
       { 0 }, "ompi", NULL, 3, 1, 2, 1, NULL },
 };
 
-static char *nodes_str(const struct alloc *a)
-{
-    static char buf[512];
-    size_t len = 0;
-
-    buf[0] = '\0';
-    for (size_t i = 0; i < a->nnodes && len < sizeof buf; i++)
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s%s%s:%d",
-                                i ? "," : "", a->nodes[i].login ?
-                                a->nodes[i].login : "",
-                                a->nodes[i].login ? "@" : "",
-                                a->nodes[i].name, a->nodes[i].slots);
-    return buf;
-}
-
 static void check_row(const struct row *r)
 {
     char **envp = envp_of(r->env);
@@ -169,7 +159,7 @@ static void check_row(const struct row *r)
     } else if (rc == 0) {
         is_str(a.source, r->source, r->what);
         if (r->nodes)
-            is_str(nodes_str(&a), r->nodes, r->what);
+            is_str(alloc_nodes_str(&a), r->nodes, r->what);
         if (r->rank >= 0) {
             ok(a.has_task, r->what);
             is_int(a.task.rank, r->rank, "  rank");
@@ -180,84 +170,6 @@ static void check_row(const struct row *r)
     }
     alloc_free(&a);
     envp_free(envp);
-}
-
-struct hf_row {
-    const char *what, *text, *nodes, *err_has;
-};
-
-static const struct hf_row hf_rows[] = {
-    { "open mpi style", "# cluster\nn1 slots=4 max_slots=8\nn2 slots=2\n\n",
-      "n1:4,n2:2", NULL },
-    { "horovod style", "n1:4\nn2:4\n", "n1:4,n2:4", NULL },
-    { "pbs style repeats are slots", "a.x\na.x\nb.x\na.x\n", "a.x:3,b.x:1",
-      NULL },
-    { "comment after host", "n1 slots=2 # fast one\n", "n1:2", NULL },
-    { "hostlist in a host file", "gpu[1-2] slots=8\n", "gpu1:8,gpu2:8", NULL },
-    { "unknown key", "n1 slots=2\nn2 cpus=4\n", NULL, "hosts:2:4" },
-    { "zero slots", "n1 slots=0\n", NULL, "hosts:1:4" },
-    { "empty file", "# nothing\n\n", NULL, "no hosts" },
-    { "bad colon slots", "n1:x\n", NULL, "hosts:1" },
-    { "bad host name", "n1\n`id` slots=2\n", NULL,
-      "hosts:2: host name \"`id`\"" },
-    /* issue 11 item 11: host files as Open MPI and PRRTE read them */
-    { "max_slots alone gives its slots", "n1 max_slots=4\nn2 max-slots=2\n",
-      "n1:4,n2:2", NULL },
-    { "slots above max_slots", "n1 slots=8 max_slots=4\n", NULL,
-      "hosts:1: slots=8 is more than max_slots=4" },
-    { "slots above max_slots, max first", "n1 max_slots=4 slots=8\n", NULL,
-      "hosts:1: slots=8 is more than max_slots=4" },
-    { "a host twice with different slots", "n1 slots=2\nn2\nn1 slots=4\n",
-      NULL, "hosts:3: host n1 has slots=4 here but slots=2 at line 1" },
-    { "a host with slots, then bare", "n1 slots=2\nn1\n", NULL,
-      "hosts:2: host n1 has no slots (one per line) here but slots=2 at "
-      "line 1" },
-    { "a host twice with the same slots: once", "n1 slots=2\nn1 slots=2\n",
-      "n1:2", NULL },
-    { "user@host", "alice@n1 slots=2\nn2\n", "alice@n1:2,n2:1", NULL },
-    { "username=", "n1 slots=2 username=bob\n", "bob@n1:2", NULL },
-    { "two logins for a host", "alice@n1\nbob@n1\n", NULL,
-      "hosts:2: host n1: login alice and login bob" },
-    { "bad login", "-oX@n1\n", NULL, "hosts:1: login name \"-oX\"" },
-    { "blanks around =", "n1 slots = 4\nn2 slots= 2 max_slots =3\n",
-      "n1:4,n2:2", NULL },
-    { "// and /* */ comments", "// cluster\nn1 slots=2 // fast\n"
-      "/* spare:\nn9 slots=8 */ n2:3\n", "n1:2,n2:3", NULL },
-    { "an open /* comment", "n1\n/* n2\n", NULL,
-      "hosts:2: a '/*' comment is never closed" },
-    { "count and cpu are slots", "n1 count=2\nn2 cpu=3\n", "n1:2,n2:3",
-      NULL },
-    { "slots given twice on a line", "n1 slots=2 count=3\n", NULL,
-      "hosts:1:12: 'count' given twice" },
-    { "horovod host:N", "n1:4\nn2:2\n", "n1:4,n2:2", NULL },
-    { "deepspeed host slots=N", "worker-0 slots=8\nworker-1 slots=8\n",
-      "worker-0:8,worker-1:8", NULL },
-    { "ipv6 in brackets with slots", "[fe80::1]:2\n", "fe80::1:2", NULL },
-    { "bare ipv6 with slots=", "fe80::2 slots=3\n", "fe80::2:3", NULL },
-    { "not an ipv6 address", "fe80::g\n", NULL, "hosts:1: host name "
-      "\"fe80::g\": not an IPv6 address" },
-};
-
-static void check_hostfiles(void)
-{
-    for (size_t i = 0; i < sizeof hf_rows / sizeof hf_rows[0]; i++) {
-        const struct hf_row *r = &hf_rows[i];
-        struct alloc a = { 0 };
-        struct err err = { "" };
-        int rc = hostfile_parse(r->text, "hosts", &a, &err);
-
-        if (r->nodes) {
-            if (!ok(rc == 0, r->what))
-                printf("#   error: %s\n", err.msg);
-            else
-                is_str(nodes_str(&a), r->nodes, r->what);
-        } else {
-            ok(rc < 0, r->what);
-            if (!ok(strstr(err.msg, r->err_has) != NULL, "  message position"))
-                printf("#   message: %s\n", err.msg);
-        }
-        alloc_free(&a);
-    }
 }
 
 /* PBS_NODEFILE and NQSV_MPIOPTS point at files: write them for real. */
@@ -279,7 +191,7 @@ static void check_file_sources(void)
         char **envp = envp_of(env);
         ok(alloc_detect(&req, envp, &a, &err) == 0, "pbs node file read");
         is_str(a.source, "pbs", "pbs detected");
-        is_str(nodes_str(&a), "n01.cluster:2,n02.cluster:2", "pbs slots");
+        is_str(alloc_nodes_str(&a), "n01.cluster:2,n02.cluster:2", "pbs slots");
         alloc_free(&a);
         envp_free(envp);
     }
@@ -289,7 +201,7 @@ static void check_file_sources(void)
         char **envp = envp_of(env);
         ok(alloc_detect(&req, envp, &a, &err) == 0, "nqsv host file read");
         is_str(a.source, "nqsv", "nqsv detected");
-        is_str(nodes_str(&a), "n01.cluster:2,n02.cluster:2", "nqsv slots");
+        is_str(alloc_nodes_str(&a), "n01.cluster:2,n02.cluster:2", "nqsv slots");
         alloc_free(&a);
         envp_free(envp);
     }
@@ -445,7 +357,7 @@ static void check_pjm(void)
                 printf("#   message: %s\n", err.msg);
         } else if (ok(rc == 0, pjm[i].file)) {
             is_str(a.source, "pjm", "  source pjm");
-            is_str(nodes_str(&a), pjm[i].nodes, "  hosts from PJM_O_NODEINF");
+            is_str(alloc_nodes_str(&a), pjm[i].nodes, "  hosts from PJM_O_NODEINF");
             is_int(a.default_ranks, pjm[i].ranks, "  ranks = PJM_MPI_PROC");
             is_int(a.nodes[0].cpus, pjm[i].cpus, "  cores per node");
             is_int(a.spread_ok, pjm[i].spread, "  spread over vnodes");
@@ -503,7 +415,6 @@ int main(void)
     check_fixtures();
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         check_row(&rows[i]);
-    check_hostfiles();
     check_file_sources();
     check_cyclic_and_gpus();
     check_ompi_one_node();

@@ -1,0 +1,139 @@
+/* t_rdv.c - MASTER_ADDR and MASTER_PORT for a plan, each with its reason:
+ * the options win; one node is loopback with a port free here; rank 0 on
+ * this host among several nodes is an address other nodes can reach (or
+ * --iface's); rank 0 on a host nobody can resolve is refused; ranks the
+ * scheduler started derive the port from the job and step (every task
+ * computes the same).  No PMIx server is involved (--pmix-rendezvous off,
+ * and none in the environment). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "fixture.h"
+#include "hostfile.h"
+#include "net.h"
+#include "plan.h"
+#include "rdv.h"
+#include "tap.h"
+
+/* Plan -H hosts (all slots) and resolve with o. */
+static int resolve_hosts(const char *hosts, const struct rdv_opts *o,
+                         struct rdv *out, struct err *err)
+{
+    struct alloc a = { 0 };
+    struct plan p = { 0 };
+    struct plan_request req = { 0 };
+    char *envp[] = { NULL };
+    int rc = -1;
+
+    if (hosts_parse(hosts, &a, err) == 0 && plan_build(&a, &req, &p, err) == 0)
+        rc = rdv_resolve(&a, &p, o, envp, out, err);
+    plan_free(&p);
+    alloc_free(&a);
+    return rc;
+}
+
+static int port_free_here(int port)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_port = htons((uint16_t)port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0), free_ = 0;
+
+    free_ = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+    if (fd >= 0)
+        close(fd);
+    return free_;
+}
+
+static void by_hosts(void)
+{
+    struct rdv_opts o = { 0 };
+    struct rdv r;
+    struct err err = { "" };
+
+    ok(resolve_hosts("localhost:2", &o, &r, &err) == 0 &&
+       !strcmp(r.addr, "127.0.0.1") && strstr(r.addr_from, "loopback"),
+       "one node here: loopback");
+    ok(r.port > 0 && port_free_here(r.port) &&
+       !strcmp(r.port_from, "free port on this host"), "a port free here");
+    ok(r.worker_ports == NULL, "no worker ports chosen");
+
+    o.master_addr = "10.1.2.3";
+    o.master_port = 29500;
+    ok(resolve_hosts("localhost:2", &o, &r, &err) == 0 &&
+       !strcmp(r.addr, "10.1.2.3") && r.port == 29500 &&
+       !strcmp(r.addr_from, "--master-addr") &&
+       !strcmp(r.port_from, "--master-port"), "--master-addr and -port win");
+    ok(resolve_hosts("dlrun-no-such-host.invalid:1,localhost:1", &o, &r,
+                     &err) == 0 && !strcmp(r.addr, "10.1.2.3"),
+       "  also when rank 0's host cannot be resolved");
+
+    o = (struct rdv_opts){ 0 };
+    ok(resolve_hosts("dlrun-no-such-host.invalid:1,localhost:1", &o, &r,
+                     &err) < 0 && strstr(err.msg, "dlrun-no-such-host.invalid")
+       && strstr(err.msg, "--master-addr"),
+       "rank 0 on a host nobody resolves: refused, what to pass");
+    if (resolve_hosts("localhost:1,dlrun-no-such-host.invalid:1", &o, &r,
+                      &err) == 0)
+        ok(strncmp(r.addr, "127.", 4) != 0 && strstr(r.addr_from, "this host"),
+           "rank 0 here among several nodes: not loopback");
+    else
+        ok(strstr(err.msg, "loopback") != NULL,
+           "rank 0 here, no other address: refused, says loopback");
+    o.iface = "lo";
+    ok(resolve_hosts("localhost:1,dlrun-no-such-host.invalid:1", &o, &r,
+                     &err) == 0 && !strcmp(r.addr, "127.0.0.1") &&
+       strstr(r.addr_from, "--iface lo"), "--iface lo: its address");
+    o.iface = "dlrun0";
+    ok(resolve_hosts("localhost:1,dlrun-no-such-host.invalid:1", &o, &r,
+                     &err) < 0 && strstr(err.msg, "dlrun0"),
+       "--iface of no interface: refused");
+}
+
+/* Ranks srun started: rank 0 is on the first node, this task on the second. */
+static void per_task(void)
+{
+    static const char *const env[] = {
+        "SLURM_JOB_ID=42", "SLURM_STEP_ID=3",
+        "SLURM_STEP_NODELIST=dlrun-none[1-2].invalid",
+        "SLURM_STEP_NUM_NODES=2", "SLURM_STEP_NUM_TASKS=4",
+        "SLURM_STEP_TASKS_PER_NODE=2(x2)", "SLURM_PROCID=2",
+        "SLURM_LOCALID=0", "SLURM_NODEID=1", NULL };
+    char **envp = envp_of(env);
+    struct alloc a = { 0 };
+    struct alloc_request areq = { 0 };
+    struct plan p = { 0 };
+    struct plan_request req = { 0 };
+    struct rdv_opts o = { .master_addr = "10.9.8.7", .collective = 1 };
+    struct rdv r;
+    struct err err = { "" };
+
+    if (!ok(alloc_detect(&areq, envp, &a, &err) == 0 &&
+            plan_build(&a, &req, &p, &err) == 0 && p.per_task,
+            "a Slurm step's task")) {
+        printf("# %s\n", err.msg);
+        goto out;
+    }
+    ok(rdv_resolve(&a, &p, &o, envp, &r, &err) == 0 &&
+       r.port == net_derived_port("42", "3") && strstr(r.port_from, "job 42") &&
+       strstr(r.port_from, "step 3"), "the port derived from job 42 step 3");
+    o.master_addr = NULL;
+    ok(rdv_resolve(&a, &p, &o, envp, &r, &err) < 0 &&
+       strstr(err.msg, "dlrun-none1.invalid"),
+       "rank 0's host resolved by name: unknown, refused, named");
+out:
+    plan_free(&p);
+    alloc_free(&a);
+    envp_free(envp);
+}
+
+int main(void)
+{
+    by_hosts();
+    per_task();
+    return tap_done();
+}

@@ -1,0 +1,108 @@
+/* t_net.c - addresses and ports for the rendezvous, on this machine's
+ * own interfaces and resolver: this host by any of its names, lo's
+ * address, a name that resolves only to loopback replaced by an address
+ * other nodes can reach, unknown names and interfaces refused with the
+ * name in the message, free ports that are free and different, and the
+ * derived port: in its range, and the same number on every host and
+ * build (the values below are FNV-1a's as dlrun(1) documents it,
+ * computed apart from this code). */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "net.h"
+#include "tap.h"
+
+static void this_host(void)
+{
+    char me[256] = "", longer[300];
+
+    gethostname(me, sizeof me - 1);
+    me[strcspn(me, ".")] = '\0';
+    snprintf(longer, sizeof longer, "%s.some.domain", me);
+    ok(net_is_this_host(me), "this host's short name");
+    ok(net_is_this_host(longer), "with a domain: the short names compared");
+    ok(net_is_this_host("localhost") && net_is_this_host("127.0.0.1"),
+       "localhost and 127.0.0.1");
+    snprintf(longer, sizeof longer, "%sx", me);
+    ok(!net_is_this_host(longer), "a longer name is another host");
+    ok(!net_is_this_host(NULL) && !net_is_this_host("dlrun-no-such-node"),
+       "NULL and another name are not");
+}
+
+static void addrs(void)
+{
+    char a[64] = "", me[256] = "";
+    struct err err = { "" };
+
+    ok(net_iface_addr("lo", a, sizeof a, &err) == 0 && !strcmp(a, "127.0.0.1"),
+       "lo's address");
+    ok(net_iface_addr("dlrun0", a, sizeof a, &err) < 0 &&
+       strstr(err.msg, "--iface dlrun0"), "no such interface: named");
+    ok(net_host_addr("127.0.0.2", a, sizeof a, &err) < 0 &&
+       strstr(err.msg, "loopback"),
+       "a loopback address of another name: refused (other nodes cannot reach it)");
+    ok(net_host_addr("dlrun-no-such-host.invalid", a, sizeof a, &err) < 0 &&
+       strstr(err.msg, "dlrun-no-such-host.invalid") &&
+       strstr(err.msg, "--master-addr"), "an unknown host: named, what to do");
+    gethostname(me, sizeof me - 1);
+    if (net_host_addr(me, a, sizeof a, &err) == 0)
+        ok(strncmp(a, "127.", 4) != 0 && strcmp(a, "::1") != 0,
+           "this host by name: an address other nodes can reach");
+    else
+        ok(strstr(err.msg, me) != NULL, "this host has no such address: named");
+    ok(net_resolves("localhost", &err) == 0, "localhost resolves");
+    ok(net_resolves("dlrun-no-such-host.invalid", &err) < 0 &&
+       strstr(err.msg, "cannot resolve host dlrun-no-such-host.invalid"),
+       "an unknown name does not, and is named");
+    ok(net_route_addr("127.0.0.1", a, sizeof a, &err) == 0 &&
+       !strcmp(a, "127.0.0.1"), "the route to 127.0.0.1 starts at 127.0.0.1");
+    ok(net_route_addr("dlrun-no-such-host.invalid", a, sizeof a, &err) < 0,
+       "no route to an unknown name");
+}
+
+/* 1 when port can be bound on this host now. */
+static int bindable(int port)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_port = htons((uint16_t)port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0), ok_ = 0;
+
+    ok_ = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok_;
+}
+
+static void ports(void)
+{
+    struct err err = { "" };
+    int p = net_free_port(&err), v[16], distinct = 1;
+
+    ok(p > 0 && p < 65536 && bindable(p), "a free port, bindable");
+    ok(net_free_ports(v, 16, &err) == 0, "16 free ports");
+    for (int i = 0; i < 16; i++)
+        for (int k = 0; k < i; k++)
+            distinct &= v[i] != v[k];
+    ok(distinct, "all different");
+
+    is_int(net_derived_port("12345", "0"), 21816, "derived port of 12345.0");
+    is_int(net_derived_port("12345", "1"), 28277, "another step, another port");
+    is_int(net_derived_port(NULL, NULL), net_derived_port("", ""),
+           "NULL ids count as empty");
+    ok(net_derived_port("12345", "") != net_derived_port("1234", "5"),
+       "the ids' boundary counts");
+    p = net_derived_port("999999999999", "batch");
+    ok(p >= 20000 && p < 30000, "in 20000-29999");
+}
+
+int main(void)
+{
+    this_host();
+    addrs();
+    ports();
+    return tap_done();
+}
