@@ -155,8 +155,7 @@ static void end_leftovers(const struct supervise *sv)
         keep[i] = sv->ranks[i].pid;
     proc_kill_adopted(keep, keep ? sv->n : 0);
     guard_kill_job();
-    while (waitpid(-1, NULL, WNOHANG) > 0)
-        ;
+    proc_reap_ended();
     free(keep);
 }
 

@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "nodes.h"
 #include "engine.h"
+#include "evloop.h"
 #include "supervise.h"
 #include "watch.h"
 
@@ -21,20 +22,13 @@
  * blocked for the supervisor's signalfd): its number, else 0. */
 static int stop_signal(void *ctx)
 {
+    static const int stop[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, 0 };
     struct nodes *n = ctx;
-    struct timespec zero = { 0, 0 };
-    sigset_t s;
-    int sig;
+    int sig = sig_take_pending(stop);
 
-    sigemptyset(&s);
-    sigaddset(&s, SIGTERM);
-    sigaddset(&s, SIGINT);
-    sigaddset(&s, SIGHUP);
-    sigaddset(&s, SIGQUIT);
-    sig = sigtimedwait(&s, NULL, &zero);
     if (sig > 0)
         n->stopsig = sig;
-    return sig > 0 ? sig : 0;
+    return sig;
 }
 
 /* The joined group as this node's plan, bindings and rendezvous.  0 or

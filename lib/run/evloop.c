@@ -277,6 +277,19 @@ int sigfd_open(const sigset_t *set, struct err *err)
     return fd;
 }
 
+int sig_take_pending(const int *sigs)
+{
+    struct timespec zero = { 0, 0 };
+    sigset_t set;
+    int sig;
+
+    sigemptyset(&set);
+    for (int i = 0; sigs[i]; i++)
+        sigaddset(&set, sigs[i]);
+    sig = sigtimedwait(&set, NULL, &zero);
+    return sig > 0 ? sig : 0;
+}
+
 int sigfd_take(int sfd)
 {
     struct signalfd_siginfo si;

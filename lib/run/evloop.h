@@ -88,4 +88,9 @@ int sigfd_open(const sigset_t *set, struct err *err);
 /* The next signal waiting on sfd (non-blocking), 0 when none. */
 int sigfd_take(int sfd);
 
+/* One of sigs (0-terminated; blocked by the caller) that is pending,
+ * taken without waiting (sigtimedwait with a zero timeout), 0 when none:
+ * for a signal that came between two loops. */
+int sig_take_pending(const int *sigs);
+
 #endif

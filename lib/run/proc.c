@@ -289,6 +289,15 @@ int proc_kill_adopted(const pid_t *keep, int n)
     return killed;
 }
 
+int proc_reap_ended(void)
+{
+    int n = 0;
+
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        n++;
+    return n;
+}
+
 /* The child's output into buf until EOF, len - 1 bytes kept (the rest
  * read and dropped) or deadline_ms (CLOCK_MONOTONIC; 0: none) passed.
  * 0, or -1 when the deadline passed. */

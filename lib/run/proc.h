@@ -61,6 +61,10 @@ int proc_exec_code(int exec_errno);
  * reparented to us as child subreaper.  Returns how many were killed. */
 int proc_kill_adopted(const pid_t *keep, int n);
 
+/* Reap every child that has ended, without waiting for the others.
+ * Returns how many were reaped. */
+int proc_reap_ended(void);
+
 /* Run argv (searched in $PATH) and keep what it prints: stdout, and
  * stderr too when with_stderr (else stderr stays dlrun's), into buf (len
  * bytes, NUL-terminated; what does not fit is read and dropped).  Its

@@ -181,6 +181,12 @@ static void sigfd(void)
     is_int(sigfd_take(fd), SIGUSR2, "the signal raised");
     is_int(sigfd_take(-1), 0, "no fd: 0");
     close(fd);
+    is_int(sig_take_pending((const int[]){ SIGUSR2, 0 }), 0,
+           "sig_take_pending: none pending: 0, without waiting");
+    raise(SIGUSR2);
+    is_int(sig_take_pending((const int[]){ SIGUSR1, SIGUSR2, 0 }), SIGUSR2,
+           "  the pending one, taken");
+    is_int(sig_take_pending((const int[]){ SIGUSR2, 0 }), 0, "  once");
 }
 
 int main(void)

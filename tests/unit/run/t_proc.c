@@ -175,6 +175,31 @@ static void self_exe(void)
        "proc_self_exe: too long for the buffer: -1 and \"\"");
 }
 
+/* Ended children reaped, a running one left alone. */
+static void reap_ended(void)
+{
+    pid_t ended[2], running;
+    siginfo_t si;
+
+    proc_reap_ended();          /* what the tests above left */
+    if ((running = fork()) == 0) {
+        pause();
+        _exit(0);
+    }
+    for (int i = 0; i < 2; i++)
+        if ((ended[i] = fork()) == 0)
+            _exit(0);
+    for (int i = 0; i < 2; i++)     /* until it ended, not reaping it */
+        waitid(P_PID, (id_t)ended[i], &si, WEXITED | WNOWAIT);
+    is_int(proc_reap_ended(), 2, "proc_reap_ended: both ended children");
+    ok(waitpid(ended[0], NULL, WNOHANG) < 0 && errno == ECHILD,
+       "  reaped");
+    is_int(waitpid(running, NULL, WNOHANG), 0, "  the running one left");
+    kill(running, SIGKILL);
+    waitpid(running, NULL, 0);
+    is_int(proc_reap_ended(), 0, "  nothing more: 0");
+}
+
 int main(void)
 {
     self_exe();
@@ -182,5 +207,6 @@ int main(void)
     capture_stdin();
     capture_signals();
     exec_in_place();
+    reap_ended();
     return tap_done();
 }
