@@ -90,24 +90,13 @@ void agent_report_ranks(const struct job *j, const struct supervise *sv)
 {
     struct err err = { "" };
     struct client *c = NULL;
-    char key[64], *val = NULL;
-    size_t len = 0;
-    FILE *m;
 
-    if (!j->opt.summary || !(m = open_memstream(&val, &len)))
+    if (!j->opt.summary)
         return;
-    for (int i = 0; i < sv->n; i++)
-        if (sv->ranks[i].rank >= 0)
-            fprintf(m, "%d %d %d %.6f %.6f\n", sv->ranks[i].rank,
-                    (int)sv->ranks[i].pid, sv->ranks[i].status,
-                    sv->ranks[i].start, sv->ranks[i].end);
-    snprintf(key, sizeof key, "dlrun.ranks.%d", j->plan.self_node);
-    if (fclose(m) == 0 && (c = client_from_env(5000, &err)))
-        client_put(c, key, val, len, &err);
-    if (err.msg[0])
+    if (!(c = client_from_env(5000, &err)) ||
+        fw_ranks_put(c, j->plan.self_node, sv->ranks, sv->n, &err) < 0)
         cmd_fail(0, "agent: cannot report its ranks: %s", err.msg);
     client_close(c);
-    free(val);
 }
 
 /* The head is lost: one line before the watcher's SIGTERM. */

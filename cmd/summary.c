@@ -69,24 +69,8 @@ int summary_write(const struct job *j, const struct supervise *sv, int rc)
 static int parse_rank_line(const char *s, const struct plan *p, int node,
                            struct sv_rank *r)
 {
-    long v[3];
-    double t[2];
-    char *end = NULL;
-
-    if (fw_read_ints(&s, v, 3) < 0)
-        return -1;
-    for (int i = 0; i < 2; i++) {
-        t[i] = strtod(s, &end);
-        if (end == s || !isfinite(t[i]) || (i == 0 && *end != ' ') ||
-            (i == 1 && *end))
-            return -1;
-        s = end;
-    }
-    if (v[0] < 0 || v[0] >= p->nranks || p->rank_node[v[0]] != node)
-        return -1;
-    *r = (struct sv_rank){ .rank = (int)v[0], .pid = (pid_t)v[1],
-                           .status = (int)v[2], .start = t[0], .end = t[1] };
-    return 0;
+    return fw_rank_parse(s, p->nranks, r) == 0 &&
+           p->rank_node[r->rank] == node ? 0 : -1;
 }
 
 /* Node i's lines into the ranks' slots; a line that does not hold up is

@@ -3,12 +3,15 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
+#include "strv.h"
+#include "supervise.h"
 
 /* Longest report read: three numbers and a host name. */
 #define REPORT_MAX 400
@@ -101,4 +104,50 @@ int fw_failure_first(struct client *c, int nranks, struct fw_failure *f,
         free(val);
     }
     return rc;
+}
+
+int fw_ranks_put(struct client *c, int node, const struct sv_rank *ranks,
+                 int n, struct err *err)
+{
+    struct membuf b;
+    FILE *m = membuf_open(&b);
+    char key[64], *val = NULL;
+    int rc = -1;
+
+    for (int i = 0; m && i < n; i++)
+        if (ranks[i].rank >= 0)
+            fprintf(m, "%d %d %d %.6f %.6f\n", ranks[i].rank,
+                    (int)ranks[i].pid, ranks[i].status, ranks[i].start,
+                    ranks[i].end);
+    if (!m || !(val = membuf_close(&b))) {
+        err_set(err, "out of memory");
+        goto out;
+    }
+    snprintf(key, sizeof key, "dlrun.ranks.%d", node);
+    rc = client_put(c, key, val, b.len, err) == CLIENT_OK ? 0 : -1;
+out:
+    free(val);
+    return rc;
+}
+
+int fw_rank_parse(const char *line, int nranks, struct sv_rank *r)
+{
+    long v[3];
+    double t[2];
+    char *end = NULL;
+
+    if (fw_read_ints(&line, v, 3) < 0)
+        return -1;
+    for (int i = 0; i < 2; i++) {
+        t[i] = strtod(line, &end);
+        if (end == line || !isfinite(t[i]) || (i == 0 && *end != ' ') ||
+            (i == 1 && *end))
+            return -1;
+        line = end;
+    }
+    if (v[0] < 0 || v[0] >= nranks)
+        return -1;
+    *r = (struct sv_rank){ .rank = (int)v[0], .pid = (pid_t)v[1],
+                           .status = (int)v[2], .start = t[0], .end = t[1] };
+    return 0;
 }

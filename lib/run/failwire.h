@@ -1,13 +1,14 @@
-/* failwire.h - how an agent tells the head which of its ranks failed,
- * through the head's broker: dlrun.failseq counts the reports, each one
- * is "RANK STATUS PID HOST" under dlrun.fail.SEQ (STATUS: the wait
- * status itself, so that the head tells a code from a signal as the
- * agent does).  The first report that holds up is the job's failure.
+/* failwire.h - how an agent tells the head how its ranks ended, through
+ * the head's broker.  Which failed: dlrun.failseq counts the reports,
+ * each one is "RANK STATUS PID HOST" under dlrun.fail.SEQ (STATUS: the
+ * wait status itself, so that the head tells a code from a signal as the
+ * agent does); the first report that holds up is the job's failure.
+ * With --summary, every rank: "RANK PID STATUS START END" lines under
+ * dlrun.ranks.NODE (START, END: wall-clock seconds).
  *
  * Any rank holds the broker's token and can write these keys too: the
  * reader parses every number in full and checks the rank against the
- * plan (it indexes the rank tables).  Also the one reader of the agents'
- * space-separated integer fields (--summary's rank lines). */
+ * plan (it indexes the rank tables). */
 #ifndef DLRUN_FAILWIRE_H
 #define DLRUN_FAILWIRE_H
 
@@ -16,6 +17,7 @@
 #include "err.h"
 
 struct client;
+struct sv_rank;
 
 /* Failure reports read at most: one per agent is expected, the rest is
  * noise a rank wrote. */
@@ -55,5 +57,15 @@ typedef void fw_bad_fn(void *ctx, const char *key, const char *why);
  * go to bad (may be NULL).  0 when one did, -1 when none. */
 int fw_failure_first(struct client *c, int nranks, struct fw_failure *f,
                      fw_bad_fn *bad, void *ctx);
+
+/* The rank lines of ranks (n entries; those with rank >= 0) under
+ * dlrun.ranks.NODE through c (borrowed).  0 / -1 with err. */
+int fw_ranks_put(struct client *c, int node, const struct sv_rank *ranks,
+                 int n, struct err *err);
+
+/* One rank line (NUL-terminated, no newline) of a job of nranks ranks
+ * into *r.  0 / -1 (not five numbers, a rank outside the job, a time
+ * that is not finite). */
+int fw_rank_parse(const char *line, int nranks, struct sv_rank *r);
 
 #endif

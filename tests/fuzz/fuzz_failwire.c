@@ -1,12 +1,16 @@
-/* fuzz_failwire.c - libFuzzer target for fw_failure_parse (a failure
- * report read from the head's broker, which any rank can write: any
- * bytes).  It never crashes; a report it takes names a rank of the job
- * and a positive pid, and formats back to what it parsed. */
+/* fuzz_failwire.c - libFuzzer target for fw_failure_parse and
+ * fw_rank_parse (a failure report and a --summary rank line read from the
+ * head's broker, which any rank can write: any bytes).  It never crashes;
+ * a report it takes names a rank of the job and a positive pid, and
+ * formats back to what it parsed; a rank line it takes names a rank of
+ * the job and finite times. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "failwire.h"
+#include "supervise.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -14,7 +18,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct fw_failure f, g;
     struct err err = { "" };
-    char buf[512];
+    struct sv_rank r;
+    char buf[512], *line = malloc(size + 1);
+
+    if (!line)
+        return 0;
+    memcpy(line, data, size);
+    line[size] = '\0';
+    if (fw_rank_parse(line, 16, &r) == 0 &&
+        (r.rank < 0 || r.rank >= 16 || !isfinite(r.start) ||
+         !isfinite(r.end)))
+        abort();
+    free(line);
 
     if (fw_failure_parse(data, size, 16, &f, &err) < 0) {
         if (!err.msg[0])

@@ -4,13 +4,15 @@
  * past int, too long) is refused with a reason; through a real broker
  * the first report that holds up is the job's, the bad ones before it
  * are named, and a counter overwritten with text still finds the first
- * report. */
+ * report.  The --summary rank lines: put, read back, refused when bad. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "broker_thread.h"
 #include "client.h"
 #include "failwire.h"
+#include "supervise.h"
 #include "tap.h"
 
 static const uint8_t token[TOKEN_BYTES] = "secret-token-16b";
@@ -52,6 +54,20 @@ static void codec(void)
        strcmp(s, "rest") == 0, "fw_read_ints reads three and moves past");
 }
 
+static void rank_lines(void)
+{
+    struct sv_rank r;
+
+    ok(fw_rank_parse("3 4242 256 1.500000 2.250000", 4, &r) == 0 &&
+       r.rank == 3 && r.pid == 4242 && r.status == 256 && r.start == 1.5 &&
+       r.end == 2.25, "a rank line parses");
+    ok(fw_rank_parse("4 1 0 1 2", 4, &r) < 0, "a rank outside the job");
+    ok(fw_rank_parse("1 1 0 nan 2", 4, &r) < 0, "a time that is not finite");
+    ok(fw_rank_parse("1 1 0 1 2 3", 4, &r) < 0, "a field too many");
+    ok(fw_rank_parse("1 1 0 1", 4, &r) < 0, "a field too few");
+    ok(fw_rank_parse("1 1 0 1  2", 4, &r) == 0, "strtod's spaces before END");
+}
+
 static void put_raw(struct client *c, const char *key, const char *val)
 {
     struct err err = { "" };
@@ -84,6 +100,21 @@ static void broker(void)
     is_int(nbad, 1, "  the bad one before it named once");
     is_str(last_bad, "dlrun.fail.1: rank 99 is not one of the job's 4",
            "  with its key and why");
+    {
+        struct sv_rank rs[3] = { { .rank = 1, .pid = 10, .status = 0,
+                                   .start = 1.0, .end = 2.0 },
+                                 { .rank = -1 },
+                                 { .rank = 3, .pid = 30, .status = 9,
+                                   .start = 1.25, .end = 3.5 } };
+        void *val = NULL;
+        size_t len = 0;
+        ok(fw_ranks_put(c, 2, rs, 3, &err) == 0 &&
+           client_get(c, "dlrun.ranks.2", 0, &val, &len, &err) == CLIENT_OK,
+           "rank lines go in under dlrun.ranks.NODE");
+        is_str(val, "1 10 0 1.000000 2.000000\n3 30 9 1.250000 3.500000\n",
+               "  one line per rank, none for other processes");
+        free(val);
+    }
     put_raw(c, "dlrun.failseq", "text");
     put_raw(c, "dlrun.fail.1", "1 5 6 h");
     ok(fw_failure_first(c, 4, &got, NULL, NULL) == 0 && got.rank == 1,
@@ -95,6 +126,7 @@ static void broker(void)
 int main(void)
 {
     codec();
+    rank_lines();
     broker();
     return tap_done();
 }
