@@ -2,7 +2,11 @@
  * ranks (this test binary, exec'd as "client") connect with the variables
  * pmix_host_rank_env gives, read what the namespace says, exchange a value
  * through a fence; restarts get a new namespace; and the chunked blobs of
- * the cross-node exchange survive a broker whose values are tiny. */
+ * the cross-node exchange survive a broker whose values are tiny.  The
+ * server's two other files are tested here with it rather than in files
+ * of their own: pmix_host_info.c (what the ranks read of their job) and
+ * pmix_host_remote.c (the blobs; rendezvous/t_broker_blob.c has its
+ * refusals). */
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>

@@ -1,12 +1,9 @@
-/* t_preflight.c - the preflight report and link results as text (lib/
- * preflight.c), what the probes find on this machine, and a TCP round
- * trip through the echo listener (lib/observe/preflight_probe.c). */
-#include <pthread.h>
+/* t_preflight.c - the preflight report and link results as text
+ * (lib/observe/preflight.c).  The probes and the echo listener
+ * (preflight_probe.c) are tested in t_preflight_probe.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "preflight.h"
 #include "tap.h"
@@ -87,75 +84,10 @@ static void links(void)
     free(text);
 }
 
-static void probe(void)
-{
-    struct pf_report r = { 0 };
-    char *sh[] = { "sh", NULL }, *none[] = { "no-such-prog-dlrun", NULL };
-    char *py[] = { "python3", NULL };
-
-    pf_probe(&r, sh, NULL, 10000);
-    ok(r.prog[0] == '/' && !r.prog_err[0], "sh is found in PATH");
-    is_str(r.version, DLRUN_VERSION, "  dlrun's version");
-    ok(r.mem_free_mb > 0, "  free memory from /proc/meminfo");
-    ok(r.host[0] != '\0', "  the host name");
-    memset(&r, 0, sizeof r);
-    pf_probe(&r, none, NULL, 10000);
-    ok(!r.prog[0] && strstr(r.prog_err, "not found"), "a missing program");
-    if (access("/usr/bin/python3", X_OK) != 0) {
-        ok(1, "# skip: no python3");
-        return;
-    }
-    memset(&r, 0, sizeof r);
-    pf_probe(&r, py, "os", 60000);
-    ok(r.python[0] == '3' && !r.import_err[0], "python3: version, import os");
-    memset(&r, 0, sizeof r);
-    pf_probe(&r, py, "no_such_module_dlrun", 60000);
-    ok(strstr(r.import_err, "No module named") != NULL,
-       "  a missing module: Python's last line");
-}
-
-struct echo {
-    int lfd, stop;
-};
-
-static void *echo_thread(void *arg)
-{
-    struct echo *e = arg;
-
-    pf_echo_serve(e->lfd, e->stop);
-    return NULL;
-}
-
-static void ping(void)
-{
-    struct echo e;
-    struct err err = { "" };
-    char addr[100];
-    pthread_t t;
-    long rtt = 0;
-
-    e.lfd = pf_listen("127.0.0.1", addr, sizeof addr, &err);
-    e.stop = eventfd(0, EFD_CLOEXEC);
-    ok(e.lfd >= 0 && strncmp(addr, "127.0.0.1:", 10) == 0, "listening");
-    pthread_create(&t, NULL, echo_thread, &e);
-    ok(pf_ping(addr, 30000, &rtt, &err) == 0 && rtt >= 0, "a round trip");
-    ok(pf_ping(addr, 30000, &rtt, &err) == 0, "  and a second peer");
-    eventfd_write(e.stop, 1);
-    pthread_join(t, NULL);
-    close(e.lfd);
-    close(e.stop);
-    ok(pf_ping(addr, 30000, &rtt, &err) < 0 &&
-       strstr(err.msg, "cannot connect"), "nobody listens: cannot connect");
-    ok(pf_listen("no.such.host", addr, sizeof addr, &err) < 0,
-       "a name, not an address: refused");
-}
-
 int main(void)
 {
     roundtrip();
     refused();
     links();
-    probe();
-    ping();
     return tap_done();
 }
