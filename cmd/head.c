@@ -28,6 +28,7 @@
 #include "failwire.h"
 #include "evloop.h"
 #include "head.h"
+#include "headlink.h"
 #include "heartbeat.h"
 #include "horovod.h"
 #include "proc.h"
@@ -177,7 +178,6 @@ static void forward_to_agents(void *ctx, int sig)
 {
     struct head *h = ctx;
     struct err err = { "" };
-    char key[64], val[16];
     int lost = heartbeat_lost(h->hb);
 
     /* a lost agent's relay would wait for it until the kill timeout */
@@ -187,9 +187,7 @@ static void forward_to_agents(void *ctx, int sig)
 
     if (!h->ctl && !(h->ctl = client_connect(h->addr, h->token, 2000, &err)))
         goto fail;
-    snprintf(key, sizeof key, "dlrun.ctl.%d", ++h->ctl_seq);
-    snprintf(val, sizeof val, "%d", sig);
-    if (client_put(h->ctl, key, val, strlen(val), &err) == CLIENT_OK)
+    if (headlink_forward(h->ctl, &h->ctl_seq, sig, &err) == 0)
         return;
 fail:
     cmd_fail(0, "cannot pass signal %d to the agents: %s", sig, err.msg);

@@ -229,8 +229,6 @@ static void end_subtree(struct supervise *sv, int nranks, struct launched *sub)
     sv->n = nranks;
 }
 
-/* One run of the whole group; sv gets the outcome.  Returns dlrun's exit
- * code for it. */
 /* What an attempt sets up before its ranks start: the one-node broker,
  * PMIx, Horovod, the stall and status watches, the ranks' environments
  * and output.  0, or -1 after printing (run_attempt frees what was made). */
@@ -287,6 +285,8 @@ static int attempt_watch(struct job *j, struct supervise *sv,
     return rc;
 }
 
+/* One run of the whole group; sv gets the outcome.  Returns dlrun's exit
+ * code for it. */
 static int run_attempt(struct job *j, struct launch_job *lj,
                        const struct launcher *l, struct supervise *sv)
 {

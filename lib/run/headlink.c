@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "client.h"
@@ -159,4 +160,13 @@ void headlink_end(struct headlink *h)
         return;
     atomic_store(&h->done, 1);
     headlink_unref(h);
+}
+
+int headlink_forward(struct client *c, int *seq, int sig, struct err *err)
+{
+    char key[64], val[16];
+
+    snprintf(key, sizeof key, "dlrun.ctl.%d", ++*seq);
+    snprintf(val, sizeof val, "%d", sig);
+    return client_put(c, key, val, strlen(val), err) == CLIENT_OK ? 0 : -1;
 }

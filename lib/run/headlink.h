@@ -4,7 +4,8 @@
  * commands), and watches its lifeline (stdin under ssh: EOF when the
  * head, its relay or the connection is gone).  Losing the head either
  * way ends this agent's ranks: SIGTERM to this process, which its
- * supervisor forwards.  The head's side is lib/run/heartbeat.h.
+ * supervisor forwards.  The head's side: headlink_forward below, and
+ * lib/run/heartbeat.h for the beats.
  *
  * Two watchers (lib/run/watch.h) do it; start them after the signals are
  * blocked for the supervisor. */
@@ -12,6 +13,8 @@
 #define DLRUN_HEADLINK_H
 
 #include "err.h"
+
+struct client;
 
 struct headlink_conf {
     int node;                   /* this agent's plan node */
@@ -39,5 +42,10 @@ struct headlink *headlink_start(const struct headlink_conf *conf,
  * watchers run on by themselves until they end or the process does; h
  * is freed by whichever ends last.  NULL is a no-op. */
 void headlink_end(struct headlink *h);
+
+/* The head's side of the forwarded signals: put sig as the next one
+ * (dlrun.ctl.SEQ; *seq, 0 at first, is counted up) through c (borrowed),
+ * where every agent's watcher waits for it.  0 / -1 with err. */
+int headlink_forward(struct client *c, int *seq, int sig, struct err *err);
 
 #endif

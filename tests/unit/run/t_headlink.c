@@ -74,11 +74,11 @@ static void lifeline(void)
     close(p[0]);
 }
 
-/* A forwarded signal: dlrun.ctl.SEQ put by a watcher's thread, as the
+/* A forwarded signal: headlink_forward from a watcher's thread, as the
  * head's forward hook does, while the main thread serves the broker. */
 struct put {
     const char *addr;
-    char key[64], val[16];
+    int seq, sig, rc;
 };
 
 static int put_step(void *ctx, int wake)
@@ -88,8 +88,7 @@ static int put_step(void *ctx, int wake)
     struct client *c = client_connect(pt->addr, token_hex, 5000, &err);
 
     (void)wake;
-    if (c)
-        client_put(c, pt->key, pt->val, strlen(pt->val), &err);
+    pt->rc = c ? headlink_forward(c, &pt->seq, pt->sig, &err) : -1;
     client_close(c);
     return 1;
 }
@@ -108,15 +107,13 @@ static int serve_until_signal(struct broker *b, int ms)
 static int forward(struct broker *b, int seq, int sig)
 {
     struct err err = { "" };
-    struct put pt = { .addr = broker_addr(b) };
+    struct put pt = { .addr = broker_addr(b), .seq = seq - 1, .sig = sig };
     struct watch *w;
 
-    snprintf(pt.key, sizeof pt.key, "dlrun.ctl.%d", seq);
-    snprintf(pt.val, sizeof pt.val, "%d", sig);
     w = watch_start(put_step, NULL, &pt, &err);
     sig = serve_until_signal(b, 10000);
     watch_stop(w);
-    return sig;
+    return pt.rc == 0 && pt.seq == seq ? sig : -1;
 }
 
 static void beats(int forward_term)
