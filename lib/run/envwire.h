@@ -1,9 +1,12 @@
 /* envwire.h - how secrets and -x values travel between dlrun processes,
  * never on a command line (`ps` shows every argv to every user of a node).
  *
+ * Agents get DLRUN_BROKER and DLRUN_TOKEN this way and the -x values in
+ * the head's plan (lib/place/planwire.h, from the broker).
+ *
  * In an environment (srun's, a local agent's, srun --mpi=pmix's tasks'):
- * each -x value as DLRUN_X_NAME=VALUE, beside DLRUN_BROKER and
- * DLRUN_TOKEN.  The prefix keeps the value from acting on the dlrun
+ * each -x value as DLRUN_X_NAME=VALUE (--mpi=srun's tasks, which have no
+ * broker), beside DLRUN_BROKER and DLRUN_TOKEN.  The prefix keeps the value from acting on the dlrun
  * processes in between (-x LD_PRELOAD=..., -x PATH=...); the receiving
  * dlrun takes the DLRUN_X_ variables out of its environment and gives them
  * to its ranks as -x NAME=VALUE.  /proc/PID/environ is readable by the
