@@ -56,21 +56,21 @@ struct watch *watch_start(watch_step_fn *step, watch_done_fn *done, void *ctx,
     w->wake = eventfd(0, EFD_CLOEXEC);
     if (w->wake < 0) {
         err_set(err, "cannot start a watcher: no eventfd");
-        free(w);
-        return NULL;
+        goto fail;
     }
     /* the thread inherits the mask: every signal stays the main thread's */
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     rc = pthread_create(&w->thread, NULL, watch_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        err_set(err, "cannot start a watcher's thread");
+    if (rc == 0)
+        return w;
+    err_set(err, "cannot start a watcher's thread");
+fail:
+    if (w->wake >= 0)
         close(w->wake);
-        free(w);
-        return NULL;
-    }
-    return w;
+    free(w);
+    return NULL;
 }
 
 void watch_stop(struct watch *w)
