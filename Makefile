@@ -146,13 +146,26 @@ asan:
 	$(MAKE) BUILD=build-asan SAN=1 CC=$(CC) build-asan/dlrun build-asan/libdlrun.so unit
 	DLRUN=$(abspath build-asan/dlrun) DLRUN_E2E_NO_CLUSTER=1 E2E_LOG_DIR=$(abspath build-asan/e2e) tests/e2e/run.sh
 
-fuzz-build:
-	@mkdir -p $(BUILD)/fuzz
-	@for f in $(FUZZ_SRCS); do n=$$(basename $$f .c); \
-	  echo "clang $$n"; \
-	  clang -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	    -o $(BUILD)/fuzz/$$n $$f $(LIB_SRCS) \
-	    $(ALL_CPPFLAGS) $(LDLIBS) || exit 1; done
+# The fuzzers share one instrumented build of lib/ (an archive: each links
+# only what it calls) instead of compiling all of it again for each.
+FUZZ_CFLAGS := -std=c11 -g -O1 -fsanitize=address,undefined
+FUZZ_OBJS := $(LIB_SRCS:%.c=$(BUILD)/fuzz/obj/%.o)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+
+$(BUILD)/fuzz/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "clang $<"
+	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(ALL_CPPFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/fuzz/libfuzz-core.a: $(FUZZ_OBJS)
+	$(AR) rcs $@ $^
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/fuzz/libfuzz-core.a
+	@echo "clang $(notdir $@)"
+	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(ALL_CPPFLAGS) -MMD -MP -o $@ $< \
+	    $(BUILD)/fuzz/libfuzz-core.a $(LDLIBS)
+
+fuzz-build: $(FUZZ_BINS)
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
@@ -205,4 +218,5 @@ install-links: install
 clean:
 	rm -rf build build-asan
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(SO_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(SO_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d) \
+         $(FUZZ_BINS:=.d)

@@ -71,7 +71,8 @@ static void put(struct out *o, const void *data, size_t n)
         o->buf = b;
         o->cap = cap;
     }
-    memcpy(o->buf + o->len, data, n);
+    if (n)      /* data may be NULL for an empty string */
+        memcpy(o->buf + o->len, data, n);
     o->len += n;
 }
 

@@ -11,7 +11,8 @@
  * unchanged); bind_node either fails cleanly or fills every rank
  * consistently: the mask is inside the topology and matches its list, a
  * GPU comes with its bus id, isolate sets CUDA_VISIBLE_DEVICES exactly when
- * a rank has a GPU, and a rank bound next to a GPU stays in its socket. */
+ * a rank has a GPU, and a rank bound next to one GPU stays in its socket
+ * (one driving every GPU of the node has their list and may span them). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,8 +104,10 @@ static void check_rank(const struct topo *t, const struct bind_opts *o,
     must((r->gpu < 0) == (r->gpu_pci < 0) && (r->gpu < 0) == (r->gpu_busid[0] == '\0'));
     must((r->visible[0] != '\0') == (o->gpu == GPU_BIND_ISOLATE && r->gpu >= 0));
     must(o->gpu != GPU_BIND_NONE || r->gpu < 0);
-    if (r->gpu >= 0 && r->cpus[0])
+    /* a rank driving every GPU of the node spans their sockets */
+    if (r->gpu >= 0 && r->ngpus <= 1 && r->cpus[0])
         must(hwloc_bitmap_isincluded(set, gpu_socket(t, r->gpu_pci)));
+    must(r->ngpus <= 1 || (r->gpu >= 0 && r->gpu_list[0] != '\0'));
     bind_describe(r, line, sizeof line);
     if (bind_visible(r, inherited, vis, sizeof vis, &err) < 0)
         must_fail_cleanly(&err);
