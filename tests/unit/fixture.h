@@ -1,6 +1,7 @@
 /* fixture.h - environments for the allocation tests: from a list of
  * "NAME=VALUE" strings or from a captured fixture file (one per line,
- * '#' comments); and an allocation's nodes as one line of text to compare.
+ * '#' comments); an allocation's nodes as one line of text to compare;
+ * and the runner of the allocation sources' own tables (t_alloc_*.c).
  * Header only; tests run from the repository root. */
 #ifndef DLRUN_FIXTURE_H
 #define DLRUN_FIXTURE_H
@@ -8,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
+#include "tap.h"
 
 /* A NULL-terminated copy of the list (free with envp_free). */
 static inline char **envp_of(const char *const *list)
@@ -72,6 +75,73 @@ static inline char *alloc_nodes_str(const struct alloc *a)
                                 a->nodes[i].login ? "@" : "",
                                 a->nodes[i].name, a->nodes[i].slots);
     return buf;
+}
+
+/* One allocation source's detect and read for an environment. */
+struct source_row {
+    const char *what;
+    const struct alloc_source *src;
+    const char *env[16];        /* "@FILE@" in an entry: file's path */
+    const char *file;           /* a temporary file's text, or NULL */
+    struct alloc_request req;
+    int detect;                 /* what detect must say */
+    const char *nodes;          /* read's nodes; NULL: read must fail */
+    const char *has;            /* read ok: the jobid (NULL: none); read
+                                   fails: a substring of the message */
+};
+
+/* The row's environment with @FILE@ replaced by path (free with
+ * envp_free). */
+static inline char **source_env(const struct source_row *r, const char *path)
+{
+    char **e = envp_of(r->env), *at;
+
+    for (size_t i = 0; e && e[i]; i++)
+        if ((at = strstr(e[i], "@FILE@"))) {
+            char *s = malloc(strlen(e[i]) + strlen(path) + 1);
+            if (!s)
+                continue;
+            sprintf(s, "%.*s%s%s", (int)(at - e[i]), e[i], path, at + 6);
+            free(e[i]);
+            e[i] = s;
+        }
+    return e;
+}
+
+static inline void source_row_check(const struct source_row *r)
+{
+    char path[] = "/tmp/dlrun-t-source.XXXXXX", what[300];
+    int fd = r->file ? mkstemp(path) : -1;
+    char **envp;
+    struct alloc a = { 0 };
+    struct err err = { "" };
+    int rc;
+
+    if (fd >= 0) {
+        if (write(fd, r->file, strlen(r->file)) < 0)
+            printf("# cannot write %s\n", path);
+        close(fd);
+    }
+    envp = source_env(r, path);
+    snprintf(what, sizeof what, "%s: %s detects %s", r->what, r->src->name,
+             r->detect ? "it" : "nothing");
+    ok(!!r->src->detect(&r->req, envp) == r->detect, what);
+    rc = r->src->read(&r->req, envp, &a, &err);
+    snprintf(what, sizeof what, "%s: %s", r->what,
+             r->nodes ? "read" : "refused");
+    if (r->nodes) {
+        if (!ok(rc == 0 && !strcmp(alloc_nodes_str(&a), r->nodes) &&
+                (r->has ? a.jobid && !strcmp(a.jobid, r->has) : !a.jobid),
+                what))
+            printf("#   rc %d nodes %s jobid %s: %s\n", rc,
+                   alloc_nodes_str(&a), a.jobid ? a.jobid : "-", err.msg);
+    } else if (!ok(rc < 0 && strstr(err.msg, r->has), what)) {
+        printf("#   rc %d, message: %s\n", rc, err.msg);
+    }
+    alloc_free(&a);
+    envp_free(envp);
+    if (r->file)
+        unlink(path);
 }
 
 #endif

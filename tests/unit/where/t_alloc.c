@@ -1,9 +1,9 @@
-/* t_alloc.c - allocation sources, one table row per environment: the
- * detection (lib/where/alloc.c) and each source's reader, tested here
- * together rather than in files of their own: alloc_slurm.c, alloc_pjm.c,
- * alloc_sched.c (PBS, NQSV, LSF), alloc_mpi.c (mpirun's variables, PMIx)
- * and alloc_hosts.c (-H and --hostfile as a source).  The host list and
- * host file grammar itself is tested in t_hostfile.c. */
+/* t_alloc.c - the choice among allocation sources (lib/where/alloc.c),
+ * one table row per environment, and captured environments of real
+ * clusters (tests/fixtures) read end to end.  Each source's own detect and
+ * read are tested in t_alloc_slurm.c, t_alloc_sched.c, t_alloc_pjm.c,
+ * t_alloc_mpi.c and t_alloc_hosts.c; the host list and host file grammar
+ * in t_hostfile.c. */
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
