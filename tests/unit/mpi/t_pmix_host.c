@@ -1,15 +1,10 @@
 /* t_pmix_host.c - the hosted PMIx server with real libpmix clients: two
  * ranks (this test binary, exec'd as "client") connect with the variables
  * pmix_host_rank_env gives, read what the namespace says, exchange a value
- * through a fence; restarts get a new namespace; and the chunked blobs of
- * the cross-node exchange survive a broker whose values are tiny.  The
- * server's two other files are tested here with it rather than in files
- * of their own: pmix_host_info.c (what the ranks read of their job) and
- * pmix_host_remote.c (the blobs; rendezvous/t_broker_blob.c has its
- * refusals). */
-#include <pthread.h>
+ * through a fence; restarts get a new namespace.  What the namespace holds
+ * is checked key by key in t_pmix_host_info.c, the blobs of the
+ * cross-node exchange in t_pmix_host_remote.c. */
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,10 +31,7 @@ int main(void)
 #else
 #include <pmix.h>
 
-#include "broker.h"
-#include "client.h"
 #include "pmix_host_int.h"
-#include "token.h"
 
 extern char **environ;
 
@@ -199,66 +191,12 @@ static void test_server(void)
     ok(1, "stop(NULL) is a no-op");
 }
 
-static atomic_int stop_broker;
-
-static void *serve(void *arg)
-{
-    struct err err = { "" };
-
-    while (!atomic_load(&stop_broker))
-        broker_run_once(arg, 50, &err);
-    return NULL;
-}
-
-/* Blobs larger than the broker's value limit go in chunks. */
-static void test_blobs(void)
-{
-    uint8_t tok[TOKEN_BYTES] = { 1, 2, 3 };
-    char hex[TOKEN_HEX_LEN + 1], addr[64], data[1000], *buf = NULL;
-    struct broker_limits lim = { .max_value = 16 };
-    struct err err = { "" };
-    struct broker *b = broker_create("127.0.0.1", 0, tok, &lim, &err);
-    struct client *c = NULL;
-    pthread_t t;
-    size_t len = 0;
-    int status = -1;
-
-    ok(b != NULL, "a broker that takes 16-byte values");
-    if (!b)
-        return;
-    token_to_hex(tok, hex);
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", broker_port(b));
-    pthread_create(&t, NULL, serve, b);
-    c = client_connect(addr, hex, 5000, &err);
-    for (size_t i = 0; i < sizeof data; i++)
-        data[i] = (char)(i * 7);
-    is_int(pmix_host_put_blob(c, "blob", data, sizeof data, 3, &err),
-           CLIENT_OK, "put 1000 bytes in chunks");
-    is_int(pmix_host_put_blob(c, "empty", NULL, 0, 0, &err), CLIENT_OK,
-           "put an empty blob");
-    is_int(pmix_host_get_blob(c, "blob", 1000, &buf, &len, &status, &err),
-           CLIENT_OK, "get it back");
-    ok(len == sizeof data && memcmp(buf, data, len) == 0 && status == 3,
-       "  the same bytes and status");
-    is_int(pmix_host_get_blob(c, "empty", 1000, &buf, &len, &status, &err),
-           CLIENT_OK, "append the empty one");
-    is_int((long)len, (long)sizeof data, "  nothing added");
-    is_int(pmix_host_get_blob(c, "nothing", 100, &buf, &len, &status, &err),
-           CLIENT_TIMEOUT, "a blob nobody put: timeout");
-    free(buf);
-    client_close(c);
-    atomic_store(&stop_broker, 1);
-    pthread_join(t, NULL);
-    broker_destroy(b);
-}
-
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "client") == 0)
         return run_client();
     signal(SIGPIPE, SIG_IGN);
     test_server();
-    test_blobs();
     return tap_done();
 }
 #endif
