@@ -114,8 +114,14 @@ static int check_host_key(struct sshexec *x, const struct sshexec_opts *o,
                           struct err *err)
 {
     const char *file = o->known_hosts ? o->known_hosts : "~/.ssh/known_hosts";
-    char fp[128];
+    char fp[128], p[16] = "", name[300];
 
+    /* on a port other than 22, known_hosts names the host [HOST]:PORT */
+    snprintf(name, sizeof name, "%s", o->host);
+    if (o->port > 0 && o->port != 22) {
+        snprintf(p, sizeof p, "-p %d ", o->port);
+        snprintf(name, sizeof name, "'[%s]:%d'", o->host, o->port);
+    }
     switch (ssh_session_is_known_server(x->s)) {
     case SSH_KNOWN_HOSTS_OK:
         return 0;
@@ -125,14 +131,14 @@ static int check_host_key(struct sshexec *x, const struct sshexec_opts *o,
         return err_set(err, "ssh %s: the host key CHANGED (now %s) against "
                        "%s: refusing to connect; if the change is expected, "
                        "remove the old key (ssh-keygen -R %s) and add the "
-                       "new one", o->host, fp, file, o->host);
+                       "new one", o->host, fp, file, name);
     case SSH_KNOWN_HOSTS_UNKNOWN:
     case SSH_KNOWN_HOSTS_NOT_FOUND:
         server_fingerprint(x->s, fp, sizeof fp);
         return err_set(err, "ssh %s: host key %s is not in %s: refusing to "
-                       "connect; check the fingerprint, then add it (ssh %s "
-                       "once, or ssh-keyscan %s >> %s)", o->host, fp, file,
-                       o->host, o->host, file);
+                       "connect; check the fingerprint, then add it (ssh %s%s "
+                       "once, or ssh-keyscan %s%s >> %s)", o->host, fp, file,
+                       p, o->host, p, o->host, file);
     default:
         return err_set(err, "ssh %s: cannot check the host key against %s: "
                        "%s", o->host, file, ssh_get_error(x->s));

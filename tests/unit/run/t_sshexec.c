@@ -49,7 +49,7 @@ static void with_server(void)
     struct err err = { "" };
     struct sshexec_opts o = { .host = "127.0.0.1", .timeout_s = 120 };
     struct sshexec *x;
-    char out[256], errs[256];
+    char out[256], errs[256], hint[400];
     int port, lfd = local_socket(16, &port);
     pid_t srv;
 
@@ -70,10 +70,14 @@ static void with_server(void)
        strstr(err.msg, "is not in") && strstr(err.msg, path[KNOWN]),
        "an unknown host key: refused with its fingerprint");
     printf("# %s\n", err.msg);
+    snprintf(hint, sizeof hint, "ssh-keyscan -p %d 127.0.0.1 >> %s", port,
+             path[KNOWN]);
+    ok(strstr(err.msg, hint) != NULL, "  the way to add it names the port");
 
     known(port, path[OTHERKEY]);
     x = sshexec_start(&o, "true", &err);
-    ok(!x && strstr(err.msg, "CHANGED") && strstr(err.msg, "ssh-keygen -R"),
+    snprintf(hint, sizeof hint, "ssh-keygen -R '[127.0.0.1]:%d'", port);
+    ok(!x && strstr(err.msg, "CHANGED") && strstr(err.msg, hint),
        "a changed host key: refused, says how to remove the old one");
 
     known(port, path[HOSTKEY]);
