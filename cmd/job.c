@@ -18,6 +18,7 @@
 #include "net.h"
 #include "topo.h"
 #include "errfile.h"
+#include "guard.h"
 #include "pmix_host.h"
 #include "pmixc.h"
 #include "proc.h"
@@ -240,13 +241,17 @@ void job_errdir(struct job *j)
     const char *tmp = getenv("TMPDIR");
     char *d = NULL;
 
-    /* best effort: without it the ranks run, only without the root cause */
-    if (asprintf(&d, "%s/dlrun-errors.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+    /* best effort: without it the ranks run, only without the root cause.
+     * The job's one private folder: the ranks' error files and the local
+     * broker's socket; the guard removes it if dlrun is killed. */
+    if (asprintf(&d, "%s/dlrun-job.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
         return;
-    if (mkdtemp(d))
+    if (mkdtemp(d)) {
         j->errdir = d;
-    else
+        guard_folder(d);
+    } else {
         free(d);
+    }
 }
 
 /* The ranks' error files go with the job. */
@@ -256,7 +261,8 @@ static void remove_errdir(char *dir)
     struct dirent *e;
 
     while (d && (e = readdir(d)))
-        if (strncmp(e->d_name, "attempt.", 8) == 0)
+        if (strncmp(e->d_name, "attempt.", 8) == 0 ||
+            strcmp(e->d_name, "broker.sock") == 0)
             unlinkat(dirfd(d), e->d_name, 0);
     if (d)
         closedir(d);

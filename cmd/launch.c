@@ -44,15 +44,22 @@ struct local_broker {
     char token[TOKEN_HEX_LEN + 1];
 };
 
-static int local_broker_start(struct local_broker *lb, struct err *err)
+/* dir: the job's private folder for the socket (NULL or too long a path:
+ * the broker makes one of its own). */
+static int local_broker_start(struct local_broker *lb, const char *dir,
+                              struct err *err)
 {
     uint8_t tok[TOKEN_BYTES];
+    char bind[120] = "unix:";
 
     /* every rank's connection is a file, as in `dlrun broker` */
     broker_raise_nofile();
     if (token_new(tok, err) < 0)
         return -1;
-    lb->b = broker_create("unix:", 0, tok, NULL, err);
+    if (dir && snprintf(bind, sizeof bind, "unix:%s/broker.sock", dir) >=
+               (int)sizeof bind)
+        snprintf(bind, sizeof bind, "unix:");
+    lb->b = broker_create(bind, 0, tok, NULL, err);
     if (!lb->b && !(lb->b = broker_create("127.0.0.1", 0, tok, NULL, err)))
         return -1;
     token_to_hex(tok, lb->token);
@@ -239,7 +246,7 @@ static int attempt_prepare(struct job *j, struct launch_job *lj,
 
     /* a broker the caller set up (DLRUN_BROKER) stays the ranks' */
     if (!j->agent && !getenv("DLRUN_BROKER") &&
-        local_broker_start(lb, &err) < 0)
+        local_broker_start(lb, j->errdir, &err) < 0)
         return cmd_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg), -1;
     if (job_pmix_begin(j) != 0 || horovod_begin(j) != 0)
         return -1;

@@ -40,6 +40,7 @@ static struct {
     int fd;                     /* our end of the link, -1 */
     int procs_fd;               /* the cgroup's cgroup.procs, -1 */
     char dir[4096];             /* the cgroup, "" when none */
+    char folder[4096];          /* the job's private folder, "" none */
     char mark[TOKEN_HEX_LEN + 1];
 } g = { .fd = -1, .procs_fd = -1 };
 
@@ -56,6 +57,11 @@ static void send_rec(int op, pid_t pid)
     /* MSG_NOSIGNAL: a guard gone must not take dlrun with it (SIGPIPE) */
     if (g.fd >= 0)
         (void)send(g.fd, rec, sizeof rec, MSG_NOSIGNAL);
+}
+
+void guard_folder(const char *dir)
+{
+    snprintf(g.folder, sizeof g.folder, "%s", dir ? dir : "");
 }
 
 void guard_add(pid_t pgid) { send_rec(REC_ADD, pgid); }
@@ -316,12 +322,38 @@ static void end_job(const struct groups *gs, const char *cgroup_dir,
     free(buf);
 }
 
+/* The job's folder, as dlrun would have removed it: its files, then it;
+ * only while it is still a folder of ours (not a link put in its place). */
+static void remove_folder(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *e;
+    struct stat st;
+
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    if (fstat(fd, &st) == 0 && st.st_uid == geteuid()) {
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                unlinkat(fd, e->d_name, 0);
+        rmdir(dir);
+    }
+    closedir(d);
+}
+
 int guard_watch(int fd, const char *cgroup_dir, const char *mark)
 {
     struct groups gs = { 0 };
 
-    if (!read_link(fd, &gs))
+    if (!read_link(fd, &gs)) {
         end_job(&gs, cgroup_dir, mark);
+        if (g.folder[0])
+            remove_folder(g.folder);
+    }
     if (cgroup_dir) {
         cgroup_kill(cgroup_dir);
         cgroup_remove(cgroup_dir, REMOVE_WAIT_MS);

@@ -27,6 +27,12 @@
  * unguarded). */
 int guard_start(int use_cgroup, struct err *err);
 
+/* The job's private folder (dir: a folder of files only, 0700, ours),
+ * which the guard removes when dlrun dies without cleaning up (SIGKILL).
+ * Call before guard_start: the guard takes a copy when it starts.  NULL
+ * or "" forgets it. */
+void guard_folder(const char *dir);
+
 /* The guard's pid, or 0 when none was started. */
 pid_t guard_pid(void);
 

@@ -43,6 +43,19 @@ kill_case "a nested dlrun's daemons" 6 env $CLEAN "$DLRUN" -np 1 sh -c "setsid $
 DLRUN_CGROUP=1 kill_case "DLRUN_CGROUP=1: setsid daemons" 6 \
     sh -c "setsid sh -c '$S 1002 & exec $S 1003' & exec $S 1001"
 
+# the job's private folder (error files, the broker's socket) goes too:
+# TMPDIR of its own, so that other jobs' folders do not count
+mkdir "$TMP/tmpdir"
+env $CLEAN TMPDIR="$TMP/tmpdir" "$DLRUN" -np 1 sh -c "exec $S 1006" >"$TMP/out" 2>&1 & pid=$!
+wait_count 1
+expect_eq "the job's folder while it runs" "$(ls "$TMP/tmpdir" | sed 's/\..*//')" dlrun-job
+kill -KILL $pid; wait $pid 2>/dev/null
+wait_gone
+for _ in $(seq 1200); do [ -z "$(ls "$TMP/tmpdir")" ] && break; sleep 0.1; done
+expect_eq "  dlrun SIGKILLed: the guard removed it" "$(ls "$TMP/tmpdir")" ""
+env $CLEAN TMPDIR="$TMP/tmpdir" "$DLRUN" -np 2 sh -c 'exit 3' >"$TMP/out" 2>&1
+expect_eq "  a failed job removes it itself" "$(ls "$TMP/tmpdir")" ""
+
 # the end of a job that went well: its daemons end, the guard leaves nothing
 env $CLEAN "$DLRUN" -np 1 sh -c "setsid $S 1005 &" >"$TMP/out" 2>&1
 expect_eq "a rank's daemon, the job ended: exit 0" "$?" 0
