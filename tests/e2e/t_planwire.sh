@@ -37,4 +37,16 @@ expect_eq "  the job ends well" "$?" 0 || sed 's/^/  | /' "$TMP/err"
 expect_eq "  each rank: the head's plan and the -x value" \
     "$(cat "$TMP"/rank.sh.out.* | sort -n | tr '\n' '|')" \
     "0 8 0 2 0 [$V]|1 8 1 2 0 [$V]|2 8 0 3 1 [$V]|3 8 1 3 1 [$V]|4 8 2 3 1 [$V]|5 8 0 1 2 [$V]|6 8 0 1 3 [$V]|7 8 0 1 4 [$V]|"
+# --- output settings travel too: --ranks-filter, --tag-output, --output-dir ---
+(for v in SLURM_JOB_ID SLURM_STEP_ID PMIX_NAMESPACE OMPI_COMM_WORLD_RANK \
+     PBS_NODEFILE DLRUN_BROKER DLRUN_TOKEN; do unset $v; done
+ DLRUN_RELAY_SIM_MS=0 exec "$DLRUN" $SIM -H 'sim[1-3]:2' --ranks-filter 1,4 \
+     --tag-output --output-dir "$TMP/logs" -- sh -c 'echo "hello from $RANK"') \
+     >"$TMP/out2" 2>"$TMP/err2"
+expect_eq "filter, tags and output folder through the plan: the job runs" "$?" 0 ||
+    sed 's/^/  | /' "$TMP/err2"
+expect_eq "  the console: ranks 1 and 4 only, tagged" \
+    "$(sort "$TMP/out2" | tr '\n' '|')" "[1] hello from 1|[4] hello from 4|"
+expect_eq "  every rank's own file on every node" \
+    "$(cat "$TMP"/logs/*/* 2>/dev/null | grep -c '^hello from')" 6
 done_testing
