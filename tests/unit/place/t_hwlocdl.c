@@ -12,12 +12,54 @@
 #include "hwlocdl.h"
 #include "tap.h"
 
+/* f altered field by field: each is noticed. */
+static void changed(const struct hwlocdl_file *f)
+{
+    struct hwlocdl_file g;
+
+    g = *f;
+    g.mtime_nsec ^= 1;
+    is_int(hwlocdl_file_unchanged(&g), 0, "another mtime: changed");
+    g = *f;
+    g.size++;
+    is_int(hwlocdl_file_unchanged(&g), 0, "another size: changed");
+    g = *f;
+    snprintf(g.path, sizeof g.path, "/nonexistent/libhwloc.so.15");
+    is_int(hwlocdl_file_unchanged(&g), 0, "gone: changed");
+    g = *f;
+    memset(g.path, 'x', sizeof g.path);
+    is_int(hwlocdl_file_unchanged(&g), 0, "a path without NUL: not ours");
+    g = *f;
+    memmove(g.path, g.path + 1, sizeof g.path - 1);
+    is_int(hwlocdl_file_unchanged(&g), 0, "a relative path: not ours");
+}
+
+static void trampolines(void)
+{
+    hwloc_bitmap_t b;
+
+    ok(hwloc_get_api_version() >> 16 == HWLOC_API_VERSION >> 16,
+       "an hwloc call through the trampolines: the headers' major version");
+    b = hwloc_bitmap_alloc();
+    ok(b != NULL, "hwloc_bitmap_alloc");
+    if (b) {
+        char list[32] = "";
+
+        hwloc_bitmap_set(b, 3);
+        hwloc_bitmap_set(b, 70);
+        hwloc_bitmap_list_snprintf(list, sizeof list, b);
+        ok(hwloc_bitmap_first(b) == 3 && hwloc_bitmap_last(b) == 70 &&
+           hwloc_bitmap_weight(b) == 2 && !strcmp(list, "3,70"),
+           "a bitmap set and read");
+        hwloc_bitmap_free(b);
+    }
+}
+
 int main(void)
 {
     struct err err = { "" };
-    struct hwlocdl_file f, g;
+    struct hwlocdl_file f;
     struct stat st;
-    hwloc_bitmap_t b;
 
     is_int(hwlocdl_open(&err), 0, "hwlocdl_open");
     if (err.msg[0])
@@ -32,35 +74,7 @@ int main(void)
        f.mtime_sec == (uint64_t)st.st_mtim.tv_sec, "its stat recorded");
     is_int(hwlocdl_file_unchanged(&f), 1, "unchanged: 1");
 
-    g = f;
-    g.mtime_nsec ^= 1;
-    is_int(hwlocdl_file_unchanged(&g), 0, "another mtime: changed");
-    g = f;
-    g.size++;
-    is_int(hwlocdl_file_unchanged(&g), 0, "another size: changed");
-    g = f;
-    snprintf(g.path, sizeof g.path, "/nonexistent/libhwloc.so.15");
-    is_int(hwlocdl_file_unchanged(&g), 0, "gone: changed");
-    g = f;
-    memset(g.path, 'x', sizeof g.path);
-    is_int(hwlocdl_file_unchanged(&g), 0, "a path without NUL: not ours");
-    g = f;
-    memmove(g.path, g.path + 1, sizeof g.path - 1);
-    is_int(hwlocdl_file_unchanged(&g), 0, "a relative path: not ours");
-
-    ok(hwloc_get_api_version() >> 16 == HWLOC_API_VERSION >> 16,
-       "an hwloc call through the trampolines: the headers' major version");
-    b = hwloc_bitmap_alloc();
-    ok(b != NULL, "hwloc_bitmap_alloc");
-    if (b) {
-        hwloc_bitmap_set(b, 3);
-        hwloc_bitmap_set(b, 70);
-        char list[32] = "";
-        hwloc_bitmap_list_snprintf(list, sizeof list, b);
-        ok(hwloc_bitmap_first(b) == 3 && hwloc_bitmap_last(b) == 70 &&
-           hwloc_bitmap_weight(b) == 2 && !strcmp(list, "3,70"),
-           "a bitmap set and read");
-        hwloc_bitmap_free(b);
-    }
+    changed(&f);
+    trampolines();
     return tap_done();
 }

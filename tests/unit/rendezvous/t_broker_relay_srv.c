@@ -40,19 +40,74 @@ static void *rank(void *arg)
     return NULL;
 }
 
+static uint8_t tok[TOKEN_BYTES], other[TOKEN_BYTES];
+static char bad[TOKEN_HEX_LEN + 1];
+
+/* Values both ways between a rank below and a client above. */
+static void values(struct relay_srv *r, struct client *up)
+{
+    struct err err = { "" };
+    struct client *down = client_connect(relay_srv_addr(r), hex, 60000, &err);
+    void *val = NULL;
+    size_t len = 0;
+
+    ok(down && up, "a rank on the relay, a client on the parent");
+    ok(down && up && client_put(up, "from-head", "h", 1, &err) == 0 &&
+       client_get(down, "from-head", 60000, &val, &len, &err) == 0 &&
+       len == 1 && !memcmp(val, "h", 1), "a value from above read below");
+    free(val);
+    val = NULL;
+    ok(down && up && client_put(down, "from-rank", "rr", 2, &err) == 0 &&
+       client_get(up, "from-rank", 60000, &val, &len, &err) == 0 &&
+       len == 2 && !memcmp(val, "rr", 2), "a value from below read above");
+    free(val);
+    client_close(down);
+}
+
+static void barrier(struct relay_srv *r)
+{
+    struct arrival ar[2];
+    pthread_t th[2];
+
+    for (int i = 0; i < 2; i++) {
+        ar[i] = (struct arrival){ relay_srv_addr(r), -1, -1 };
+        pthread_create(&th[i], NULL, rank, &ar[i]);
+    }
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    ok(ar[0].rc == 0 && ar[1].rc == 0 && ar[0].gen == 0 && ar[1].gen == 0,
+       "two ranks pass a barrier of 2 through the relay");
+}
+
+/* A relay whose AUTH the parent refused (a parent nobody serves is
+ * retried for 30 s: not tested here). */
+static void turned_away(const char *parent)
+{
+    struct err err = { "" };
+    struct relay_srv *r = relay_srv_start(parent, other, 1, &err);
+    struct client *down;
+    void *val = NULL;
+    size_t len = 0;
+
+    /* refused connections are retried until the timeout: 100 ms, as a
+     * healthy relay answers at once */
+    down = r ? client_connect(relay_srv_addr(r), bad, 100, &err) : NULL;
+    ok(!down || client_get(down, "from-head", 60000, &val, &len, &err) < 0,
+       "a relay the parent turned away: its rank's requests fail, not hang");
+    printf("# %s\n", err.msg);
+    free(val);
+    client_close(down);
+    relay_srv_stop(r);
+}
+
 int main(void)
 {
-    uint8_t tok[TOKEN_BYTES], other[TOKEN_BYTES];
-    char parent[64], bad[TOKEN_HEX_LEN + 1], path[256], dir[256];
+    char parent[64], path[256], dir[256];
     struct err err = { "" };
     struct broker_thread *b;
     struct relay_srv *r;
-    struct client *up, *down;
-    struct arrival ar[2];
-    pthread_t th[2];
+    struct client *up;
     struct stat st;
-    void *val = NULL;
-    size_t len = 0;
 
     token_new(tok, &err);
     token_new(other, &err);
@@ -74,49 +129,16 @@ int main(void)
     *strrchr(dir, '/') = '\0';
     ok(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700,
        "in a folder only this user can enter");
-
-    down = client_connect(relay_srv_addr(r), hex, 60000, &err);
     up = client_connect(parent, hex, 60000, &err);
-    ok(down && up, "a rank on the relay, a client on the parent");
-    ok(down && up && client_put(up, "from-head", "h", 1, &err) == 0 &&
-       client_get(down, "from-head", 60000, &val, &len, &err) == 0 &&
-       len == 1 && !memcmp(val, "h", 1), "a value from above read below");
-    free(val);
-    val = NULL;
-    ok(down && up && client_put(down, "from-rank", "rr", 2, &err) == 0 &&
-       client_get(up, "from-rank", 60000, &val, &len, &err) == 0 &&
-       len == 2 && !memcmp(val, "rr", 2), "a value from below read above");
-    free(val);
-    client_close(down);
-
-    for (int i = 0; i < 2; i++) {
-        ar[i] = (struct arrival){ relay_srv_addr(r), -1, -1 };
-        pthread_create(&th[i], NULL, rank, &ar[i]);
-    }
-    for (int i = 0; i < 2; i++)
-        pthread_join(th[i], NULL);
-    ok(ar[0].rc == 0 && ar[1].rc == 0 && ar[0].gen == 0 && ar[1].gen == 0,
-       "two ranks pass a barrier of 2 through the relay");
-
+    values(r, up);
+    barrier(r);
     ok(!client_connect(relay_srv_addr(r), bad, 60000, &err),
        "a wrong token is turned away at the relay");
     relay_srv_stop(r);
     ok(stat(path, &st) < 0 && stat(dir, &st) < 0,
        "stop removes the socket and its folder");
     relay_srv_stop(NULL);
-
-    /* (a parent nobody serves is retried for 30 s: not tested here) */
-    r = relay_srv_start(parent, other, 1, &err);
-    /* refused connections are retried until the timeout: 100 ms, as a
-     * healthy relay answers at once */
-    down = r ? client_connect(relay_srv_addr(r), bad, 100, &err) : NULL;
-    val = NULL;
-    ok(!down || client_get(down, "from-head", 60000, &val, &len, &err) < 0,
-       "a relay the parent turned away: its rank's requests fail, not hang");
-    printf("# %s\n", err.msg);
-    free(val);
-    client_close(down);
-    relay_srv_stop(r);
+    turned_away(parent);
     client_close(up);
     broker_thread_stop(b);
     return tap_done();

@@ -44,12 +44,64 @@ static int run(struct sshexec *x, const char *in, char *out, char *errs,
     return rc;
 }
 
-static void with_server(void)
+/* Host keys unknown and changed, and a key the server does not take. */
+static void refusals(struct sshexec_opts *o)
 {
     struct err err = { "" };
-    struct sshexec_opts o = { .host = "127.0.0.1", .timeout_s = 120 };
     struct sshexec *x;
-    char out[256], errs[256], hint[400];
+    char hint[400];
+
+    write_file(path[KNOWN], "");
+    x = sshexec_start(o, "true", &err);
+    ok(!x && strstr(err.msg, "ssh 127.0.0.1: host key SHA256:") &&
+       strstr(err.msg, "is not in") && strstr(err.msg, path[KNOWN]),
+       "an unknown host key: refused with its fingerprint");
+    printf("# %s\n", err.msg);
+    snprintf(hint, sizeof hint, "ssh-keyscan -p %d 127.0.0.1 >> %s", o->port,
+             path[KNOWN]);
+    ok(strstr(err.msg, hint) != NULL, "  the way to add it names the port");
+
+    known(o->port, path[OTHERKEY]);
+    x = sshexec_start(o, "true", &err);
+    snprintf(hint, sizeof hint, "ssh-keygen -R '[127.0.0.1]:%d'", o->port);
+    ok(!x && strstr(err.msg, "CHANGED") && strstr(err.msg, hint),
+       "a changed host key: refused, says how to remove the old one");
+
+    known(o->port, path[HOSTKEY]);
+    o->identity = path[OTHERKEY];
+    x = sshexec_start(o, "true", &err);
+    ok(!x && strstr(err.msg, "no key was accepted") &&
+       strstr(err.msg, "--ssh-identity"), "a key the server does not take");
+    o->identity = path[USERKEY];
+}
+
+/* Commands run: the streams, the exit code, a death by a signal. */
+static void commands(const struct sshexec_opts *o)
+{
+    struct err err = { "" };
+    struct sshexec *x;
+    char out[256], errs[256];
+
+    x = sshexec_start(o, "echo out; echo err >&2; read l; echo \"got $l\"; "
+                      "exit 3", &err);
+    ok(x != NULL, "connected, verified, authenticated, started");
+    if (!x)
+        printf("# %s\n", err.msg);
+    ok(x && run(x, "hello\n", out, errs, sizeof out) == 0, "ran to its end");
+    is_str(x ? out : NULL, "out\ngot hello\n", "stdout, stdin read");
+    is_str(x ? errs : NULL, "err\n", "stderr apart");
+    is_int(x ? sshexec_exit_code(x) : -2, 3, "its exit code");
+    sshexec_close(x);
+
+    x = sshexec_start(o, "kill -TERM $$", &err);
+    ok(x && run(x, NULL, out, errs, sizeof out) == 0 &&
+       sshexec_exit_code(x) == 128 + SIGTERM, "killed by SIGTERM: 143");
+    sshexec_close(x);
+}
+
+static void with_server(void)
+{
+    struct sshexec_opts o = { .host = "127.0.0.1", .timeout_s = 120 };
     int port, lfd = local_socket(16, &port);
     pid_t srv;
 
@@ -63,46 +115,8 @@ static void with_server(void)
     o.identity = path[USERKEY];
     o.known_hosts = path[KNOWN];
     o.config = path[SSH_CONF];
-
-    write_file(path[KNOWN], "");
-    x = sshexec_start(&o, "true", &err);
-    ok(!x && strstr(err.msg, "ssh 127.0.0.1: host key SHA256:") &&
-       strstr(err.msg, "is not in") && strstr(err.msg, path[KNOWN]),
-       "an unknown host key: refused with its fingerprint");
-    printf("# %s\n", err.msg);
-    snprintf(hint, sizeof hint, "ssh-keyscan -p %d 127.0.0.1 >> %s", port,
-             path[KNOWN]);
-    ok(strstr(err.msg, hint) != NULL, "  the way to add it names the port");
-
-    known(port, path[OTHERKEY]);
-    x = sshexec_start(&o, "true", &err);
-    snprintf(hint, sizeof hint, "ssh-keygen -R '[127.0.0.1]:%d'", port);
-    ok(!x && strstr(err.msg, "CHANGED") && strstr(err.msg, hint),
-       "a changed host key: refused, says how to remove the old one");
-
-    known(port, path[HOSTKEY]);
-    o.identity = path[OTHERKEY];
-    x = sshexec_start(&o, "true", &err);
-    ok(!x && strstr(err.msg, "no key was accepted") &&
-       strstr(err.msg, "--ssh-identity"), "a key the server does not take");
-
-    o.identity = path[USERKEY];
-    x = sshexec_start(&o, "echo out; echo err >&2; read l; echo \"got $l\"; "
-                      "exit 3", &err);
-    ok(x != NULL, "connected, verified, authenticated, started");
-    if (!x)
-        printf("# %s\n", err.msg);
-    ok(x && run(x, "hello\n", out, errs, sizeof out) == 0, "ran to its end");
-    is_str(x ? out : NULL, "out\ngot hello\n", "stdout, stdin read");
-    is_str(x ? errs : NULL, "err\n", "stderr apart");
-    is_int(x ? sshexec_exit_code(x) : -2, 3, "its exit code");
-    sshexec_close(x);
-
-    x = sshexec_start(&o, "kill -TERM $$", &err);
-    ok(x && run(x, NULL, out, errs, sizeof out) == 0 &&
-       sshexec_exit_code(x) == 128 + SIGTERM, "killed by SIGTERM: 143");
-    sshexec_close(x);
-
+    refusals(&o);
+    commands(&o);
     kill(srv, SIGKILL);
     waitpid(srv, NULL, 0);
     sh("rm -rf %s%s", dir, "");

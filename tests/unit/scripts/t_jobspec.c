@@ -48,11 +48,11 @@ static void moved(void)
        jobspec_check_env_name("A-B", &err) < 0, "env names");
 }
 
-static void more(void)
+static void times_and_signals(void)
 {
     struct err err = { "" };
-    long v = 0, secs = 0;
-    char b[80], name[8] = "", long_text[200];
+    long secs = 0;
+    char name[8] = "";
 
     ok(jobspec_parse_time("0-01:00", &secs, &err) == 0 && secs == 3600,
        "time D-H:M");
@@ -72,6 +72,12 @@ static void more(void)
        jobspec_parse_signal("USR1@0", name, &secs, &err) < 0 &&
        jobspec_parse_signal("USR1@65536", name, &secs, &err) < 0,
        "signal without a name, @0 and @65536 refused");
+}
+
+static void counts_and_modes(void)
+{
+    struct err err = { "" };
+    long v = 0;
 
     ok(jobspec_parse_count("16", 1, 64, &v, &err) == 0 && v == 16, "count");
     ok(jobspec_parse_count("64", 1, 64, &v, &err) == 0 &&
@@ -104,6 +110,12 @@ static void more(void)
     ok(jobspec_check_line("a\rb", &err) < 0, "a carriage return refused");
     ok(jobspec_check_env_name("_x1", &err) == 0 &&
        jobspec_check_env_name("", &err) < 0, "names: _x1 good, empty refused");
+}
+
+static void schedulers_and_messages(void)
+{
+    struct err err = { "" };
+    char b[80], long_text[200];
 
     is_int(sched_parse("slurm", &err), SCHED_SLURM, "slurm");
     is_int(sched_parse("pjm", &err), SCHED_PJM, "pjm");
@@ -128,6 +140,8 @@ static void more(void)
 int main(void)
 {
     moved();
-    more();
+    times_and_signals();
+    counts_and_modes();
+    schedulers_and_messages();
     return tap_done();
 }
