@@ -407,6 +407,29 @@ static int launch_loop(struct job *j, struct launch_job *lj,
     return rc;
 }
 
+/* Before the first attempt: what the job's processes need around them,
+ * and the signals blocked for the supervisor (lj->child_mask: the mask
+ * the ranks get). */
+static void launch_setup(const struct job *j, struct launch_job *lj)
+{
+    struct err err = { "" };
+    sigset_t block;
+
+    /* descendants that escape their group are reparented to us, found, ended */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* ... and when dlrun is killed, the guard ends them (a cgroup too with
+     * DLRUN_CGROUP=1: each rank's move into it costs a millisecond or more,
+     * more than a whole launch of `-np 1 true` otherwise); without a
+     * guard the job runs as before */
+    guard_start(getenv("DLRUN_CGROUP") && strcmp(getenv("DLRUN_CGROUP"), "1") == 0,
+                &err);
+    supervise_signals(&block);
+    job_stall_block(j, &block);
+    sigprocmask(SIG_BLOCK, &block, &lj->child_mask);
+    if (j->child_mask)
+        lj->child_mask = *j->child_mask;
+}
+
 int run_launch(struct job *j, char **prog)
 {
     struct launch_job lj = { .plan = &j->plan, .argv = prog };
@@ -414,7 +437,6 @@ int run_launch(struct job *j, char **prog)
     struct err err = { "" };
     const struct launcher *l = NULL;
     int *which = NULL;
-    sigset_t block;
     int rc = EXIT_FAIL;
 
     lj.nranks = ranks_here(&j->plan, &which);
@@ -434,22 +456,10 @@ int run_launch(struct job *j, char **prog)
                                                    : 0), sizeof *ranks);
     if (!ranks)
         goto out;
-    /* descendants that escape their group are reparented to us, found, ended */
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
-    /* ... and when dlrun is killed, the guard ends them (a cgroup too with
-     * DLRUN_CGROUP=1: each rank's move into it costs a millisecond or more,
-     * more than a whole launch of `-np 1 true` otherwise); without a
-     * guard the job runs as before */
-    guard_start(getenv("DLRUN_CGROUP") && strcmp(getenv("DLRUN_CGROUP"), "1") == 0,
-                &err);
     lj.bind = j->bind;
     if (j->opt.report_bindings)
         job_report_bindings(j, which, lj.nranks);
-    supervise_signals(&block);
-    job_stall_block(j, &block);
-    sigprocmask(SIG_BLOCK, &block, &lj.child_mask);
-    if (j->child_mask)
-        lj.child_mask = *j->child_mask;
+    launch_setup(j, &lj);
     /* after the mask: libpmix's thread must not take dlrun's signals */
     rc = job_pmix_start(j, which, lj.nranks);
     if (rc == 0)
