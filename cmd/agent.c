@@ -176,7 +176,7 @@ static struct relay_srv *agent_relay(struct job *j)
         return NULL;
     s = relay_srv_start(up, t,
                         (uint32_t)j->plan.nodes[j->plan.self_node].nranks,
-                        &err);
+                        j->errdir, &err);
     if (!s)     /* the head is still reachable directly */
         fprintf(stderr, "dlrun agent: %s; ranks connect to the head\n",
                 err.msg);

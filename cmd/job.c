@@ -262,7 +262,8 @@ static void remove_errdir(char *dir)
 
     while (d && (e = readdir(d)))
         if (strncmp(e->d_name, "attempt.", 8) == 0 ||
-            strcmp(e->d_name, "broker.sock") == 0)
+            strcmp(e->d_name, "broker.sock") == 0 ||
+            strcmp(e->d_name, "relay.sock") == 0)
             unlinkat(dirfd(d), e->d_name, 0);
     if (d)
         closedir(d);

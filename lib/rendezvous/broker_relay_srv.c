@@ -256,11 +256,11 @@ static int add_fd(struct relay_srv *s, int fd, void *ptr)
     return epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* The Unix socket, in a new 0700 folder (only this user's ranks). */
-static int listen_unix(struct relay_srv *s, struct err *err)
+/* A new 0700 folder of the relay's own for the socket, its path into un. */
+static int own_folder(struct relay_srv *s, struct sockaddr_un *un,
+                      struct err *err)
 {
     const char *tmp = getenv("TMPDIR");
-    struct sockaddr_un un = { .sun_family = AF_UNIX };
 
     snprintf(s->dir, sizeof s->dir, "%s/dlrun-relay.XXXXXX",
              tmp && *tmp ? tmp : "/tmp");
@@ -269,10 +269,23 @@ static int listen_unix(struct relay_srv *s, struct err *err)
         return err_set(err, "relay: cannot make a folder in %s: %s (set "
                        "TMPDIR)", tmp && *tmp ? tmp : "/tmp", strerror(errno));
     }
-    if (snprintf(un.sun_path, sizeof un.sun_path, "%s/relay.sock", s->dir) >=
-        (int)sizeof un.sun_path)
+    if (snprintf(un->sun_path, sizeof un->sun_path, "%s/relay.sock",
+                 s->dir) >= (int)sizeof un->sun_path)
         return err_set(err, "relay: socket path %s/relay.sock too long (set "
                        "TMPDIR to a shorter folder)", s->dir);
+    return 0;
+}
+
+/* The Unix socket, in the job's 0700 folder or one of its own (only this
+ * user's ranks reach it). */
+static int listen_unix(struct relay_srv *s, const char *dir, struct err *err)
+{
+    struct sockaddr_un un = { .sun_family = AF_UNIX };
+
+    if ((!dir || snprintf(un.sun_path, sizeof un.sun_path, "%s/relay.sock",
+                          dir) >= (int)sizeof un.sun_path) &&
+        own_folder(s, &un, err) < 0)
+        return -1;
     snprintf(s->addr, sizeof s->addr, "unix:%s", un.sun_path);
     s->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&un, sizeof un) < 0 ||
@@ -297,7 +310,8 @@ static int connect_parent(struct relay_srv *s, const char *parent,
 
 struct relay_srv *relay_srv_start(const char *parent,
                                   const uint8_t token[TOKEN_BYTES],
-                                  uint32_t expect, struct err *err)
+                                  uint32_t expect, const char *dir,
+                                  struct err *err)
 {
     static const struct br_relay_ops ops = { to_peer, to_parent,
                                              engine_closed };
@@ -317,7 +331,7 @@ struct relay_srv *relay_srv_start(const char *parent,
         err_set(err, "relay: %s", strerror(errno));
         goto fail;
     }
-    if (listen_unix(s, err) < 0 || add_fd(s, s->lfd, NULL) < 0 ||
+    if (listen_unix(s, dir, err) < 0 || add_fd(s, s->lfd, NULL) < 0 ||
         connect_parent(s, parent, err) < 0)
         goto fail;
     s->r = br_relay_create(&conf, &ops, s, err);     /* sends its AUTH */

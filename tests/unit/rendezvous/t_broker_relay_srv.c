@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -84,7 +85,7 @@ static void barrier(struct relay_srv *r)
 static void turned_away(const char *parent)
 {
     struct err err = { "" };
-    struct relay_srv *r = relay_srv_start(parent, other, 1, &err);
+    struct relay_srv *r = relay_srv_start(parent, other, 1, NULL, &err);
     struct client *down;
     void *val = NULL;
     size_t len = 0;
@@ -98,6 +99,25 @@ static void turned_away(const char *parent)
     free(val);
     client_close(down);
     relay_srv_stop(r);
+}
+
+/* In the job's folder: the socket there, the folder left to its owner. */
+static void in_job_folder(const char *parent)
+{
+    char dir[64] = "/tmp/t_relay_srv.XXXXXX", path[96];
+    struct err err = { "" };
+    struct relay_srv *r;
+    struct stat st;
+
+    if (!ok(mkdtemp(dir) != NULL, "a job folder"))
+        return;
+    r = relay_srv_start(parent, tok, 1, dir, &err);
+    snprintf(path, sizeof path, "unix:%s/relay.sock", dir);
+    ok(r && !strcmp(relay_srv_addr(r), path), "its socket in the job folder");
+    relay_srv_stop(r);
+    ok(stat(path + 5, &st) < 0 && stat(dir, &st) == 0,
+       "stop removes the socket, not the job folder");
+    rmdir(dir);
 }
 
 int main(void)
@@ -117,7 +137,7 @@ int main(void)
     if (!ok(b != NULL, "a parent broker"))
         return tap_done();
     snprintf(parent, sizeof parent, "127.0.0.1:%d", broker_thread_port(b));
-    r = relay_srv_start(parent, tok, 2, &err);
+    r = relay_srv_start(parent, tok, 2, NULL, &err);
     if (!ok(r != NULL, "relay_srv_start")) {
         printf("# %s\n", err.msg);
         broker_thread_stop(b);
@@ -138,6 +158,7 @@ int main(void)
     ok(stat(path, &st) < 0 && stat(dir, &st) < 0,
        "stop removes the socket and its folder");
     relay_srv_stop(NULL);
+    in_job_folder(parent);
     turned_away(parent);
     client_close(up);
     broker_thread_stop(b);
