@@ -319,8 +319,9 @@ static int head_supervise(struct job *j, struct head *h,
     struct sv_rank *procs = calloc((size_t)aj->nnodes, sizeof *procs);
     struct supervise sv = { .ranks = procs,
                             .kill_timeout_ms = j->opt.kill_timeout_ms,
-                            .int_as_term = 1, .keep_going = j->preflight };
+                            .keep_going = j->preflight };
     struct launched run = { .procs = procs };
+    struct launcher_fwd fwd = { { l }, { &run } };
     struct pf_collect *pf = NULL;
     int rc;
 
@@ -330,6 +331,9 @@ static int head_supervise(struct job *j, struct head *h,
         sv.forward = forward_to_agents;
         sv.forward_ctx = h;
         h->sv = &sv;
+    } else {                                /* srun: to its step */
+        sv.forward = launcher_forward;
+        sv.forward_ctx = &fwd;
     }
     h->stall = head_stall_create(j, h->addr, h->token);
     head_stall_watch(h->stall, &sv);

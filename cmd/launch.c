@@ -301,6 +301,10 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     struct local_broker lb = { 0 };
     struct stall_watch *stall = NULL;
     struct launched run = { .procs = sv->ranks }, sub = { 0 };
+    /* the signals dlrun receives: to the ranks, and to the relays of the
+     * agents below, which pass on only the stop signals (those agents get
+     * the others from the head's broker, as this one did) */
+    struct launcher_fwd fwd = { { l, subtree_launcher() }, { &run, &sub } };
     int rc = EXIT_FAIL, watched = 0;
 
     if (j->subtree && start_subtree(j, lj, sv, &sub) < 0)
@@ -320,6 +324,8 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     if (!j->agent)
         progress_step("%d rank%s started", lj->nranks, lj->nranks == 1 ? "" :
                       "s");
+    sv->forward = launcher_forward;
+    sv->forward_ctx = &fwd;
     watched = 1;
     rc = attempt_watch(j, sv, &lb, stall);
 out:
@@ -331,6 +337,7 @@ out:
     job_status_free(j->status);
     j->status = NULL;
     sv->extra = NULL;
+    sv->forward = NULL;
     broker_destroy(lb.b);
     output_destroy(lj->out);
     lj->out = NULL;

@@ -78,6 +78,15 @@ const struct launcher *launcher_select(const struct plan *p,
     return best;
 }
 
+void launcher_forward(void *ctx, int sig)
+{
+    struct launcher_fwd *f = ctx;
+
+    for (int i = 0; i < 2; i++)
+        if (f->run[i] && f->run[i]->n > 0)
+            f->l[i]->signal(f->run[i], sig);
+}
+
 int agent_proc_node(int rank)
 {
     return -1 - rank;

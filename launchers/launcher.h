@@ -125,6 +125,14 @@ const struct launcher *launcher_select(const struct plan *p,
                                        unsigned need, const char *name,
                                        struct err *err);
 
+/* lib/supervise's forward hook (ctx: a struct launcher_fwd): the signals
+ * dlrun receives go to what each start made, through its signal(). */
+struct launcher_fwd {
+    const struct launcher *l[2];
+    struct launched *run[2];    /* borrowed; NULL: unused */
+};
+void launcher_forward(void *ctx, int sig);
+
 /* The plan node of an agent's process (sv_rank.rank < 0). */
 int agent_proc_node(int rank);
 

@@ -97,6 +97,13 @@ out:
     return rc;
 }
 
+/* srun's first SIGINT only prints the step's status: a SIGINT (Ctrl-C)
+ * goes to it as SIGTERM. */
+static int srun_signal(struct launched *run, int sig)
+{
+    return launcher_signal_groups(run, sig == SIGINT ? SIGTERM : sig);
+}
+
 /* SIGTERM through srun ends the agents, and the step with them; a srun
  * still there after the grace is killed (its agents then end when the
  * head's heartbeats stop). */
@@ -109,5 +116,5 @@ const struct launcher launcher_srun = {
     .name = "srun", .caps = LAUNCHER_AGENTS | LAUNCHER_SIGNALS,
     .needs = "needs Slurm's srun",
     .detect = srun_detect, .start = srun_start,
-    .signal = launcher_signal_groups, .destroy = srun_destroy,
+    .signal = srun_signal, .destroy = srun_destroy,
 };

@@ -123,8 +123,7 @@ static void on_signal(struct supervise *sv, struct sv_state *st, int sig)
     if (sv->forward)
         sv->forward(sv->forward_ctx, kill_now ? SIGKILL : sig);
     else
-        signal_all(sv, kill_now ? SIGKILL :
-                   sig == SIGINT && sv->int_as_term ? SIGTERM : sig);
+        signal_all(sv, kill_now ? SIGKILL : sig);
     if (!st->stopping && sig != SIGUSR1 && sig != SIGUSR2)
         start_teardown(sv, st);
 }

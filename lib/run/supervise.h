@@ -28,8 +28,6 @@ struct supervise {
     int failed;                 /* index in ranks of the first failure, -1 */
     int stopped;                /* ranks that were still running then */
     int signal_received;        /* the last signal forwarded, 0 if none */
-    int int_as_term;            /* forward SIGINT as SIGTERM (to srun, whose
-                                   first SIGINT only prints a status) */
     int keep_going;             /* a failure does not end the others (a
                                    preflight's agents: each reports) */
     /* When set, the signals dlrun receives go here instead of to the

@@ -83,15 +83,25 @@ trap 'echo TERM >"$0.term.$RANK"; exit 0' TERM
 touch "$0.up.$RANK"
 while :; do sleep 0.1; done
 EOS
-"$DLRUN" -H $HOSTS $SSH -- sh "$TMP/rec.sh" >"$TMP/sig.out" 2>&1 & p=$!
+# in a tree (--fanout 2) an agent passes only the stop signals to the relays
+# of the agents below it (USR1 would kill a relay); those agents get USR1
+# from the broker
+for tree in "" "--fanout 2"; do
+rm -f "$TMP"/rec.sh.*
+"$DLRUN" -H $HOSTS $SSH $tree -- sh "$TMP/rec.sh" >"$TMP/sig.out" 2>&1 & p=$!
 for _ in $(seq 1200); do [ "$(ls "$TMP"/rec.sh.up.* 2>/dev/null | wc -l)" -eq 8 ] && break; sleep 0.1; done
 kill -USR1 $p
 for _ in $(seq 1200); do [ "$(ls "$TMP"/rec.sh.usr1.* 2>/dev/null | wc -l)" -eq 8 ] && break; sleep 0.1; done
+sleep 2     # a relay that USR1 killed would fail the job meanwhile
+expect_eq "  the job still runs after USR1${tree:+ ($tree)}" "$(kill -0 $p 2>/dev/null && echo yes)" yes ||
+    sed 's/^/  | /' "$TMP/sig.out"
 kill -TERM $p
 within 300 sh -c "while kill -0 $p 2>/dev/null; do sleep 0.1; done"
-expect_eq "USR1 reached the 8 ranks on 4 nodes" "$(ls "$TMP"/rec.sh.usr1.* 2>/dev/null | wc -l | tr -d ' ')" 8 ||
+expect_eq "USR1 reached the 8 ranks on 4 nodes${tree:+ ($tree)}" "$(ls "$TMP"/rec.sh.usr1.* 2>/dev/null | wc -l | tr -d ' ')" 8 ||
     sed 's/^/  | /' "$TMP/sig.out"
-expect_eq "  TERM too" "$(ls "$TMP"/rec.sh.term.* 2>/dev/null | wc -l | tr -d ' ')" 8
+expect_eq "  TERM too" "$(ls "$TMP"/rec.sh.term.* 2>/dev/null | wc -l | tr -d ' ')" 8 ||
+    sed 's/^/  | /' "$TMP/sig.out"
+done
 
 # --- the agent on node2 is killed: the job ends, naming the node ---
 "$DLRUN" -H $HOSTS $SSH -- "$TMP/$MARK-sleep" 60 >"$TMP/agent.out" 2>&1 & p=$!

@@ -191,6 +191,12 @@ static void term_then_kill(void)
     launcher_ssh.destroy(&run);
     ok(1, "ssh's destroy after: nothing left to do");
 
+    ok(start_local(&p, polite, 1, &run, &err) == 0, "1 sleep");
+    is_int(launcher_srun.signal(&run, SIGINT), 1, "srun: SIGINT (Ctrl-C)");
+    ok(status_of(procs[0].pid) == SIGTERM, "goes as SIGTERM (srun's first "
+       "SIGINT would only print a status)");
+    procs[0].running = 0;
+
     unlink("/tmp/t_launcher.deaf");
     ok(start_local(&p, deaf, 1, &run, &err) == 0, "a rank deaf to SIGTERM");
     for (int i = 0; i < 1000 && access("/tmp/t_launcher.deaf", F_OK); i++)

@@ -186,14 +186,6 @@ static void signals(void)
     is_int(sv.signal_received, SIGTERM, "signal_received");
     ok(exited(&r[0], 9), "the rank's trap ran");
     ok(term_by(&r[1], SIGTERM), "the other rank got SIGTERM");
-
-    rank_ready(&r[0], 0, "trap 'exit 5' INT; trap 'exit 6' TERM; echo ready; "
-               "while :; do sleep 1; done");
-    sv = sv_of(r, 1);
-    sv.int_as_term = 1;
-    kill(getpid(), SIGINT);
-    is_int(supervise_run(&sv), 6, "int_as_term: SIGINT reaches the rank as SIGTERM");
-    is_int(sv.signal_received, SIGINT, "and SIGINT is what was received");
 }
 
 /* The forward hook's record, and the extra hook that raises the signals
