@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <sys/wait.h>
@@ -27,7 +28,17 @@ const struct launcher *launcher_find(const char *name)
 
 const char *launcher_names(void)
 {
-    return "local, srun or ssh";
+    static char names[128];
+
+    if (!names[0]) {    /* "a, b or c", from the table */
+        size_t len = 0;
+        for (size_t i = 0; i < NLAUNCHERS && len < sizeof names; i++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s",
+                                    i == 0 ? "" : i + 1 < NLAUNCHERS ? ", "
+                                                                     : " or ",
+                                    launchers[i]->name);
+    }
+    return names;
 }
 
 /* The named backend, when it has the caps and fits the plan. */
