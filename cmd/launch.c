@@ -204,11 +204,11 @@ static int ranks_here(const struct plan *p, int **out)
     return n;
 }
 
-/* The agents below an agent (--spawn): the ssh backend's tree (srun
- * starts every node at once). */
+/* The agents below an agent (--spawn): only a backend that starts a tree
+ * gives one (ssh; srun starts every node at once). */
 static const struct launcher *subtree_launcher(void)
 {
-    return launcher_find("ssh");
+    return launcher_with(LAUNCHER_AGENTS | LAUNCHER_TREE);
 }
 
 /* An agent with --spawn starts the agents below it first (the

@@ -26,6 +26,14 @@ const struct launcher *launcher_find(const char *name)
     return NULL;
 }
 
+const struct launcher *launcher_with(unsigned caps)
+{
+    for (size_t i = 0; i < NLAUNCHERS; i++)
+        if ((launchers[i]->caps & caps) == caps)
+            return launchers[i];
+    return NULL;
+}
+
 const char *launcher_names(void)
 {
     static char names[128];

@@ -81,6 +81,9 @@ enum {
      * stop signals (TERM, INT, HUP, KILL) get through, and the head passes
      * the others through the broker. */
     LAUNCHER_SIGNALS = 1 << 1,
+    /* It starts a tree: an agent it starts with --spawn starts the agents
+     * below it with the same backend (ssh's fan-out). */
+    LAUNCHER_TREE = 1 << 2,
 };
 
 struct launcher {
@@ -111,6 +114,9 @@ extern const struct launcher launcher_local, launcher_srun, launcher_ssh;
 
 /* The backend called name (Hydra's "slurm" and "fork" too), or NULL. */
 const struct launcher *launcher_find(const char *name);
+
+/* The first backend that has all of caps, or NULL. */
+const struct launcher *launcher_with(unsigned caps);
 
 /* "local, srun or ssh": the valid --launcher names, for messages. */
 const char *launcher_names(void);

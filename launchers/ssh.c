@@ -132,7 +132,7 @@ static int ssh_start(const struct launch_req *req, struct launched *run,
 }
 
 const struct launcher launcher_ssh = {
-    .name = "ssh", .caps = LAUNCHER_AGENTS,
+    .name = "ssh", .caps = LAUNCHER_AGENTS | LAUNCHER_TREE,
     .needs = "starts agents on other hosts, not ranks here",
     .detect = ssh_detect, .start = ssh_start,
     .signal = ssh_signal, .destroy = ssh_destroy,

@@ -74,6 +74,9 @@ static void selection(void)
        "ranks on another host and no agents: none fits");
     ok(launcher_find("ssh") == &launcher_ssh && !launcher_find("rsh"),
        "launcher_find");
+    ok(launcher_with(LAUNCHER_AGENTS | LAUNCHER_TREE) == &launcher_ssh &&
+       launcher_with(LAUNCHER_SIGNALS) == &launcher_local,
+       "launcher_with: ssh starts trees; the first with signals is local");
     ok((launcher_srun.caps & LAUNCHER_SIGNALS) &&
        !(launcher_ssh.caps & LAUNCHER_SIGNALS) &&
        (launcher_local.caps & LAUNCHER_AGENTS) == 0,
