@@ -229,6 +229,29 @@ static void local_exec_failure(void)
     ok(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD, "nothing left");
 }
 
+/* The supervisor's forward hook over an agent's two starts: its ranks
+ * (local) get USR1, the relays of its subtree (ssh) do not, TERM both. */
+static void forward_two(void)
+{
+    struct plan p = two_nodes(0);
+    char *argv[] = { "sleep", "60", NULL };
+    struct sv_rank ranks[1] = { { 0 } }, relays[1] = { { 0 } };
+    struct launched run = { .procs = ranks }, sub = { .procs = relays };
+    struct launcher_fwd fwd = { { &launcher_local, &launcher_ssh },
+                                { &run, &sub } };
+    struct err err = { "" };
+
+    ok(start_local(&p, argv, 1, &run, &err) == 0 &&
+       start_local(&p, argv, 1, &sub, &err) == 0, "a rank and a \"relay\"");
+    launcher_forward(&fwd, SIGUSR1);
+    ok(status_of(ranks[0].pid) == SIGUSR1, "USR1: the rank got it");
+    ranks[0].running = 0;
+    ok(waitpid(relays[0].pid, NULL, WNOHANG) == 0, "the relay did not");
+    launcher_forward(&fwd, SIGTERM);
+    ok(status_of(relays[0].pid) == SIGTERM, "TERM: the relay got it");
+    relays[0].running = 0;
+}
+
 /* ssh cannot pass other signals than the stop ones to relays. */
 static void ssh_signals(void)
 {
@@ -248,6 +271,7 @@ int main(void)
     local_destroy();
     local_exec_failure();
     term_then_kill();
+    forward_two();
     ssh_signals();
     return tap_done();
 }
