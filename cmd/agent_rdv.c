@@ -18,20 +18,15 @@
 /* "P0 P1 ..." of n ports (caller frees). */
 static char *format_ports(const char *head, const int *v, int n)
 {
-    char *s = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&s, &len);
+    struct membuf b;
+    FILE *m = membuf_open(&b);
 
     if (!m)
         return NULL;
     fputs(head, m);
     for (int i = 0; i < n; i++)
         fprintf(m, i || *head ? " %d" : "%d", v[i]);
-    if (fclose(m) != 0) {
-        free(s);
-        return NULL;
-    }
-    return s;
+    return membuf_close(&b);
 }
 
 /* n ports from text into v; the rest of the text after them in *end. */

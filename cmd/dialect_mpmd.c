@@ -10,6 +10,7 @@
 
 #include "cmd.h"
 #include "shquote.h"
+#include "strv.h"
 
 /* "-np N" (or -n, --np, --n, -c) at the head of part k; 0 / -1 after
  * printing.  *i moves past it. */
@@ -48,9 +49,9 @@ static int add_part(FILE *m, char **w, int from, int to, int end, int first)
  * *total on entry, the sum on return); NULL after printing. */
 static char *trampoline(char **w, int n, int *total, struct options *o)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
+    struct membuf b;
+    FILE *m = membuf_open(&b);
+    char *buf;
     int i = 0, k = 0, count = *total, rc = 0;
 
     if (!m)
@@ -76,7 +77,8 @@ static char *trampoline(char **w, int n, int *total, struct options *o)
         i += i < n;     /* the ":" */
     }
     fputs("fi; exit 127", m);
-    if (fclose(m) != 0 || rc != 0) {
+    buf = membuf_close(&b);
+    if (!buf || rc != 0) {
         free(buf);
         return rc == 0 ? (cmd_fail(EXIT_FAIL, "out of memory"), NULL) : NULL;
     }
