@@ -12,6 +12,7 @@ char *read_all(FILE *f, size_t max, size_t *len)
     char *buf = malloc(cap), *grown;
 
     *len = 0;
+    errno = 0;          /* what a failed read leaves is the read's error */
     while (buf && (got = fread(buf + *len, 1, cap - *len - 1, f)) > 0) {
         *len += got;
         if (*len > max) {
@@ -27,8 +28,9 @@ char *read_all(FILE *f, size_t max, size_t *len)
         buf = grown;
     }
     if (buf && ferror(f)) {
+        int e = errno ? errno : EIO;
         free(buf);
-        errno = EIO;
+        errno = e;
         return NULL;
     }
     if (buf)
