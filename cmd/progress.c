@@ -67,6 +67,11 @@ static int node_up(const struct broker *b, const long long *hb, int i)
     if (broker_peek(b, key, val, sizeof val) == 0)
         return 1;
     snprintf(key, sizeof key, "dlrun.ranks.%d", i);
+    if (broker_peek(b, key, val, sizeof val) == 0)
+        return 1;
+    /* its ports for the rendezvous: an agent may publish them before its
+     * heartbeat thread's first beat (agent_rdv.c) */
+    snprintf(key, sizeof key, "dlrun.ports.%d", i);
     return broker_peek(b, key, val, sizeof val) == 0;
 }
 
@@ -113,7 +118,9 @@ void progress_head_tick(struct head_progress *hp, const struct broker *b,
 
     if (!hp->all_up) {
         int n = missing(hp, b, hb, who, sizeof who);
-        if (n == 0) {
+        /* the rendezvous is published once every agent took part: all
+         * are up, whatever this look found (the steps stay in order) */
+        if (n == 0 || broker_peek(b, "dlrun.rdv", val, sizeof val) == 0) {
             hp->all_up = 1;
             progress_step("agents up on all %d nodes", hp->plan->nnodes);
         } else if (!final && now >= hp->next_wait_ms) {
