@@ -108,15 +108,19 @@ same() {
     expect_eq "$1" "$got" "$want" || sed 's/^/  dlrun: /' "$TMP/out.dl$n.log"
 }
 
+# The real torchrun's --standalone always listens on port 29400: one
+# reference run at a time on this machine (another checkout's test run
+# may be at the same line; dlrun itself takes a free port).
+REF_LOCK="flock /tmp/dlrun-torchrun-29400.lock"
 # torchrun: the same arguments after "torchrun" and after "dlrun"
 torch() {
     what=$1; shift
-    same "torchrun $what" "env PROBE_TORCH=1 $TORCHRUN $*" "env PROBE_TORCH=1 $DLRUN $*"
+    same "torchrun $what" "env PROBE_TORCH=1 $REF_LOCK $TORCHRUN $*" "env PROBE_TORCH=1 $DLRUN $*"
 }
 # torchrun 1.13 knows only underscores; newer ones take hyphens too
 torch_hyphen() {
     what=$1 ref=$2 dl=$3
-    same "torchrun $what" "env PROBE_TORCH=1 $TORCHRUN $ref" "env PROBE_TORCH=1 $DLRUN $dl"
+    same "torchrun $what" "env PROBE_TORCH=1 $REF_LOCK $TORCHRUN $ref" "env PROBE_TORCH=1 $DLRUN $dl"
 }
 # mpirun: the same arguments after "mpirun"/"dlrun" (and a link named mpirun)
 mpi() {
