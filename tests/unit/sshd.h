@@ -6,11 +6,13 @@
 #define DLRUN_SSHD_H
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -91,6 +93,11 @@ static inline int setup(void)
 
     if (!mkdtemp(dir) || access("/usr/sbin/sshd", X_OK) != 0 ||
         system("command -v ssh-keygen >/dev/null") != 0)
+        return -1;
+    /* sshd run by root refuses to start without its privilege separation
+     * folder, which only Debian's init script or systemd makes: a machine
+     * that just installed openssh-server without starting it has none. */
+    if (geteuid() == 0 && mkdir("/run/sshd", 0755) != 0 && errno != EEXIST)
         return -1;
     for (int i = 0; i < 8; i++)
         snprintf(path[i], sizeof path[i], "%s/%s", dir, names[i]);
