@@ -117,13 +117,14 @@ static int serve(void *arg, int wake)
     return 1;
 }
 
-/* A node of the plan that is not this host (there is one: head_wanted). */
+/* The name to resolve of a node of the plan that is not this host (there
+ * is one: head_wanted); an ssh alias's HostName. */
 static const char *remote_node(const struct plan *p)
 {
     for (int i = 0; i < p->nnodes; i++)
         if (!net_is_this_host(p->nodes[i].host))
-            return p->nodes[i].host;
-    return p->nodes[0].host;
+            return plan_addr_name(p, i);
+    return plan_addr_name(p, 0);
 }
 
 /* The broker listens only where the agents reach it: this host's address

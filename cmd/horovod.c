@@ -52,7 +52,7 @@ static int server_ip(const struct job *j, char *ip, size_t len,
 
     for (int i = 0; i < p->nnodes && !remote; i++)
         if (p->nodes[i].host && !net_is_this_host(p->nodes[i].host))
-            remote = p->nodes[i].host;
+            remote = plan_addr_name(p, i);
     if (j->opt.rdv.iface)
         return net_iface_addr(j->opt.rdv.iface, ip, len, err);
     if (!remote) {

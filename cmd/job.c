@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -15,7 +16,9 @@
 #include "envout.h"
 #include "envwire.h"
 #include "horovod.h"
+#include "hostname.h"
 #include "net.h"
+#include "sshexec.h"
 #include "topo.h"
 #include "errfile.h"
 #include "guard.h"
@@ -56,24 +59,63 @@ static int torch_by_hand(struct job *j)
                     "a group; dlrun plan/env cannot show it", what);
 }
 
+static int hosts_given(const struct job *j)
+{
+    return strcmp(j->alloc.source, "hosts") == 0 ||
+           strcmp(j->alloc.source, "hostfile") == 0;
+}
+
 /* Hosts given by -H or a host file that cannot be resolved: named now,
  * before any agent starts (else the broker fails with exit 1 later). */
 int job_check_hosts(const struct job *j)
 {
+    const char *from = strcmp(j->alloc.source, "hosts") ? "host file" : "-H";
     struct err err = { "" };
 
     /* simulated nodes (t_agents.sh): the agents run here, the names are
      * only labels */
-    if ((strcmp(j->alloc.source, "hosts") &&
-         strcmp(j->alloc.source, "hostfile")) || getenv("DLRUN_RELAY_SIM_MS"))
+    if (!hosts_given(j) || getenv("DLRUN_RELAY_SIM_MS"))
         return 0;
-    for (int i = 0; i < j->plan.nnodes; i++)
-        if (j->plan.nodes[i].host &&
-            net_resolves(j->plan.nodes[i].host, &err) < 0)
-            return cmd_fail(EXIT_USAGE, "%s (%s): fix the name, or add it to "
-                            "DNS or /etc/hosts", err.msg,
-                            strcmp(j->alloc.source, "hosts") ? "host file" :
-                            "-H");
+    for (int i = 0; i < j->plan.nnodes; i++) {
+        const struct plan_node *n = &j->plan.nodes[i];
+        if (!n->host)
+            continue;
+        if (n->addr_name && net_resolves(n->addr_name, &err) < 0)
+            return cmd_fail(EXIT_USAGE, "%s, the HostName of %s in the ssh "
+                            "configuration (%s): fix its HostName line",
+                            err.msg, n->host, from);
+        if (!n->addr_name && net_resolves(n->host, &err) < 0)
+            return cmd_fail(EXIT_USAGE, "%s (%s): fix the name, add it to "
+                            "DNS or /etc/hosts, or give it a HostName in "
+                            "~/.ssh/config", err.msg, from);
+    }
+    return 0;
+}
+
+/* -H or host file names that ~/.ssh/config (or --ssh-config) makes
+ * aliases (Host gpu1 / HostName 10.1.0.7): ssh connects through the alias,
+ * with its settings; addresses (MASTER_ADDR) come from its HostName.  No
+ * libssh: nothing to read, ssh will fail later with its own line. */
+static int job_ssh_aliases(struct job *j)
+{
+    struct sshexec_opts o = { .config = j->opt.remote.ssh_config };
+    struct err err = { "" };
+    char name[256];
+
+    for (size_t i = 0; hosts_given(j) && i < j->alloc.nnodes; i++) {
+        struct alloc_node *n = &j->alloc.nodes[i];
+        o.host = n->name;
+        if (sshexec_host_name(&o, name, sizeof name, &err) < 0)
+            return 0;
+        if (strcasecmp(name, n->name) == 0)     /* libssh lowercases */
+            continue;
+        if (hostname_check(name, &err) < 0)
+            return cmd_fail(EXIT_USAGE, "host %s: the ssh configuration "
+                            "gives it %s; fix its HostName line", n->name,
+                            err.msg);
+        if (!(n->addr_name = strdup(name)))
+            return cmd_fail(EXIT_FAIL, "out of memory");
+    }
     return 0;
 }
 
@@ -107,6 +149,7 @@ static int job_topology_slots(struct job *j)
 int job_prepare(struct job *j, int collective)
 {
     struct err err = { "" };
+    int rc;
 
     /* a head's -x values, before anything reads the environment */
     if (envwire_take_exports(&j->opt.exports, &j->opt.nexports, &j->xvalues,
@@ -117,6 +160,8 @@ int job_prepare(struct job *j, int collective)
         return cmd_fail(EXIT_USAGE, "%s", err.msg);
     if (!collective && job_topology_slots(j) != 0)
         return EXIT_USAGE;
+    if ((rc = job_ssh_aliases(j)) != 0)
+        return rc;
     progress_step("allocation found: %s (%s), %zu node%s", j->alloc.source,
                   j->alloc.why, j->alloc.nnodes, j->alloc.nnodes == 1 ? "" :
                   "s");

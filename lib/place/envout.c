@@ -101,7 +101,7 @@ static int set_tf(struct envset *s, const struct plan *p, const struct facts *f,
     fputs("{\"cluster\":{\"worker\":[", m);
     for (int i = 0; i < p->nranks; i++)
         fprintf(m, "%s\"%s:%d\"", i ? "," : "",
-                p->nodes[p->rank_node[i]].host,
+                plan_addr_name(p, p->rank_node[i]),
                 r->worker_ports ? r->worker_ports[i]
                                 : r->port + 1 + p->rank_local[i]);
     fprintf(m, "]},\"task\":{\"type\":\"worker\",\"index\":%d}}", f->rank);

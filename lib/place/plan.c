@@ -131,6 +131,7 @@ static int plan_fill(const struct alloc *a, struct plan *p, int n, int nn,
         int k = cap[i] < n - r ? cap[i] : n - r;
         p->nodes[i].host = a->nodes[i].name;
         p->nodes[i].login = a->nodes[i].login;
+        p->nodes[i].addr_name = a->nodes[i].addr_name;
         for (int j = 0; j < k; j++)
             p->rank_node[r++] = i;
     }
@@ -212,6 +213,13 @@ int plan_build(const struct alloc *a, const struct plan_request *req,
     if (rc < 0)
         plan_free(p);
     return rc;
+}
+
+const char *plan_addr_name(const struct plan *p, int node)
+{
+    const struct plan_node *n = &p->nodes[node];
+
+    return n->addr_name ? n->addr_name : n->host;
 }
 
 void plan_free(struct plan *p)

@@ -18,6 +18,9 @@ struct plan_request {
 struct plan_node {
     const char *host;   /* borrowed from the allocation; NULL = unknown */
     const char *login;  /* borrowed: user@host's user (ssh), or NULL */
+    const char *addr_name;  /* borrowed: the name to resolve for the node's
+                               address (an ssh alias's HostName), or NULL:
+                               host */
     int first_rank;     /* lowest rank on the node */
     int nranks;         /* LOCAL_WORLD_SIZE */
 };
@@ -47,6 +50,10 @@ int plan_build(const struct alloc *a, const struct plan_request *req,
                struct plan *p, struct err *err);
 
 void plan_free(struct plan *p);  /* frees members; p may be NULL */
+
+/* The name to resolve for node's address, as other nodes must reach it:
+ * an ssh alias's HostName, else its host (NULL when unknown).  Borrowed. */
+const char *plan_addr_name(const struct plan *p, int node);
 
 /* For plans made elsewhere (lib/planwire.h: the head's, decoded): room
  * for nranks ranks on nnodes nodes (zeroed; free with plan_free, also

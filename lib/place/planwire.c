@@ -108,13 +108,16 @@ static void put_text(struct out *o, uint16_t id, const char *s)
 static void put_node(struct out *o, const struct plan_node *n)
 {
     size_t hl = strlen(n->host), ll = n->login ? strlen(n->login) : 0;
+    size_t al = n->addr_name ? strlen(n->addr_name) : 0;
 
-    put_head(o, F_NODE, 8 + hl + ll);
+    put_head(o, F_NODE, 10 + hl + ll + al);
     put_u32(o, (uint32_t)n->nranks);
     put_u16(o, (uint32_t)hl);
     put(o, n->host, hl);
     put_u16(o, (uint32_t)ll);
     put(o, n->login, ll);
+    put_u16(o, (uint32_t)al);
+    put(o, n->addr_name, al);
 }
 
 /* The rank table: nodes, then runs of ranks on one node. */
@@ -276,17 +279,19 @@ static int grow(void **v, int n, size_t size, struct err *err)
     return 0;
 }
 
-/* u32 ranks, u16 host length, host, u16 login length, login. */
+/* u32 ranks, u16 host length, host, u16 login length, login, u16 address
+ * name length, address name. */
 static int get_node(struct planwire *w, const struct in *f, struct err *err)
 {
     const uint8_t *b = f->p;
     struct planwire_node *n;
-    uint32_t hl, ll;
+    uint32_t hl, ll, al;
 
     if (w->nnodes >= PLANWIRE_MAX_NODES)
         return err_set(err, "plan wire: more than %d nodes", PLANWIRE_MAX_NODES);
-    if (f->len < 8 || (hl = get_u16(b + 4)) + 8 > f->len ||
-        (ll = get_u16(b + 6 + hl)) + hl + 8 != f->len)
+    if (f->len < 10 || (hl = get_u16(b + 4)) + 10 > f->len ||
+        (ll = get_u16(b + 6 + hl)) + hl + 10 > f->len ||
+        (al = get_u16(b + 8 + hl + ll)) + ll + hl + 10 != f->len)
         return err_set(err, "plan wire: node %d at byte %zu: its lengths do "
                        "not add up", w->nnodes, f->off);
     if (grow((void **)&w->nodes, w->nnodes, sizeof *w->nodes, err) < 0)
@@ -294,10 +299,12 @@ static int get_node(struct planwire *w, const struct in *f, struct err *err)
     n = &w->nodes[w->nnodes++];
     *n = (struct planwire_node){ .nranks = (int)get_u32(b) };
     if (!(n->host = get_text(f, b + 6, hl, err)) ||
-        (ll && !(n->login = get_text(f, b + 8 + hl, ll, err))))
+        (ll && !(n->login = get_text(f, b + 8 + hl, ll, err))) ||
+        (al && !(n->addr_name = get_text(f, b + 10 + hl + ll, al, err))))
         return -1;
     if (hostname_check(n->host, err) < 0 ||
-        (n->login && hostname_check_login(n->login, ll, err) < 0))
+        (n->login && hostname_check_login(n->login, ll, err) < 0) ||
+        (n->addr_name && hostname_check(n->addr_name, err) < 0))
         return err_prefix(err, "plan wire: node %d", w->nnodes - 1);
     if (get_u32(b) == 0 || get_u32(b) > PLANWIRE_MAX_RANKS)
         return err_set(err, "plan wire: node %d (%s) with %u ranks",
@@ -524,8 +531,10 @@ int planwire_plan(const struct planwire *w, struct alloc *a, struct plan *p,
         if (alloc_add_node(a, w->nodes[i].host, w->nodes[i].nranks, 0,
                            err) < 0)
             return -1;
-        if (w->nodes[i].login && !(a->nodes[i].login =
-                                   strdup(w->nodes[i].login)))
+        if ((w->nodes[i].login && !(a->nodes[i].login =
+                                    strdup(w->nodes[i].login))) ||
+            (w->nodes[i].addr_name && !(a->nodes[i].addr_name =
+                                        strdup(w->nodes[i].addr_name))))
             return err_set(err, "out of memory");
     }
     if (plan_alloc(p, w->nranks, w->nnodes, err) < 0)
@@ -535,6 +544,7 @@ int planwire_plan(const struct planwire *w, struct alloc *a, struct plan *p,
     for (int i = 0; i < w->nnodes; i++) {
         p->nodes[i].host = a->nodes[i].name;
         p->nodes[i].login = a->nodes[i].login;
+        p->nodes[i].addr_name = a->nodes[i].addr_name;
     }
     p->self = p->self_node = -1;
     p->layout = "the head's plan";
@@ -548,6 +558,7 @@ void planwire_free(struct planwire *w)
     for (int i = 0; i < w->nnodes; i++) {
         free(w->nodes[i].host);
         free(w->nodes[i].login);
+        free(w->nodes[i].addr_name);
     }
     free(w->nodes);
     free(w->rank_node);

@@ -9,7 +9,8 @@
  *   "DLPW"  u32 version (PLANWIRE_VERSION)  u32 length of the fields
  *   fields: u16 id  u32 length  that many bytes
  * A number is a u32 (at most INT_MAX), a text its bytes (no NUL).  Node:
- * u32 ranks, u16 host length, host, u16 login length, login (0: none).
+ * u32 ranks, u16 host length, host, u16 login length, login (0: none),
+ * u16 address name length, address name (0: none; an ssh alias's HostName).
  * Run: u32 node, u32 ranks: the next ranks, in rank order, are on node.
  * Filter: u32 ranks, n of them.  Nodes, runs, env and names repeat, in
  * order; every other field comes at most once.  A reader refuses another
@@ -28,7 +29,7 @@
 #include "plan.h"
 #include "strv.h"
 
-#define PLANWIRE_VERSION 1
+#define PLANWIRE_VERSION 2
 #define PLANWIRE_HEADER 12              /* magic, version, length */
 #define PLANWIRE_MAX_NODES ALLOC_MAX_NAMES
 #define PLANWIRE_MAX_RANKS (1 << 24)    /* --ranks-filter's bound too */
@@ -42,6 +43,8 @@ enum planwire_mpi { PLANWIRE_MPI_NONE, PLANWIRE_MPI_AUTO, PLANWIRE_MPI_PMIX };
 struct planwire_node {
     char *host;             /* never NULL */
     char *login;            /* user@host's user, or NULL */
+    char *addr_name;        /* the name to resolve for the node's address
+                               (an ssh alias's HostName), or NULL: host */
     int nranks;             /* > 0 */
 };
 

@@ -25,6 +25,11 @@ static const char *rank0_host(const struct plan *p)
     return p->nodes[p->rank_node[0]].host;
 }
 
+static const char *rank0_addr_name(const struct plan *p)
+{
+    return plan_addr_name(p, p->rank_node[0]);
+}
+
 static int rank0_is_here(const struct plan *p)
 {
     if (p->per_task)
@@ -50,7 +55,7 @@ static int local_addr(const struct plan *p, const struct rdv_opts *o,
     }
     snprintf(out->addr_from, sizeof out->addr_from,
              "address of rank 0's host (this host)");
-    return net_host_addr(rank0_host(p) ? rank0_host(p) : "localhost",
+    return net_host_addr(rank0_host(p) ? rank0_addr_name(p) : "localhost",
                          out->addr, sizeof out->addr, err);
 }
 
@@ -70,9 +75,14 @@ static int pick_addr(const struct plan *p, const struct rdv_opts *o,
         return err_set(err, "cannot tell rank 0's host: mpirun names no "
                        "other hosts to its ranks; pass --master-addr with "
                        "the host of rank 0 (or launch with srun)");
-    snprintf(out->addr_from, sizeof out->addr_from,
-             "address of rank 0's host %.100s", h);
-    return net_host_addr(h, out->addr, sizeof out->addr, err);
+    if (strcmp(rank0_addr_name(p), h) != 0)
+        snprintf(out->addr_from, sizeof out->addr_from, "address of rank 0's "
+                 "host %.50s (HostName %.50s in ssh_config)", h,
+                 rank0_addr_name(p));
+    else
+        snprintf(out->addr_from, sizeof out->addr_from,
+                 "address of rank 0's host %.100s", h);
+    return net_host_addr(rank0_addr_name(p), out->addr, sizeof out->addr, err);
 }
 
 /* The task that hosts rank 0 (task 0: rank 0 is on the first node) binds a

@@ -108,8 +108,8 @@ int net_host_addr(const char *host, char *out, size_t len, struct err *err)
     }
     if (rc != 0)
         return err_set(err, "cannot resolve host %s: %s (add it to DNS or "
-                       "/etc/hosts, or pass --master-addr)", host,
-                       gai_strerror(rc));
+                       "/etc/hosts, give it a HostName in ~/.ssh/config, or "
+                       "pass --master-addr)", host, gai_strerror(rc));
     for (r = res; r; r = r->ai_next)
         if (!(loop = is_loopback(r->ai_addr)))
             break;

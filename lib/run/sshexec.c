@@ -178,6 +178,42 @@ static int open_exec(struct sshexec *x, const char *command, struct err *err)
     return 0;
 }
 
+int sshexec_host_name(const struct sshexec_opts *o, char *out, size_t len,
+                      struct err *err)
+{
+    ssh_session s = NULL;
+    char *host = NULL;
+    int rc = -1;
+
+    if (sshdl_open(err) < 0) {
+        err_prefix(err, "ssh %s", o->host);
+        goto out;
+    }
+    if (!(s = ssh_new())) {
+        err_set(err, "ssh %s: out of memory", o->host);
+        goto out;
+    }
+    if (ssh_options_set(s, SSH_OPTIONS_HOST, o->host) < 0 ||
+        ssh_options_parse_config(s, o->config) < 0 ||
+        ssh_options_get(s, SSH_OPTIONS_HOST, &host) != SSH_OK || !host) {
+        err_set(err, "ssh %s: cannot read the ssh configuration: %s", o->host,
+                ssh_get_error(s));
+        goto out;
+    }
+    if (strlen(host) >= len) {
+        err_set(err, "ssh %s: HostName %.60s... is too long", o->host, host);
+        goto out;
+    }
+    memcpy(out, host, strlen(host) + 1);
+    rc = 0;
+out:
+    if (host)       /* the table is empty when libssh did not load */
+        ssh_string_free_char(host);
+    if (s)
+        ssh_free(s);
+    return rc;
+}
+
 struct sshexec *sshexec_start(const struct sshexec_opts *o,
                               const char *command, struct err *err)
 {

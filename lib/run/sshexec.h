@@ -32,6 +32,12 @@ struct sshexec;
 struct sshexec *sshexec_start(const struct sshexec_opts *o,
                               const char *command, struct err *err);
 
+/* The host ssh would connect to for o->host, without connecting: the
+ * HostName that ~/.ssh/config (or o->config) gives an alias, else o->host
+ * itself, into out (len bytes).  0 / -1 with err. */
+int sshexec_host_name(const struct sshexec_opts *o, char *out, size_t len,
+                      struct err *err);
+
 /* The socket to poll for readability (owned by x). */
 int sshexec_fd(const struct sshexec *x);
 

@@ -85,6 +85,7 @@ void alloc_free(struct alloc *a)
     for (size_t i = 0; i < a->nnodes; i++) {
         free(a->nodes[i].name);
         free(a->nodes[i].login);
+        free(a->nodes[i].addr_name);
     }
     free(a->nodes);
     free(a->task_node);

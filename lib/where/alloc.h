@@ -18,6 +18,9 @@ struct alloc_node {
     int cpus;       /* CPUs the scheduler granted here, 0 when unknown */
     char *login;    /* owned or NULL: the "user" of "user@host" in a host
                        file or -H: the ssh launcher logs in as this user */
+    char *addr_name;    /* owned or NULL (= name): the name to resolve for
+                           the node's address, when name is an ssh_config
+                           alias: its HostName */
 };
 
 /* Set when the scheduler started this process as one task of many

@@ -372,4 +372,23 @@ run count 'rack[1-2]-n[01-04],x[5],x5'
 expect_eq "count agrees with scontrol" "$(cat "$TMP/out")" \
     "$(scontrol show hostnames 'rack[1-2]-n[01-04],x[5],x5' | wc -l | tr -d ' ')"
 
+# ssh_config aliases: the address comes from the HostName (the cluster
+# test t_hosts_ssh.sh runs ranks through them)
+printf 'Host dlrun-alias1\n  HostName localhost\nHost dlrun-alias2\n  HostName a..b\n' \
+    >"$TMP/ssh_config"
+"$DLRUN" plan -H dlrun-alias1:1,localhost:1 --ssh-config "$TMP/ssh_config" true \
+    >"$TMP/out" 2>&1
+expect_grep "plan -H ALIAS: the master's address from its HostName" \
+    "address of rank 0's host dlrun-alias1 (HostName localhost in ssh_config)" "$TMP/out"
+"$DLRUN" plan -H dlrun-alias2:1 --ssh-config "$TMP/ssh_config" true >"$TMP/out" 2>&1
+expect_eq "a HostName that is no host name: exit 2" "$?" 2
+expect_grep "  one line: the host, the HostName, the fix" \
+    '^dlrun: host dlrun-alias2: the ssh configuration gives it host name "a..b": .*; fix its HostName line$' \
+    "$TMP/out"
+"$DLRUN" -H localhost:1,dlrun-no-such-host.invalid:1 --ssh-config "$TMP/ssh_config" true \
+    >"$TMP/out" 2>&1
+expect_eq "a host that resolves nowhere: exit 2" "$?" 2
+expect_grep "  the ways to fix it, an ssh alias among them" \
+    "cannot resolve host dlrun-no-such-host.invalid.*give it a HostName in ~/.ssh/config" "$TMP/out"
+
 done_testing

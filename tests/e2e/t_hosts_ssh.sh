@@ -22,4 +22,22 @@ within 300 "$DLRUN" --hostfile "$TMP/hosts" $SSH -- true >"$TMP/nobody.out" 2>&1
 rc=$?
 if [ "$rc" -ne 0 ]; then pass "host file nobody@node2: fails ($rc)"; else fail "host file nobody@node2: exit 0"; fi
 expect_grep "  ssh logged in to node2 as nobody" "node2.*no key was accepted for user nobody" "$TMP/nobody.out"
+# ssh_config aliases (Host gpuA / HostName node1): ssh goes through the
+# alias; MASTER_ADDR and TF_CONFIG come from the HostName, which the other
+# nodes can resolve (the alias they cannot)
+printf 'Host gpuA\n  HostName node1\nHost gpuB\n  HostName node2\nHost gpuC\n  HostName dlrun-no-such-host.invalid\n' \
+    >"$TMP/ssh_config"
+within 300 "$DLRUN" -H gpuA:1,gpuB:1 --ssh-config "$TMP/ssh_config" $SSH -- sh -c \
+    'echo "$RANK $(hostname) $MASTER_ADDR"; if [ "$RANK" = 0 ]; then echo "$TF_CONFIG" >&2; fi' \
+    >"$TMP/alias.out" 2>"$TMP/alias.err"
+expect_eq "-H of ssh aliases: each rank on the alias's HostName, the master its address" \
+    "$(sort "$TMP/alias.out" | tr '\n' ' ')" "0 node1 $a1 1 node2 $a1 " ||
+    sed 's/^/  | /' "$TMP/alias.err"
+expect_grep "  TF_CONFIG names the HostNames" '"worker":\["node1:[0-9]*","node2:[0-9]*"\]' \
+    "$TMP/alias.err"
+within 300 "$DLRUN" -H gpuA:1,gpuC:1 --ssh-config "$TMP/ssh_config" $SSH -- true \
+    >"$TMP/aliasbad.out" 2>&1
+expect_eq "an alias whose HostName does not resolve: exit 2" "$?" 2
+expect_grep "  named, with the alias" "dlrun-no-such-host.invalid.*HostName of gpuC" \
+    "$TMP/aliasbad.out"
 done_testing

@@ -58,6 +58,9 @@ static void check_error_file_and_gloo(void)
     envset_free(&s);
 }
 
+/* b's ssh_config HostName, or NULL */
+static const char *b_addr_name;
+
 /* Two nodes a:2, b:1 from -H; rank's variables with o into s. */
 static int rank_env(int rank, const struct rdv *rdv,
                     const struct envout_opts *o, struct envset *s)
@@ -72,6 +75,7 @@ static int rank_env(int rank, const struct rdv *rdv,
     a.source = "hosts";
     alloc_add_node(&a, "a", 2, 0, &err);
     alloc_add_node(&a, "b", 1, 0, &err);
+    a.nodes[1].addr_name = b_addr_name ? strdup(b_addr_name) : NULL;
     rc = plan_build(&a, &req, &p, &err) == 0 ? 0 : -1;
     if (rc == 0)
         rc = envout_rank(&a, &p, rank, rdv, o, s, &err);
@@ -125,6 +129,14 @@ static void check_worker_ports(void)
     is_str(get(&s, "TF_CONFIG"), "{\"cluster\":{\"worker\":[\"a:4001\","
            "\"a:4002\",\"b:5001\"]},\"task\":{\"type\":\"worker\","
            "\"index\":0}}", "TF_CONFIG: the ports the agents found");
+    envset_free(&s);
+    b_addr_name = "10.1.0.7";
+    ok(rank_env(0, &rdv, &o, &s) == 0, "env of rank 0, b an ssh alias");
+    is_str(get(&s, "TF_CONFIG"), "{\"cluster\":{\"worker\":[\"a:4001\","
+           "\"a:4002\",\"10.1.0.7:5001\"]},\"task\":{\"type\":\"worker\","
+           "\"index\":0}}", "  TF_CONFIG: the alias's HostName, which other "
+           "nodes can reach");
+    b_addr_name = NULL;
     envset_free(&s);
 }
 

@@ -9,9 +9,11 @@
 #include "planwire.h"
 #include "tap.h"
 
-/* n0: ranks 0-1 (login alice), n1: 2-4, fe80::1: 5 */
+/* n0: ranks 0-1 (login alice), n1 (an ssh alias of 10.1.0.7): 2-4,
+ * fe80::1: 5 */
 static struct plan_node nodes3[] = {
-    { "n0", "alice", 0, 2 }, { "n1", NULL, 2, 3 }, { "fe80::1", NULL, 5, 1 },
+    { "n0", "alice", NULL, 0, 2 }, { "n1", NULL, "10.1.0.7", 2, 3 },
+    { "fe80::1", NULL, NULL, 5, 1 },
 };
 static int rank_node3[] = { 0, 0, 1, 1, 1, 2 };
 static const struct plan plan3 = { .nranks = 6, .nodes = nodes3, .nnodes = 3,
@@ -100,6 +102,9 @@ static void roundtrip(void)
        "alice") == 0 && !got.nodes[1].login &&
        strcmp(got.nodes[2].host, "fe80::1") == 0 && got.nodes[1].nranks == 3,
        "hosts, logins and rank counts");
+    ok(!got.nodes[0].addr_name && got.nodes[1].addr_name &&
+       strcmp(got.nodes[1].addr_name, "10.1.0.7") == 0,
+       "an ssh alias's HostName");
     ok(memcmp(got.rank_node, rank_node3, sizeof rank_node3) == 0,
        "each rank's node");
     same_settings(&w, &got);
@@ -111,6 +116,9 @@ static void roundtrip(void)
        p.nodes[1].nranks == 3 && p.rank_local[4] == 2 && p.rank_node[5] == 2 &&
        strcmp(p.nodes[2].host, "fe80::1") == 0 && p.self_node == -1,
        "  rank tables as the head's");
+    ok(!p.nodes[0].addr_name && strcmp(plan_addr_name(&p, 1), "10.1.0.7") == 0
+       && strcmp(plan_addr_name(&p, 0), "n0") == 0,
+       "  addresses from the alias's HostName, else the host");
     plan_free(&p);
     alloc_free(&a);
     planwire_free(&got);
@@ -120,7 +128,7 @@ static void roundtrip(void)
 /* Ranks that alternate between nodes, and nothing but the plan. */
 static void cyclic(void)
 {
-    struct plan_node n[] = { { "a", NULL, 0, 2 }, { "b", NULL, 1, 2 } };
+    struct plan_node n[] = { { "a", NULL, NULL, 0, 2 }, { "b", NULL, NULL, 1, 2 } };
     int rn[] = { 0, 1, 0, 1 };
     struct plan p = { .nranks = 4, .nodes = n, .nnodes = 2, .rank_node = rn };
     struct planwire w = { 0 }, got;
@@ -227,8 +235,8 @@ static void header_refusals(void)
     b[0] = 'X';
     refused(b, base_len, "not a dlrun plan", "no DLPW first");
     memcpy(b, base, base_len);
-    set32(b + 4, 2);
-    refused(b, base_len, "version 2, this dlrun reads version 1",
+    set32(b + 4, PLANWIRE_VERSION + 1);
+    refused(b, base_len, "version 3, this dlrun reads version 2",
             "another version, named");
     memcpy(b, base, base_len);
     set32(b + 8, (uint32_t)base_len);
@@ -245,9 +253,12 @@ static void field_refusals(void)
 {
     uint8_t four[4] = { 1, 0, 0, 0 }, big[4] = { 0, 0, 1, 0 };
     uint8_t node_bad[] = { 1, 0, 0, 0, 9, 0, 'x' };
-    uint8_t node_zero[] = { 0, 0, 0, 0, 1, 0, 'x', 0, 0 };
-    uint8_t node_host[] = { 1, 0, 0, 0, 2, 0, '-', 'x', 0, 0 };
-    uint8_t node_login[] = { 1, 0, 0, 0, 1, 0, 'x', 2, 0, '-', 'y' };
+    uint8_t node_old[] = { 1, 0, 0, 0, 1, 0, 'x', 0, 0 };
+    uint8_t node_zero[] = { 0, 0, 0, 0, 1, 0, 'x', 0, 0, 0, 0 };
+    uint8_t node_host[] = { 1, 0, 0, 0, 2, 0, '-', 'x', 0, 0, 0, 0 };
+    uint8_t node_login[] = { 1, 0, 0, 0, 1, 0, 'x', 2, 0, '-', 'y', 0, 0 };
+    uint8_t node_addr[] = { 1, 0, 0, 0, 1, 0, 'x', 0, 0, 2, 0, '$', '(' };
+    uint8_t node_long[] = { 1, 0, 0, 0, 1, 0, 'x', 0, 0, 9, 0, 'y' };
     uint8_t run_far[8] = { 9, 0, 0, 0, 1, 0, 0, 0 };
     uint8_t run_zero[8] = { 0 };
 
@@ -264,6 +275,12 @@ static void field_refusals(void)
     refused_field(1, node_host, sizeof node_host, "host name", "a node "
                   "whose host is an option");
     refused_field(1, node_login, sizeof node_login, "login", "a bad login");
+    refused_field(1, node_old, sizeof node_old, "do not add up",
+                  "a node without its address name's length");
+    refused_field(1, node_addr, sizeof node_addr, "host name", "a node "
+                  "whose address name is no host name");
+    refused_field(1, node_long, sizeof node_long, "do not add up",
+                  "an address name longer than its field");
     refused_field(2, run_far, 8, "hold 7 ranks, not 6", "runs that hold "
                   "more ranks than the job");
     refused_field(2, run_zero, 8, "no rank", "a run of no rank");
@@ -280,15 +297,16 @@ static void field_refusals(void)
 /* Tables that do not hold together. */
 static void table_refusals(void)
 {
-    struct plan_node n[] = { { "a", NULL, 0, 1 }, { "b", NULL, 1, 1 } };
+    struct plan_node n[] = { { "a", NULL, NULL, 0, 1 },
+                             { "b", NULL, NULL, 1, 1 } };
     int rn[] = { 0, 1 };
     struct plan p = { .nranks = 2, .nodes = n, .nnodes = 2, .rank_node = rn };
     struct planwire w = { 0 };
     struct err err = { "" };
     size_t len;
     uint8_t *b = planwire_encode(&p, &w, &len, &err);
-    /* runs follow the count (10 bytes) and the nodes (2 x 15 bytes) */
-    size_t run1 = PLANWIRE_HEADER + 10 + 30 + 14 + 6;
+    /* runs follow the count (10 bytes) and the nodes (2 x 17 bytes) */
+    size_t run1 = PLANWIRE_HEADER + 10 + 34 + 14 + 6;
 
     set32(b + run1, 0);             /* rank 1 on node 0 too */
     refused(b, len, "node 0 (a) says 1 ranks, the runs give it 2",
@@ -303,7 +321,7 @@ static void table_refusals(void)
     free(b);
     len = base_len;                 /* only a node: no rank count */
     base_len = PLANWIRE_HEADER;
-    refused_field(1, (uint8_t[]){ 1, 0, 0, 0, 1, 0, 'x', 0, 0 }, 9,
+    refused_field(1, (uint8_t[]){ 1, 0, 0, 0, 1, 0, 'x', 0, 0, 0, 0 }, 11,
                   "no rank count", "a plan without its rank count");
     base_len = len;
 }

@@ -33,6 +33,32 @@ static int resolve_hosts(const char *hosts, const struct rdv_opts *o,
     return rc;
 }
 
+/* Rank 0 on an ssh alias that only ssh_config knows (its HostName in
+ * addr_name, as cmd/job.c sets it): the HostName's address. */
+static void by_alias(void)
+{
+    struct alloc a = { 0 };
+    struct plan p = { 0 };
+    struct plan_request req = { 0 };
+    struct rdv_opts o = { 0 };
+    struct rdv r = { 0 };
+    struct err err = { "" };
+    char *envp[] = { NULL };
+
+    if (hosts_parse("gpu-alias.invalid:1,localhost:1", &a, &err) == 0) {
+        a.nodes[0].addr_name = strdup("10.9.8.7");
+        if (plan_build(&a, &req, &p, &err) == 0)
+            rdv_resolve(&a, &p, &o, envp, &r, &err);
+    }
+    ok(!err.msg[0] && strcmp(r.addr, "10.9.8.7") == 0 &&
+       strstr(r.addr_from, "gpu-alias.invalid (HostName 10.9.8.7 in "
+              "ssh_config)"), "rank 0 on an ssh alias: its HostName's address");
+    if (err.msg[0])
+        printf("# %s\n", err.msg);
+    plan_free(&p);
+    alloc_free(&a);
+}
+
 static void by_hosts(void)
 {
     struct rdv_opts o = { 0 };
@@ -119,6 +145,7 @@ out:
 int main(void)
 {
     by_hosts();
+    by_alias();
     per_task();
     return tap_done();
 }

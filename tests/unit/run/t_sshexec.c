@@ -99,6 +99,55 @@ static void commands(const struct sshexec_opts *o)
     sshexec_close(x);
 }
 
+/* An alias of ssh_config: connected to its HostName, whose key
+ * known_hosts holds (not the alias's). */
+static void through_alias(struct sshexec_opts *o)
+{
+    struct err err = { "" };
+    struct sshexec *x;
+    char out[256], errs[256];
+
+    write_file(path[SSH_CONF], "Host srv-alias\n  HostName 127.0.0.1\n");
+    o->host = "srv-alias";
+    x = sshexec_start(o, "echo via alias", &err);
+    if (!x)
+        printf("# %s\n", err.msg);
+    ok(x && run(x, NULL, out, errs, sizeof out) == 0 &&
+       strcmp(out, "via alias\n") == 0 && sshexec_exit_code(x) == 0,
+       "an ssh_config alias: connected to its HostName, host key checked there");
+    sshexec_close(x);
+    o->host = "127.0.0.1";
+}
+
+/* The host ssh would connect to, read from a config, nothing connected. */
+static void host_names(void)
+{
+    static const char text[] = "Host gpu1 gpu2\n  HostName 10.1.0.7\n"
+        "Host *.ib\n  HostName %h.example.org\nHost plain\n  User someone\n";
+    char conf[] = "/tmp/t_sshexec_conf.XXXXXX", name[256];
+    struct sshexec_opts o = { .config = conf };
+    struct err err = { "" };
+    int fd = mkstemp(conf);
+
+    if (fd < 0 || write(fd, text, sizeof text - 1) != (ssize_t)sizeof text - 1)
+        printf("# cannot write %s\n", conf);
+    close(fd);
+    o.host = "gpu2";
+    ok(sshexec_host_name(&o, name, sizeof name, &err) == 0 &&
+       strcmp(name, "10.1.0.7") == 0, "an alias: its HostName");
+    o.host = "n1.ib";
+    ok(sshexec_host_name(&o, name, sizeof name, &err) == 0 &&
+       strcmp(name, "n1.ib.example.org") == 0, "HostName %%h: expanded");
+    o.host = "plain";
+    ok(sshexec_host_name(&o, name, sizeof name, &err) == 0 &&
+       strcmp(name, "plain") == 0, "a Host without HostName: the name itself");
+    o.host = "elsewhere";
+    ok(sshexec_host_name(&o, name, 4, &err) < 0 &&
+       strstr(err.msg, "ssh elsewhere: HostName elsewhere... is too long"),
+       "no room for the name: refused, named");
+    unlink(conf);
+}
+
 static void with_server(void)
 {
     struct sshexec_opts o = { .host = "127.0.0.1", .timeout_s = 120 };
@@ -117,6 +166,7 @@ static void with_server(void)
     o.config = path[SSH_CONF];
     refusals(&o);
     commands(&o);
+    through_alias(&o);
     kill(srv, SIGKILL);
     waitpid(srv, NULL, 0);
     sh("rm -rf %s%s", dir, "");
@@ -154,6 +204,7 @@ int main(void)
 {
     alarm(600);     /* hang guard */
     signal(SIGPIPE, SIG_IGN);
+    host_names();
     without_server();
     with_server();
     return tap_done();
