@@ -2,7 +2,6 @@
 #include "job.h"
 #include "progress.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #include "pmix_host.h"
 #include "pmixc.h"
 #include "proc.h"
+#include "safefile.h"
 
 extern char **environ;
 
@@ -300,23 +300,6 @@ void job_errdir(struct job *j)
 }
 
 /* The ranks' error files go with the job. */
-static void remove_errdir(char *dir)
-{
-    DIR *d = dir ? opendir(dir) : NULL;
-    struct dirent *e;
-
-    while (d && (e = readdir(d)))
-        if (strncmp(e->d_name, "attempt.", 8) == 0 ||
-            strcmp(e->d_name, "broker.sock") == 0 ||
-            strcmp(e->d_name, "relay.sock") == 0)
-            unlinkat(dirfd(d), e->d_name, 0);
-    if (d)
-        closedir(d);
-    if (dir)
-        rmdir(dir);
-    free(dir);
-}
-
 void job_report_root_cause(const struct job *j)
 {
     struct errfile best = { "", 0 }, ef;
@@ -342,7 +325,9 @@ void job_report_root_cause(const struct job *j)
 
 void job_free(struct job *j)
 {
-    remove_errdir(j->errdir);
+    if (j->errdir)
+        safefile_remove_dir(j->errdir);
+    free(j->errdir);
     j->errdir = NULL;
     free(j->bind);
     j->bind = NULL;

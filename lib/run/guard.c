@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "safefile.h"
 #include "token.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -322,37 +323,14 @@ static void end_job(const struct groups *gs, const char *cgroup_dir,
     free(buf);
 }
 
-/* The job's folder, as dlrun would have removed it: its files, then it;
- * only while it is still a folder of ours (not a link put in its place). */
-static void remove_folder(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *e;
-    struct stat st;
-
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    if (fstat(fd, &st) == 0 && st.st_uid == geteuid()) {
-        while ((e = readdir(d)))
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                unlinkat(fd, e->d_name, 0);
-        rmdir(dir);
-    }
-    closedir(d);
-}
-
 int guard_watch(int fd, const char *cgroup_dir, const char *mark)
 {
     struct groups gs = { 0 };
 
     if (!read_link(fd, &gs)) {
         end_job(&gs, cgroup_dir, mark);
-        if (g.folder[0])
-            remove_folder(g.folder);
+        if (g.folder[0])     /* as dlrun would have removed it */
+            safefile_remove_dir(g.folder);
     }
     if (cgroup_dir) {
         cgroup_kill(cgroup_dir);

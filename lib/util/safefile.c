@@ -1,6 +1,7 @@
 /* safefile.c - see safefile.h. */
 #include "safefile.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -107,4 +108,25 @@ int safefile_rundir(char *buf, size_t len, struct err *err)
         return err_set(err, "%s has mode %03o: others could read it (chmod "
                        "700 it)", buf, (unsigned)(st.st_mode & 0777));
     return 0;
+}
+
+void safefile_remove_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *e;
+    struct stat st;
+
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    if (fstat(fd, &st) == 0 && st.st_uid == geteuid()) {
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                unlinkat(fd, e->d_name, 0);
+        rmdir(dir);
+    }
+    closedir(d);
 }

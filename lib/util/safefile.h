@@ -32,4 +32,10 @@ int safefile_open(int dirfd, const char *path, int append, mode_t mode);
  * never used). */
 int safefile_rundir(char *buf, size_t len, struct err *err);
 
+/* Remove the folder dir that dlrun made for itself (a job's private
+ * folder: error files, sockets): every file in it, then it; only while it
+ * is still a folder this user owns (not a link put in its place, not
+ * someone else's).  Best effort, nothing said. */
+void safefile_remove_dir(const char *dir);
+
 #endif

@@ -114,6 +114,33 @@ static void folders(void)
     close(fd);
 }
 
+/* A folder dlrun made removed with what is in it; a link in its place
+ * and another user's folder left alone. */
+static void removal(int root)
+{
+    struct stat st;
+
+    mkdir(at("job"), 0700);
+    put("job/attempt.0.rank.1.json", "{}");
+    put("job/anything", "x");
+    safefile_remove_dir(at("job"));
+    ok(stat(at("job"), &st) != 0 && errno == ENOENT,
+       "remove_dir: the folder and its files gone");
+    mkdir(at("kept"), 0700);
+    put("kept/f", "x");
+    symlink(at("kept"), at("job2"));
+    safefile_remove_dir(at("job2"));
+    ok(lstat(at("job2"), &st) == 0 && size_of("kept/f") == 1,
+       "  a link in the folder's place: nothing removed through it");
+    if (!root)
+        return;
+    mkdir(at("theirs2"), 0700);
+    put("theirs2/f", "x");
+    chown(at("theirs2"), OTHER, OTHER);
+    safefile_remove_dir(at("theirs2"));
+    ok(size_of("theirs2/f") == 1, "  another user's folder: left alone");
+}
+
 int main(void)
 {
     char cmd[128];
@@ -123,6 +150,7 @@ int main(void)
         return 1;
     ours();
     folders();
+    removal(geteuid() == 0);
     if (geteuid() == 0)
         theirs();
     else
