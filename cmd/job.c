@@ -198,8 +198,10 @@ int job_prepare_planned(struct job *j, int collective)
 {
     struct err err = { "" };
 
-    if (collective && j->agent)
-        job_errdir(j);      /* an agent starts its node's ranks */
+    /* an agent starts its node's ranks; a preflight agent starts none
+     * (and may be cut off and killed before it could remove a folder) */
+    if (collective && j->agent && !j->opt.preflight)
+        job_errdir(j);
     job_launcher_affinity(j);
     if (job_bind(j) != 0)
         return EXIT_USAGE;

@@ -29,7 +29,9 @@ expect_eq "salloc -N4: check --nodes passes" "$?" 0 || sed 's/^/  | /' "$TMP/slu
 expect_grep "  all 4 nodes ok" "preflight: all 4 nodes ok" "$TMP/slurm.out"
 
 # --- Slurm: node3's network cut after the allocation was granted ---
-within 600 salloc -N4 --ntasks-per-node=1 sh -c "
+# (TMPDIR reaches the agents through srun: their job folders go there)
+mkdir -m 700 "$TMP/jobtmp"
+TMPDIR=$TMP/jobtmp within 600 salloc -N4 --ntasks-per-node=1 sh -c "
     ip netns exec dlrun-node3 ip link set eth0 down
     \"$DLRUN\" check --nodes --preflight-timeout 20 -- \"$PY\"; echo rc=\$?
     \"$DLRUN\" --preflight --preflight-timeout 20 sh -c 'echo ran \$RANK'; echo rc2=\$?
@@ -41,6 +43,7 @@ expect_grep "  the verdict names node3" "preflight failed on .* nodes: .*node3" 
 expect_grep "  and the --exclude= that avoids it" "to avoid them: sbatch/salloc --exclude=.*node3" "$TMP/cut.out"
 expect_grep "  --preflight: exit 1" "^rc2=1$" "$TMP/cut.out"
 if grep -q '^ran ' "$TMP/cut.out"; then fail "  --preflight: no rank ran"; else pass "  --preflight: no rank ran"; fi
+expect_eq "  no job folder left behind on any node" "$(ls "$TMP/jobtmp")" ""
 
 # --- ssh: node3's network cut: named, the other three ok ---
 ip netns exec dlrun-node3 ip link set eth0 down
