@@ -102,7 +102,9 @@ static int job_ssh_aliases(struct job *j)
     struct err err = { "" };
     char name[256];
 
-    for (size_t i = 0; hosts_given(j) && i < j->alloc.nnodes; i++) {
+    if (!hosts_given(j))
+        return 0;
+    for (size_t i = 0; i < j->alloc.nnodes; i++) {
         struct alloc_node *n = &j->alloc.nodes[i];
         o.host = n->name;
         if (sshexec_host_name(&o, name, sizeof name, &err) < 0)
@@ -301,7 +303,6 @@ void job_errdir(struct job *j)
     }
 }
 
-/* The ranks' error files go with the job. */
 void job_report_root_cause(const struct job *j)
 {
     struct errfile best = { "", 0 }, ef;
@@ -327,6 +328,7 @@ void job_report_root_cause(const struct job *j)
 
 void job_free(struct job *j)
 {
+    /* the job's folder (the ranks' error files, sockets) goes with it */
     if (j->errdir)
         safefile_remove_dir(j->errdir);
     free(j->errdir);

@@ -25,11 +25,6 @@ static const char *rank0_host(const struct plan *p)
     return p->nodes[p->rank_node[0]].host;
 }
 
-static const char *rank0_addr_name(const struct plan *p)
-{
-    return plan_addr_name(p, p->rank_node[0]);
-}
-
 static int rank0_is_here(const struct plan *p)
 {
     if (p->per_task)
@@ -55,7 +50,8 @@ static int local_addr(const struct plan *p, const struct rdv_opts *o,
     }
     snprintf(out->addr_from, sizeof out->addr_from,
              "address of rank 0's host (this host)");
-    return net_host_addr(rank0_host(p) ? rank0_addr_name(p) : "localhost",
+    return net_host_addr(rank0_host(p) ? plan_addr_name(p, p->rank_node[0])
+                                       : "localhost",
                          out->addr, sizeof out->addr, err);
 }
 
@@ -63,6 +59,7 @@ static int pick_addr(const struct plan *p, const struct rdv_opts *o,
                      struct rdv *out, struct err *err)
 {
     const char *h = rank0_host(p);
+    const char *name = plan_addr_name(p, p->rank_node[0]); /* an alias: HostName */
 
     if (o->master_addr) {
         snprintf(out->addr, sizeof out->addr, "%s", o->master_addr);
@@ -75,14 +72,13 @@ static int pick_addr(const struct plan *p, const struct rdv_opts *o,
         return err_set(err, "cannot tell rank 0's host: mpirun names no "
                        "other hosts to its ranks; pass --master-addr with "
                        "the host of rank 0 (or launch with srun)");
-    if (strcmp(rank0_addr_name(p), h) != 0)
+    if (strcmp(name, h) != 0)
         snprintf(out->addr_from, sizeof out->addr_from, "address of rank 0's "
-                 "host %.50s (HostName %.50s in ssh_config)", h,
-                 rank0_addr_name(p));
+                 "host %.50s (HostName %.50s in ssh_config)", h, name);
     else
         snprintf(out->addr_from, sizeof out->addr_from,
                  "address of rank 0's host %.100s", h);
-    return net_host_addr(rank0_addr_name(p), out->addr, sizeof out->addr, err);
+    return net_host_addr(name, out->addr, sizeof out->addr, err);
 }
 
 /* The task that hosts rank 0 (task 0: rank 0 is on the first node) binds a
