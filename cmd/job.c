@@ -285,6 +285,15 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
     return job_isolate_gpu(j, rank, out);
 }
 
+void job_guard_start(void)
+{
+    const char *cg = getenv("DLRUN_CGROUP");
+    struct err err = { "" };
+
+    /* without a guard the job runs as before */
+    (void)guard_start(cg && strcmp(cg, "1") == 0, &err);
+}
+
 void job_errdir(struct job *j)
 {
     const char *tmp = getenv("TMPDIR");
@@ -297,7 +306,10 @@ void job_errdir(struct job *j)
         return;
     if (mkdtemp(d)) {
         j->errdir = d;
+        /* the guard at once: an agent the head ends before its ranks start
+         * (a SIGTERM that finds no handler yet, a SIGKILL) left it behind */
         guard_folder(d);
+        job_guard_start();
     } else {
         free(d);
     }
@@ -331,6 +343,7 @@ void job_free(struct job *j)
     /* the job's folder (the ranks' error files, sockets) goes with it */
     if (j->errdir)
         safefile_remove_dir(j->errdir);
+    guard_stop();   /* ended cleanly: no search by mark (none if not started) */
     free(j->errdir);
     j->errdir = NULL;
     free(j->bind);

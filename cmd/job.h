@@ -197,6 +197,10 @@ int job_check_hosts(const struct job *j);
  * cannot be made (the ranks run without one). */
 void job_errdir(struct job *j);
 
+/* Start the guard (lib/run/guard.h) once per process, with a cgroup when
+ * DLRUN_CGROUP=1; a guard that cannot start is not an error. */
+void job_guard_start(void);
+
 /* After a failed run: the first failure the ranks started here wrote into
  * their error files (torch's @record), as one line on stderr; nothing
  * when none wrote one. */

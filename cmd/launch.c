@@ -419,7 +419,6 @@ static int launch_loop(struct job *j, struct launch_job *lj,
  * the ranks get). */
 static void launch_setup(const struct job *j, struct launch_job *lj)
 {
-    struct err err = { "" };
     sigset_t block;
 
     /* descendants that escape their group are reparented to us, found, ended */
@@ -428,8 +427,7 @@ static void launch_setup(const struct job *j, struct launch_job *lj)
      * DLRUN_CGROUP=1: each rank's move into it costs a millisecond or more,
      * more than a whole launch of `-np 1 true` otherwise); without a
      * guard the job runs as before */
-    guard_start(getenv("DLRUN_CGROUP") && strcmp(getenv("DLRUN_CGROUP"), "1") == 0,
-                &err);
+    job_guard_start();
     supervise_signals(&block);
     job_stall_block(j, &block);
     sigprocmask(SIG_BLOCK, &block, &lj->child_mask);

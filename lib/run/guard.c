@@ -165,6 +165,8 @@ int guard_start(int use_cgroup, struct err *err)
     char mark[64];
     int sv[2], rc;
 
+    if (g.pid)      /* already started (with the job's folder) */
+        return 0;
     if (token_new(tok, err) < 0)
         return -1;
     token_to_hex(tok, g.mark);

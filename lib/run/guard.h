@@ -24,12 +24,15 @@
 /* Start the guard; use_cgroup 0 skips the cgroup (the mark alone: a
  * cgroup costs each rank a move into it, which waits for an RCU grace
  * period, a millisecond or more).  0, or -1 with err (the job can go on
- * unguarded). */
+ * unguarded).  While a guard runs, a second call does nothing: the one
+ * started with the job's folder (guard_folder) guards the ranks too. */
 int guard_start(int use_cgroup, struct err *err);
 
 /* The job's private folder (dir: a folder of files only, 0700, ours),
  * which the guard removes when dlrun dies without cleaning up (SIGKILL).
- * Call before guard_start: the guard takes a copy when it starts.  NULL
+ * Call before guard_start, and start the guard right after creating the
+ * folder (a signal in between leaves it behind): the guard takes a copy
+ * when it starts.  NULL
  * or "" forgets it. */
 void guard_folder(const char *dir);
 

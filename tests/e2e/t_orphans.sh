@@ -55,6 +55,28 @@ for _ in $(seq 1200); do [ -z "$(ls "$TMP/tmpdir")" ] && break; sleep 0.1; done
 expect_eq "  dlrun SIGKILLed: the guard removed it" "$(ls "$TMP/tmpdir")" ""
 env $CLEAN TMPDIR="$TMP/tmpdir" "$DLRUN" -np 2 sh -c 'exit 3' >"$TMP/out" 2>&1
 expect_eq "  a failed job removes it itself" "$(ls "$TMP/tmpdir")" ""
+# killed after making its folder but before starting a rank (here held in
+# --report-bindings' write to a stderr pipe that is full and never read;
+# an agent the head ends while it starts is the same): the guard already
+# watches the folder
+mkfifo "$TMP/full"
+exec 3<>"$TMP/full"
+/usr/bin/python3 -c '
+import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_NONBLOCK)
+for size in (4096, 1):
+    try:
+        while True:
+            os.write(fd, b"x" * size)
+    except BlockingIOError:
+        pass' "$TMP/full"
+env $CLEAN TMPDIR="$TMP/tmpdir" "$DLRUN" -np 1 --report-bindings true 2>"$TMP/full" & pid=$!
+for _ in $(seq 1200); do [ -n "$(ls "$TMP/tmpdir")" ] && break; sleep 0.1; done
+expect_eq "held before its rank starts: the job's folder" "$(ls "$TMP/tmpdir" | sed 's/\..*//')" dlrun-job
+kill -KILL $pid; wait $pid 2>/dev/null
+for _ in $(seq 1200); do [ -z "$(ls "$TMP/tmpdir")" ] && break; sleep 0.1; done
+expect_eq "  dlrun SIGKILLed then: the guard removed it" "$(ls "$TMP/tmpdir")" ""
+exec 3<&-
 
 # the end of a job that went well: its daemons end, the guard leaves nothing
 env $CLEAN "$DLRUN" -np 1 sh -c "setsid $S 1005 &" >"$TMP/out" 2>&1

@@ -156,6 +156,7 @@ static void for_real(void)
 static void clean_stop(void)
 {
     struct err err = { "" };
+    char mark[TOKEN_HEX_LEN + 1];
     pid_t g;
     int st = -1;
 
@@ -165,6 +166,11 @@ static void clean_stop(void)
     ok(guard_cgroup() == NULL && guard_procs_fd() == -1,
        "use_cgroup 0: no cgroup");
     g = guard_pid();
+    snprintf(mark, sizeof mark, "%s", guard_mark_value());
+    ok(guard_start(0, &err) == 0 && guard_pid() == g &&
+       !strcmp(guard_mark_value(), mark),
+       "a second guard_start keeps the guard (and its mark) started with "
+       "the job's folder");
     guard_stop();
     ok(guard_pid() == 0, "guard_stop: no guard any more");
     waitpid(g, &st, 0);
