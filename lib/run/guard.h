@@ -32,8 +32,7 @@ int guard_start(int use_cgroup, struct err *err);
  * which the guard removes when dlrun dies without cleaning up (SIGKILL).
  * Call before guard_start, and start the guard right after creating the
  * folder (a signal in between leaves it behind): the guard takes a copy
- * when it starts.  NULL
- * or "" forgets it. */
+ * when it starts.  NULL or "" forgets it. */
 void guard_folder(const char *dir);
 
 /* The guard's pid, or 0 when none was started. */
