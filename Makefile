@@ -36,9 +36,10 @@ PKG_LIBS   := $(shell pkg-config --libs $(filter-out hwloc,$(PKGS)) 2>/dev/null)
 WARN      := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 ALL_CFLAGS = -std=c11 $(WARN) $(CFLAGS) $(SAN_FLAGS) -MMD -MP
 ALL_CPPFLAGS = -D_GNU_SOURCE -DDLRUN_VERSION='"$(VERSION)"' $(FEATURES) \
-               $(LIB_DIRS:%=-I%) -Ilaunchers $(PKG_CFLAGS) $(CPPFLAGS)
-# No -Icmd: lib/ and launchers/ cannot include cmd/'s headers (cmd/*.c
-# find their own beside them), so the compiler keeps the layering.
+               -Ilib $(PKG_CFLAGS) $(CPPFLAGS)
+# Includes name their folder ("place/plan.h"): only lib/ is on the path.
+# No -Icmd: lib/ cannot include cmd/'s headers (cmd/*.c find their own
+# beside them); tests/check-layering.sh keeps lib/'s folders in order.
 ifeq ($(SAN),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
@@ -58,10 +59,8 @@ ifneq ($(YAML_A),libyaml.a)
 LDLIBS    := $(filter-out -lyaml,$(LDLIBS)) -Wl,-Bstatic -lyaml -Wl,-Bdynamic
 endif
 
-# lib/ by concern (README "Layout"): each folder is on the include path,
-# so a file names another's header alone ("plan.h").
-LIB_DIRS  := $(sort $(patsubst %/,%,$(dir $(wildcard lib/*/*.c))))
-LIB_SRCS  := $(sort $(wildcard lib/*/*.c launchers/*.c))
+# lib/ by concern (README "Layout", docs/architecture.md).
+LIB_SRCS  := $(sort $(wildcard lib/*/*.c))
 CMD_SRCS  := $(sort $(wildcard cmd/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/%.o)
 CMD_OBJS  := $(CMD_SRCS:%.c=$(BUILD)/%.o)

@@ -10,7 +10,7 @@
  * staggered in real jobs too) so that the listen backlog (somaxconn)
  * never overflows: an overflow costs a SYN retransmission, a full second.
  *
- *   make && cc -std=c11 -O2 -D_GNU_SOURCE -Ilib/rendezvous -Ilib/util -o build/broker_bench \
+ *   make && cc -std=c11 -O2 -D_GNU_SOURCE -Ilib -o build/broker_bench \
  *       bench/broker_bench.c build/libdlrun-core.a -ldl
  *   ulimit -n 65536      # as root; each rank is one fd here, one there
  *   build/broker_bench [-p] [N [WINDOW]]     (defaults: 10000 1000)
@@ -34,10 +34,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "broker_proto.h"
-#include "client.h"
-#include "token.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/broker_proto.h"
+#include "rendezvous/client.h"
+#include "rendezvous/token.h"
 
 enum rank_state { IDLE, CONNECTING, AUTHING, GETTING, BARRIER_WAIT, DONE,
                   FAILED };

@@ -14,7 +14,7 @@
  * its process), then its memory after the flood went.  It drives the
  * binary given, so the same run measures an older dlrun.
  *
- *   make && cc -std=c11 -O2 -D_GNU_SOURCE -Ilib/rendezvous -Ilib/util -o build/broker_flood \
+ *   make && cc -std=c11 -O2 -D_GNU_SOURCE -Ilib -o build/broker_flood \
  *       bench/broker_flood.c build/libdlrun-core.a -ldl
  *   build/broker_flood build/dlrun [IDLE [DEAF [RANKS]]]
  *                                   (defaults: 3000 40 200)
@@ -36,9 +36,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker_proto.h"
-#include "client.h"
-#include "token.h"
+#include "rendezvous/broker_proto.h"
+#include "rendezvous/client.h"
+#include "rendezvous/token.h"
 
 struct target {
     pid_t pid;

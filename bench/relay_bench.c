@@ -17,7 +17,7 @@
  *    machine with a 20,000-file limit cannot hold 100,000 sockets; the
  *    local socket's cost is per node and paid in parallel across nodes.
  *
- *   make && cc -std=c11 -O2 -D_GNU_SOURCE -Ilib/rendezvous -Ilib/util -o build/relay_bench \
+ *   make && cc -std=c11 -O2 -D_GNU_SOURCE -Ilib -o build/relay_bench \
  *       bench/relay_bench.c build/libdlrun-core.a -ldl -lpthread
  *   build/relay_bench [NODES [RANKS_PER_NODE]]     (defaults: 1000 100)
  *
@@ -36,11 +36,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "broker_proto.h"
-#include "broker_relay.h"
-#include "client.h"
-#include "token.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/broker_proto.h"
+#include "rendezvous/broker_relay.h"
+#include "rendezvous/client.h"
+#include "rendezvous/token.h"
 
 #define KEY "bench/key"
 #define BARRIER "bench/all"

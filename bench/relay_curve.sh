@@ -6,9 +6,9 @@
 # ranks' sockets).  Builds both into build/ (run `make` first).
 set -e
 cd "$(dirname "$0")/.."
-cc -std=c11 -O2 -D_GNU_SOURCE -Ilib/rendezvous -Ilib/util -o build/relay_bench bench/relay_bench.c \
+cc -std=c11 -O2 -D_GNU_SOURCE -Ilib -o build/relay_bench bench/relay_bench.c \
     build/libdlrun-core.a -ldl -lpthread
-cc -std=c11 -O2 -D_GNU_SOURCE -Ilib/rendezvous -Ilib/util -o build/broker_bench bench/broker_bench.c \
+cc -std=c11 -O2 -D_GNU_SOURCE -Ilib -o build/broker_bench bench/broker_bench.c \
     build/libdlrun-core.a -ldl -lpthread
 lim=$(ulimit -Hn)
 printf '%8s %6s | %10s %10s %10s | %10s %10s\n' ranks nodes "relay s" \

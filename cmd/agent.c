@@ -15,19 +15,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker_relay_srv.h"
-#include "client.h"
+#include "rendezvous/broker_relay_srv.h"
+#include "rendezvous/client.h"
 #include "cmd.h"
-#include "envout.h"
-#include "envwire.h"
-#include "errfile.h"
-#include "failwire.h"
+#include "place/envout.h"
+#include "run/envwire.h"
+#include "run/errfile.h"
+#include "run/failwire.h"
 #include "head.h"
-#include "headlink.h"
-#include "net.h"
+#include "run/headlink.h"
+#include "rendezvous/net.h"
 #include "preflight_cmd.h"
-#include "ranges.h"
-#include "supervise.h"
+#include "where/ranges.h"
+#include "run/supervise.h"
 
 extern char **environ;
 

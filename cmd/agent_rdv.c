@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "rendezvous/client.h"
 #include "cmd.h"
 #include "head.h"
-#include "net.h"
+#include "rendezvous/net.h"
 
 /* "P0 P1 ..." of n ports (caller frees). */
 static char *format_ports(const char *head, const int *v, int n)

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bindcache.h"
+#include "place/bindcache.h"
 #include "cmd.h"
 #include "job.h"
-#include "net.h"
-#include "topo.h"
+#include "rendezvous/net.h"
+#include "place/topo.h"
 
 /* The nodes to plan bindings for: those whose ranks start here (their
  * topology is this machine's), or every node with --topology. */

@@ -16,12 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "broker_loop.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/broker_loop.h"
 #include "cmd.h"
-#include "evloop.h"
-#include "net.h"
-#include "token.h"
+#include "run/evloop.h"
+#include "rendezvous/net.h"
+#include "rendezvous/token.h"
 
 static const char usage[] =
     "usage: dlrun broker [--bind ADDR | --iface IF] [--port P]\n"

@@ -6,12 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "where/alloc.h"
 #include "cmd.h"
 #include "preflight_cmd.h"
-#include "pmixc.h"
-#include "pmix_host.h"
-#include "topo.h"
+#include "mpi/pmixc.h"
+#include "mpi/pmix_host.h"
+#include "place/topo.h"
 
 extern char **environ;
 

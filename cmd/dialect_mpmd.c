@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "shquote.h"
-#include "strv.h"
+#include "util/shquote.h"
+#include "util/strv.h"
 
 /* "-np N" (or -n, --np, --n, -c) at the head of part k; 0 / -1 after
  * printing.  *i moves past it. */

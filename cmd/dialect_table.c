@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-#include "editdist.h"
+#include "util/editdist.h"
 
 #define T 1     /* a torchrun word */
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "proc.h"
+#include "run/proc.h"
 
 /* torchrun runs its program with Python: a .py file, or a file that is
  * there but not executable.  An executable (a.out, a shell script, one in

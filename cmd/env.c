@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "envout.h"
+#include "place/envout.h"
 #include "job.h"
-#include "json.h"
-#include "pmixc.h"
+#include "util/json.h"
+#include "mpi/pmixc.h"
 
 static const char usage_head[] =
     "usage: dlrun env [OPTIONS] [--json] [--rank R] [--] [PROG [ARGS...]]\n"

@@ -1,5 +1,5 @@
 /* head.c - a plan that spans other hosts: start one `dlrun agent` per
- * node (srun inside Slurm, ssh relays elsewhere: launchers/), serve the
+ * node (srun inside Slurm, ssh relays elsewhere: lib/launchers/), serve the
  * broker the agents and ranks use, watch the agents' heartbeats, and exit
  * with the code of the rank that failed first.
  *
@@ -18,28 +18,28 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "broker_loop.h"
-#include "client.h"
-#include "engine.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/broker_loop.h"
+#include "rendezvous/client.h"
+#include "run/engine.h"
 #include "cmd.h"
-#include "envset.h"
-#include "errfile.h"
-#include "failwire.h"
-#include "evloop.h"
+#include "util/envset.h"
+#include "run/errfile.h"
+#include "run/failwire.h"
+#include "run/evloop.h"
 #include "head.h"
-#include "headlink.h"
-#include "heartbeat.h"
+#include "run/headlink.h"
+#include "run/heartbeat.h"
 #include "horovod.h"
-#include "proc.h"
-#include "net.h"
+#include "run/proc.h"
+#include "rendezvous/net.h"
 #include "preflight_cmd.h"
 #include "progress.h"
 #include "status.h"
-#include "strv.h"
-#include "supervise.h"
-#include "token.h"
-#include "watch.h"
+#include "util/strv.h"
+#include "run/supervise.h"
+#include "rendezvous/token.h"
+#include "run/watch.h"
 
 extern char **environ;
 

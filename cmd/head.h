@@ -5,11 +5,11 @@
 
 #include <signal.h>
 
-#include "envset.h"
+#include "util/envset.h"
 #include "job.h"
-#include "launcher.h"
-#include "planwire.h"
-#include "strv.h"
+#include "launchers/launcher.h"
+#include "place/planwire.h"
+#include "util/strv.h"
 
 /* Every plan node's index, 0..nnodes-1 (caller frees); NULL when out of
  * memory. */

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
-#include "proc.h"
+#include "rendezvous/client.h"
+#include "run/proc.h"
 
 int *head_nodes(const struct plan *p)
 {

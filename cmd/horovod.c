@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "envout.h"
-#include "hvd_server.h"
-#include "net.h"
+#include "place/envout.h"
+#include "rendezvous/hvd_server.h"
+#include "rendezvous/net.h"
 
 /* Gloo's values are each rank's addresses, bytes to a few KiB a rank:
  * the budget is far above any real job and far below the machine. */

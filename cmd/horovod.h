@@ -5,9 +5,9 @@
 #ifndef DLRUN_HOROVOD_H
 #define DLRUN_HOROVOD_H
 
-#include "envset.h"
+#include "util/envset.h"
 #include "job.h"
-#include "strv.h"
+#include "util/strv.h"
 
 /* Refuse --gloo where no one process can serve the whole job (srun or
  * mpirun started every rank, or one dlrun per node).  0 or EXIT_USAGE

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "hostlist.h"
-#include "readall.h"
+#include "where/hostlist.h"
+#include "util/readall.h"
 
 static const char usage[] =
     "usage: dlrun hosts expand LIST       one host name per line\n"

@@ -5,13 +5,13 @@
 
 #include <signal.h>
 
-#include "alloc.h"
-#include "envset.h"
+#include "where/alloc.h"
+#include "util/envset.h"
 #include "options.h"
-#include "plan.h"
-#include "rdv.h"
-#include "strv.h"
-#include "supervise.h"
+#include "place/plan.h"
+#include "place/rdv.h"
+#include "util/strv.h"
+#include "run/supervise.h"
 
 struct pmix_host;
 

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_proto.h"
-#include "client.h"
+#include "rendezvous/broker_proto.h"
+#include "rendezvous/client.h"
 #include "cmd.h"
-#include "readall.h"
-#include "token.h"
+#include "util/readall.h"
+#include "rendezvous/token.h"
 
 #define CONNECT_MS 10000
 

@@ -9,20 +9,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "engine.h"
+#include "rendezvous/broker.h"
+#include "run/engine.h"
 #include "cmd.h"
-#include "envout.h"
-#include "guard.h"
+#include "place/envout.h"
+#include "run/guard.h"
 #include "head.h"
 #include "horovod.h"
 #include "job.h"
-#include "launcher.h"
-#include "output.h"
-#include "proc.h"
+#include "launchers/launcher.h"
+#include "run/output.h"
+#include "run/proc.h"
 #include "progress.h"
 #include "status.h"
-#include "token.h"
+#include "rendezvous/token.h"
 
 extern char **environ;
 

@@ -13,13 +13,13 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "envwire.h"
+#include "run/envwire.h"
 #include "job.h"
-#include "mpidetect.h"
-#include "pmix_host.h"
-#include "proc.h"
-#include "strv.h"
-#include "supervise.h"
+#include "where/mpidetect.h"
+#include "mpi/pmix_host.h"
+#include "run/proc.h"
+#include "util/strv.h"
+#include "run/supervise.h"
 
 extern char **environ;
 

@@ -6,12 +6,12 @@
 #include <stdatomic.h>
 #include <signal.h>
 
-#include "broker_thread.h"
-#include "client.h"
+#include "rendezvous/broker_thread.h"
+#include "rendezvous/client.h"
 #include "job.h"
-#include "nodegroup.h"
-#include "token.h"
-#include "watch.h"
+#include "run/nodegroup.h"
+#include "rendezvous/token.h"
+#include "run/watch.h"
 
 enum {
     NODES_DONE,                 /* no rank of this node runs */

@@ -13,10 +13,10 @@
 
 #include "cmd.h"
 #include "nodes.h"
-#include "engine.h"
-#include "evloop.h"
-#include "supervise.h"
-#include "watch.h"
+#include "run/engine.h"
+#include "run/evloop.h"
+#include "run/supervise.h"
+#include "run/watch.h"
 
 /* A TERM, INT, HUP or QUIT that came while no rank runs (the signals are
  * blocked for the supervisor's signalfd): its number, else 0. */

@@ -13,8 +13,8 @@
 
 #include "cmd.h"
 #include "dialect.h"
-#include "launcher.h"
-#include "stall.h"
+#include "launchers/launcher.h"
+#include "observe/stall.h"
 
 const char options_help[] =
     "Where and how many (default: what the scheduler gave, see `dlrun plan`):\n"

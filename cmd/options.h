@@ -2,10 +2,10 @@
 #ifndef DLRUN_OPTIONS_H
 #define DLRUN_OPTIONS_H
 
-#include "alloc.h"
-#include "bind.h"
-#include "plan.h"
-#include "rdv.h"
+#include "where/alloc.h"
+#include "place/bind.h"
+#include "place/plan.h"
+#include "place/rdv.h"
 
 /* Reaching other nodes: which launcher, ssh settings, the agent tree. */
 struct remote_opts {

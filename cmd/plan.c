@@ -4,7 +4,7 @@
 
 #include "cmd.h"
 #include "job.h"
-#include "json.h"
+#include "util/json.h"
 #include "script.h"
 
 static const char usage_head[] =

@@ -11,13 +11,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "client.h"
+#include "rendezvous/client.h"
 #include "cmd.h"
-#include "hostlist.h"
-#include "preflight.h"
+#include "where/hostlist.h"
+#include "observe/preflight.h"
 #include "preflight_cmd.h"
-#include "supervise.h"
-#include "watch.h"
+#include "run/supervise.h"
+#include "run/watch.h"
 
 #define CLOCK_BAD_MS 1000.0     /* a node this far off the head's clock */
 

@@ -14,12 +14,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "rendezvous/client.h"
 #include "cmd.h"
-#include "net.h"
-#include "preflight.h"
+#include "rendezvous/net.h"
+#include "observe/preflight.h"
 #include "preflight_cmd.h"
-#include "watch.h"
+#include "run/watch.h"
 
 struct echo {
     int lfd;

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "broker.h"
+#include "rendezvous/broker.h"
 #include "progress.h"
 
 #define WAIT_FIRST_MS 2000      /* say who is missing after this */

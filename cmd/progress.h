@@ -5,7 +5,7 @@
 #ifndef DLRUN_PROGRESS_H
 #define DLRUN_PROGRESS_H
 
-#include "plan.h"
+#include "place/plan.h"
 
 struct broker;
 

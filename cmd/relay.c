@@ -1,6 +1,6 @@
 /* relay.c - `dlrun relay`: the head's (or a parent agent's) link to one
  * remote agent.  Internal: started once per remote node by the ssh
- * launcher (launchers/ssh.c) with the agent's command line.
+ * launcher (lib/launchers/ssh.c) with the agent's command line.
  *
  * It runs that command over libssh, hands it DLRUN_BROKER, DLRUN_TOKEN and
  * the -x values inside the channel (never on a command line `ps` shows), passes the
@@ -17,12 +17,12 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "envwire.h"
-#include "hostname.h"
-#include "proc.h"
-#include "shquote.h"
-#include "sshexec.h"
-#include "sshrelay.h"
+#include "run/envwire.h"
+#include "where/hostname.h"
+#include "run/proc.h"
+#include "util/shquote.h"
+#include "run/sshexec.h"
+#include "run/sshrelay.h"
 
 extern char **environ;
 #define RELAY_FAIL 255          /* like ssh: the connection, not the agent */

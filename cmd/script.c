@@ -16,15 +16,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bind.h"
+#include "place/bind.h"
 #include "cmd.h"
-#include "jobscript.h"
-#include "jobspec.h"
-#include "proc.h"
-#include "readall.h"
-#include "safefile.h"
-#include "sites.h"
-#include "strv.h"
+#include "scripts/jobscript.h"
+#include "scripts/jobspec.h"
+#include "run/proc.h"
+#include "util/readall.h"
+#include "util/safefile.h"
+#include "scripts/sites.h"
+#include "util/strv.h"
 
 #ifndef DLRUN_TEMPLATE_DIR
 #define DLRUN_TEMPLATE_DIR "/usr/local/share/dlrun/templates"

@@ -3,7 +3,7 @@
 #ifndef DLRUN_SCRIPT_H
 #define DLRUN_SCRIPT_H
 
-#include "sites.h"
+#include "scripts/sites.h"
 
 struct script_result {
     char *text;             /* the job script (owned) */

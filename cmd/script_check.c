@@ -10,17 +10,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bind.h"
+#include "place/bind.h"
 #include "cmd.h"
-#include "jobscript.h"
-#include "jobspec.h"
-#include "nodeshape.h"
+#include "scripts/jobscript.h"
+#include "scripts/jobspec.h"
+#include "place/nodeshape.h"
 #include "options.h"
-#include "readall.h"
+#include "util/readall.h"
 #include "script.h"
-#include "shwords.h"
-#include "strv.h"
-#include "topo.h"
+#include "util/shwords.h"
+#include "util/strv.h"
+#include "place/topo.h"
 
 /* Load the topology at path, or the one nodeshape_xml makes of shape
  * through a temporary file (hwloc reads XML from files).  NULL with e. */

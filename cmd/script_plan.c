@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bind.h"
+#include "place/bind.h"
 #include "cmd.h"
-#include "nodeshape.h"
+#include "place/nodeshape.h"
 #include "options.h"
-#include "placement.h"
-#include "readall.h"
+#include "place/placement.h"
+#include "util/readall.h"
 #include "script.h"
-#include "topo.h"
+#include "place/topo.h"
 
 static const char usage_head[] =
     "usage: dlrun plan --profile NAME [--config FILE] [-N NODES]\n"

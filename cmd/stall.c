@@ -17,17 +17,17 @@
 #include <unistd.h>
 #include <time.h>
 
-#include "broker.h"
-#include "client.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/client.h"
 #include "cmd.h"
-#include "evloop.h"
+#include "run/evloop.h"
 #include "job.h"
-#include "output.h"
-#include "procstat.h"
-#include "stackdump.h"
-#include "stall.h"
-#include "strv.h"
-#include "supervise.h"
+#include "run/output.h"
+#include "observe/procstat.h"
+#include "observe/stackdump.h"
+#include "observe/stall.h"
+#include "util/strv.h"
+#include "run/supervise.h"
 
 #define LAST_MAX 160            /* bytes of the last line kept */
 #define CAPTURE_MAX (256 * 1024)    /* of a rank's stderr after SIGABRT */

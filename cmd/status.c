@@ -10,15 +10,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
-#include "jobstatus.h"
-#include "nvmlstat.h"
-#include "output.h"
-#include "procstat.h"
-#include "safefile.h"
+#include "rendezvous/client.h"
+#include "observe/jobstatus.h"
+#include "observe/nvmlstat.h"
+#include "run/output.h"
+#include "observe/procstat.h"
+#include "util/safefile.h"
 #include "status.h"
-#include "strv.h"
-#include "supervise.h"
+#include "util/strv.h"
+#include "run/supervise.h"
 
 #define STATUS_EVERY_MS 1000
 #define STATUS_FIRST_MS 300

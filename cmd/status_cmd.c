@@ -10,12 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
+#include "rendezvous/client.h"
 #include "cmd.h"
-#include "jobstatus.h"
-#include "json.h"
-#include "readall.h"
-#include "safefile.h"
+#include "observe/jobstatus.h"
+#include "util/json.h"
+#include "util/readall.h"
+#include "util/safefile.h"
 
 #define MAX_SHOWN 4096      /* ranks shown per job at most */
 

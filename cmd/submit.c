@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "jobspec.h"
-#include "proc.h"
+#include "scripts/jobspec.h"
+#include "run/proc.h"
 #include "script.h"
 
 /* What is kept of the submitter's stdout: the job id is on its first line. */

@@ -10,13 +10,13 @@
 
 #include <stdlib.h>
 
-#include "client.h"
-#include "failwire.h"
+#include "rendezvous/client.h"
+#include "run/failwire.h"
 #include "cmd.h"
 #include "job.h"
-#include "json.h"
-#include "safefile.h"
-#include "supervise.h"
+#include "util/json.h"
+#include "util/safefile.h"
+#include "run/supervise.h"
 
 static void write_rank(FILE *f, const struct job *j, const struct sv_rank *r)
 {

@@ -1,5 +1,5 @@
 /* pmix_host.c - see pmix_host.h. */
-#include "pmix_host.h"
+#include "mpi/pmix_host.h"
 
 #include <stdlib.h>
 
@@ -43,8 +43,8 @@ void pmix_host_stop(struct pmix_host *s) { (void)s; }
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "hwlocdl.h"
-#include "pmix_host_int.h"
+#include "place/hwlocdl.h"
+#include "mpi/pmix_host_int.h"
 
 /* libpmix calls the host functions with no pointer of ours: one server
  * per process, as libpmix allows. */

@@ -13,9 +13,9 @@
 #ifndef DLRUN_PMIX_HOST_H
 #define DLRUN_PMIX_HOST_H
 
-#include "envset.h"
-#include "err.h"
-#include "plan.h"
+#include "util/envset.h"
+#include "util/err.h"
+#include "place/plan.h"
 
 struct pmix_host;
 

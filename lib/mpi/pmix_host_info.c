@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pmix_host_int.h"
-#include "strv.h"
+#include "mpi/pmix_host_int.h"
+#include "util/strv.h"
 
 /* "a,b,c" of the plan's hosts, and "0,1;2,3" of their ranks (caller
  * frees both).  -1 when out of memory. */

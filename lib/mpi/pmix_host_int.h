@@ -12,7 +12,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
-#include "pmixdl.h"
+#include "mpi/pmixdl.h"
 
 /* libpmix is opened with dlopen (pmixdl.h): its functions, those the
  * PMIx macros call included, are reached through the table. */
@@ -29,7 +29,7 @@
 #define PMIx_server_setup_fork pmixdl.server_setup_fork
 #define PMIx_server_dmodex_request pmixdl.server_dmodex_request
 
-#include "pmix_host.h"
+#include "mpi/pmix_host.h"
 
 struct pmix_host {
     struct pmix_host_opts o;

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_blob.h"
-#include "broker_proto.h"
-#include "client.h"
-#include "pmix_host_int.h"
+#include "rendezvous/broker_blob.h"
+#include "rendezvous/broker_proto.h"
+#include "rendezvous/client.h"
+#include "mpi/pmix_host_int.h"
 
 #define KEY_ROOM (BP_MAX_KEY + 1)
 #define CONNECT_MS 10000

@@ -6,19 +6,19 @@
  * started by a PMIx server (srun --mpi=pmix) ever calls it.  The header
  * still gives every type and constant; the functions come from the table
  * below, typed after the header's prototypes. */
-#include "pmixc.h"
+#include "mpi/pmixc.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "where/alloc.h"
 
 #ifdef HAVE_PMIX
 #include <pmix.h>
 
-#include "pmixdl.h"
+#include "mpi/pmixdl.h"
 
 #ifndef PMIX_LIBDIR
 #define PMIX_LIBDIR ""

@@ -8,7 +8,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* The library's functions the hosted server uses, once pmixdl_server()
  * returned 0. */

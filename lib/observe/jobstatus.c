@@ -1,6 +1,6 @@
 /* jobstatus.c - the runtime folder, rank lines and their sampling for
  * `dlrun status`. */
-#include "jobstatus.h"
+#include "observe/jobstatus.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "procstat.h"
+#include "observe/procstat.h"
 
 void js_put_rank(FILE *f, const struct js_rank *r)
 {

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define JS_HOST 64
 #define JS_MAX_RANKS 65536

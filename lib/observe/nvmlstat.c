@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nvmlstat.h"
+#include "observe/nvmlstat.h"
 
 typedef struct nvmlDevice_st *nvmlDevice_t;
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;

@@ -1,7 +1,7 @@
 /* preflight.c - a node's preflight report and link results as text lines
  * "key=value": readable in `dlrun kv get`, and a newer agent's extra keys
  * are skipped by an older head. */
-#include "preflight.h"
+#include "observe/preflight.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define PF_STR 200          /* longest string field, NUL included */
 #define PF_MAX_LINKS 4096   /* link results one node reports at most */

@@ -1,6 +1,6 @@
 /* preflight_probe.c - what a node offers (the program, Python and a
  * module, GPUs, NCCL/CUDA, memory) and the TCP round trip to a peer. */
-#include "preflight.h"
+#include "observe/preflight.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "client.h"
-#include "proc.h"
+#include "rendezvous/client.h"
+#include "run/proc.h"
 
 static long now_us(void)
 {

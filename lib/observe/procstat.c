@@ -1,5 +1,5 @@
 /* procstat.c - see procstat.h. */
-#include "procstat.h"
+#include "observe/procstat.h"
 
 #include <dirent.h>
 #include <fcntl.h>

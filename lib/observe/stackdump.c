@@ -1,5 +1,5 @@
 /* stackdump.c - see stackdump.h. */
-#include "stackdump.h"
+#include "observe/stackdump.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "run/proc.h"
 
 int stackdump_have(const char *prog)
 {

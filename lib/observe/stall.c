@@ -1,5 +1,5 @@
 /* stall.c - see stall.h. */
-#include "stall.h"
+#include "observe/stall.h"
 
 #include <stdarg.h>
 #include <stdio.h>

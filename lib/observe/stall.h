@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* One rank at one moment: monotonic counters, only their change matters. */
 struct stall_sample {

@@ -6,7 +6,7 @@
  * (ctx_shares), the slots, one per rank, in mapping order (ctx_slots),
  * which rank takes which slot (ctx_assign), and the masks (fill_rank).
  */
-#include "bind.h"
+#include "place/bind.h"
 
 #include <stdio.h>
 #include <stdlib.h>

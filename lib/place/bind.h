@@ -19,8 +19,8 @@
 #include <sched.h>
 #include <stddef.h>
 
-#include "err.h"
-#include "topo.h"
+#include "util/err.h"
+#include "place/topo.h"
 
 enum bind_map {
     MAP_DEFAULT,    /* by GPU when GPUs are used, else MAP_SLOT */

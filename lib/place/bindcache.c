@@ -1,5 +1,5 @@
 /* bindcache.c - see bindcache.h. */
-#include "bindcache.h"
+#include "place/bindcache.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -7,9 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hwlocdl.h"
-#include "topo.h"
-#include "topocache.h"
+#include "place/hwlocdl.h"
+#include "place/topo.h"
+#include "place/topocache.h"
 
 #define BINDCACHE_FORMAT 2          /* bump when what is saved changes */
 #define BINDCACHE_MAGIC "dlrunBND"  /* 8 bytes, no NUL in the file */

@@ -28,7 +28,7 @@
 
 #include <stdint.h>
 
-#include "bind.h"
+#include "place/bind.h"
 
 struct bindcache {
     char path[4400];    /* the file */

@@ -1,6 +1,6 @@
 /* envout.c - see envout.h. */
-#include "envout.h"
-#include "strv.h"
+#include "place/envout.h"
+#include "util/strv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,11 +6,11 @@
 #ifndef DLRUN_ENVOUT_H
 #define DLRUN_ENVOUT_H
 
-#include "alloc.h"
-#include "envset.h"
-#include "err.h"
-#include "plan.h"
-#include "rdv.h"
+#include "where/alloc.h"
+#include "util/envset.h"
+#include "util/err.h"
+#include "place/plan.h"
+#include "place/rdv.h"
 
 struct envout_opts {
     const char *iface;      /* --iface: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME */

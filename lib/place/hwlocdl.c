@@ -1,5 +1,5 @@
 /* hwlocdl.c - see hwlocdl.h. */
-#include "hwlocdl.h"
+#include "place/hwlocdl.h"
 
 #include <dlfcn.h>
 #include <hwloc.h>

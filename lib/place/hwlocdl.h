@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* Which libhwloc file was loaded: what the caches record (topocache.h,
  * bindcache.h) so that a library upgraded without a reboot is noticed.

@@ -1,7 +1,7 @@
 /* nodeshape.c - a node described in one line, and as hwloc XML (see
  * nodeshape.h). */
-#include "nodeshape.h"
-#include "strv.h"
+#include "place/nodeshape.h"
+#include "util/strv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

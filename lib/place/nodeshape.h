@@ -22,7 +22,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 struct nodeshape {
     int packages;   /* >= 1 */

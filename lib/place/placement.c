@@ -1,6 +1,6 @@
 /* placement.c - which sockets and NUMA nodes a rank's CPUs are on (see
  * placement.h). */
-#include "placement.h"
+#include "place/placement.h"
 
 #include <stdio.h>
 

@@ -6,7 +6,7 @@
 #include <sched.h>
 #include <stddef.h>
 
-#include "topo.h"
+#include "place/topo.h"
 
 enum placement_kind { PLACE_SOCKET, PLACE_NUMA };
 

@@ -4,7 +4,7 @@
  * ranks count only nodes that got ranks.  In per-task mode the scheduler
  * already decided, and the plan only records its decision.
  */
-#include "plan.h"
+#include "place/plan.h"
 
 #include <stdlib.h>
 #include <string.h>

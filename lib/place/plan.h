@@ -5,8 +5,8 @@
 #ifndef DLRUN_PLAN_H
 #define DLRUN_PLAN_H
 
-#include "alloc.h"
-#include "err.h"
+#include "where/alloc.h"
+#include "util/err.h"
 
 struct plan_request {
     int ranks;          /* -np, 0 = the allocation's default */

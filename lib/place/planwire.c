@@ -1,6 +1,6 @@
 /* planwire.c - see planwire.h.  One table of the settings' fields drives
  * both the writer and the reader, so neither spells a field out twice. */
-#include "planwire.h"
+#include "place/planwire.h"
 
 #include <limits.h>
 #include <stddef.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostname.h"
+#include "where/hostname.h"
 
 /* Fields of their own shape (planwire.h), then numbers, then texts. */
 enum {

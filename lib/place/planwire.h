@@ -24,10 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "alloc.h"
-#include "err.h"
-#include "plan.h"
-#include "strv.h"
+#include "where/alloc.h"
+#include "util/err.h"
+#include "place/plan.h"
+#include "util/strv.h"
 
 #define PLANWIRE_VERSION 2
 #define PLANWIRE_HEADER 12              /* magic, version, length */

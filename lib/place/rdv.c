@@ -11,13 +11,13 @@
  * Open MPI 4.1's MPI_Init then fails (seen under srun --mpi=pmix and
  * mpirun alike).
  */
-#include "rdv.h"
+#include "place/rdv.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "net.h"
-#include "pmixc.h"
+#include "rendezvous/net.h"
+#include "mpi/pmixc.h"
 
 /* rank 0's host when the plan knows it, else NULL */
 static const char *rank0_host(const struct plan *p)

@@ -3,9 +3,9 @@
 #ifndef DLRUN_RDV_H
 #define DLRUN_RDV_H
 
-#include "alloc.h"
-#include "err.h"
-#include "plan.h"
+#include "where/alloc.h"
+#include "util/err.h"
+#include "place/plan.h"
 
 struct rdv_opts {
     const char *master_addr;    /* --master-addr, or NULL */

@@ -1,5 +1,5 @@
 /* topo.c - see topo.h. */
-#include "topo.h"
+#include "place/topo.h"
 
 #include <errno.h>
 #include <hwloc/glibc-sched.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hwlocdl.h"
-#include "topocache.h"
+#include "place/hwlocdl.h"
+#include "place/topocache.h"
 #ifdef __SANITIZE_ADDRESS__
 #include <dlfcn.h>
 #endif

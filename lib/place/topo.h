@@ -10,7 +10,7 @@
 #include <hwloc.h>
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 struct topo;    /* an hwloc topology and its GPU list */
 

@@ -1,5 +1,5 @@
 /* topocache.c - see topocache.h. */
-#include "topocache.h"
+#include "place/topocache.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,9 +13,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hwlocdl.h"
-#include "readall.h"
-#include "safefile.h"
+#include "place/hwlocdl.h"
+#include "util/readall.h"
+#include "util/safefile.h"
 
 #define CACHE_FORMAT 2              /* bump when what is saved changes */
 #define CACHE_MAX_BYTES (16 << 20)  /* a larger file is not ours */

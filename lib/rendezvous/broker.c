@@ -15,7 +15,7 @@
  * max_out, and all such together are held to max_mem: memory is counted
  * as allocated (queue entries, shared values counted per answer, the
  * parser's buffers), not as bytes on the wire. */
-#include "broker.h"
+#include "rendezvous/broker.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -36,8 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker_proto.h"
-#include "broker_store.h"
+#include "rendezvous/broker_proto.h"
+#include "rendezvous/broker_store.h"
 
 #define DEFAULT_MAX_CONNS 65536
 #define DEFAULT_UNAUTH_PER_SRC 1024

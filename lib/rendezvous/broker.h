@@ -16,8 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "token.h"
+#include "util/err.h"
+#include "rendezvous/token.h"
 
 /* Zero fields take the default given. */
 struct broker_limits {

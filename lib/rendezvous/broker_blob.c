@@ -1,5 +1,5 @@
 /* broker_blob.c - see broker_blob.h. */
-#include "broker_blob.h"
+#include "rendezvous/broker_blob.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "rendezvous/client.h"
 
 /* A decimal number of at most 19 digits (no sign, no space) at *p, below
  * end; *p moves past it.  0 / -1. */

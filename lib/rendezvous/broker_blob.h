@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define BLOB_MAX_LEN ((size_t)1 << 30)  /* one blob, bytes */
 #define BLOB_HEAD_MAX 64                /* the head value, bytes */

@@ -1,5 +1,5 @@
 /* broker_loop.c - see broker_loop.h. */
-#include "broker_loop.h"
+#include "rendezvous/broker_loop.h"
 
 /* Handle what is ready, then wait for the next deadline it has. */
 static int run(struct broker_loop *bl, struct err *err)

@@ -5,9 +5,9 @@
 #ifndef DLRUN_BROKER_LOOP_H
 #define DLRUN_BROKER_LOOP_H
 
-#include "broker.h"
-#include "err.h"
-#include "evloop.h"
+#include "rendezvous/broker.h"
+#include "util/err.h"
+#include "run/evloop.h"
 
 /* The caller's storage, alive while l runs; the fields are the loop's. */
 struct broker_loop {

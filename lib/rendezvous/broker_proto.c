@@ -1,5 +1,5 @@
 /* broker_proto.c - see broker_proto.h. */
-#include "broker_proto.h"
+#include "rendezvous/broker_proto.h"
 
 #include <stdlib.h>
 #include <string.h>

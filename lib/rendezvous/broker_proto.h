@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
-#include "token.h"
+#include "util/err.h"
+#include "rendezvous/token.h"
 
 #define BP_VERSION 1                    /* what ranks speak */
 #define BP_VERSION_WEIGHTED 2           /* v1 + weighted barrier arrivals:

@@ -1,10 +1,10 @@
 /* broker_relay.c - see broker_relay.h. */
-#include "broker_relay.h"
+#include "rendezvous/broker_relay.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_store.h"
+#include "rendezvous/broker_store.h"
 
 #define AUTH_ID UINT32_MAX      /* the relay's own AUTH upstream */
 #define NSHARE 1024             /* buckets of in-flight GETs */

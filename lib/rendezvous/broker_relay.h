@@ -37,9 +37,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "broker_proto.h"
-#include "err.h"
-#include "token.h"
+#include "rendezvous/broker_proto.h"
+#include "util/err.h"
+#include "rendezvous/token.h"
 
 struct br_relay;
 struct br_peer;

@@ -1,5 +1,5 @@
 /* broker_relay_srv.c - see broker_relay_srv.h. */
-#include "broker_relay_srv.h"
+#include "rendezvous/broker_relay_srv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker_relay.h"
-#include "client.h"
+#include "rendezvous/broker_relay.h"
+#include "rendezvous/client.h"
 
 #define MAX_OUT (64u << 20)     /* answers queued for one peer */
 #define CONNECT_MS 30000

@@ -1,5 +1,5 @@
 /* broker_store.c - see broker_store.h. */
-#include "broker_store.h"
+#include "rendezvous/broker_store.h"
 
 #include <errno.h>
 #include <inttypes.h>

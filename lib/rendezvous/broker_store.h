@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "broker_proto.h"
-#include "err.h"
+#include "rendezvous/broker_proto.h"
+#include "util/err.h"
 
 /* A value, shared (reference counted) between the store and the output
  * queues of every peer it is being sent to: a 1 MiB value answered to ten

@@ -1,14 +1,14 @@
 /* broker_thread.c - see broker_thread.h. */
-#include "broker_thread.h"
+#include "rendezvous/broker_thread.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "broker_loop.h"
-#include "evloop.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/broker_loop.h"
+#include "run/evloop.h"
 
 struct broker_thread {
     struct broker *b;

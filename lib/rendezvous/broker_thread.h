@@ -8,8 +8,8 @@
 
 #include <stdint.h>
 
-#include "err.h"
-#include "token.h"
+#include "util/err.h"
+#include "rendezvous/token.h"
 
 struct broker_thread;
 

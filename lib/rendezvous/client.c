@@ -1,5 +1,5 @@
 /* client.c - see client.h; also the stable wrappers of dlrun.h. */
-#include "client.h"
+#include "rendezvous/client.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,8 +20,8 @@
 #pragma GCC visibility push(default)
 #include "../../contrib/include/dlrun.h"
 #pragma GCC visibility pop
-#include "broker_proto.h"
-#include "token.h"
+#include "rendezvous/broker_proto.h"
+#include "rendezvous/token.h"
 
 /* How long to wait for an answer beyond the request's own timeout: the
  * broker answers at the deadline, this only catches a hung broker. */

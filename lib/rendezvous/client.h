@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define CLIENT_FOREVER (-1)
 #define CLIENT_NCCL_ID_BYTES 128    /* sizeof(ncclUniqueId) */

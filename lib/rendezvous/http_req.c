@@ -1,5 +1,5 @@
 /* http_req.c - see http_req.h. */
-#include "http_req.h"
+#include "rendezvous/http_req.h"
 
 #include <stdlib.h>
 #include <string.h>

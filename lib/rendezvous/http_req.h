@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* One request, all borrowed from the parser for the callback's duration. */
 struct http_request {

@@ -6,7 +6,7 @@
  * side down and reads what the client may still send until it closes:
  * closing with unread bytes would reset the connection and could lose
  * the answer (an early 413 before a body). */
-#include "hvd_server.h"
+#include "rendezvous/hvd_server.h"
 
 #include <errno.h>
 #include <ifaddrs.h>

@@ -14,10 +14,10 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "http_req.h"
-#include "hvd_store.h"
-#include "plan.h"
+#include "util/err.h"
+#include "rendezvous/http_req.h"
+#include "rendezvous/hvd_store.h"
+#include "place/plan.h"
 
 struct hvd_server_opts {
     const char *ip;         /* listen on this address (numeric), borrowed */

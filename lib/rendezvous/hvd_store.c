@@ -4,7 +4,7 @@
  * (the keys deleted from a declared scope: counted once each, so that a
  * client's retried DELETE does not finish a scope early); scopes have a
  * small table of their own with their size and counts. */
-#include "hvd_store.h"
+#include "rendezvous/hvd_store.h"
 
 #include <stdint.h>
 #include <stdlib.h>

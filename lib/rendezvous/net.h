@@ -4,7 +4,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* 1 when name is this host (short names compared, so "n1" = "n1.cluster"). */
 int net_is_this_host(const char *name);

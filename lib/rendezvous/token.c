@@ -1,5 +1,5 @@
 /* token.c - see token.h. */
-#include "token.h"
+#include "rendezvous/token.h"
 
 #include <errno.h>
 #include <string.h>

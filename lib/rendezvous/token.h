@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define TOKEN_BYTES 16
 #define TOKEN_HEX_LEN (2 * TOKEN_BYTES)     /* without the NUL */

@@ -1,5 +1,5 @@
 /* cgroup.c - see cgroup.h. */
-#include "cgroup.h"
+#include "run/cgroup.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* Make a new, empty folder below this process's cgroup (cgroup v2 only,
  * kernel 5.14 or later for cgroup.kill), named "dlrun-PID-N"; its path

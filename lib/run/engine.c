@@ -1,5 +1,5 @@
 /* engine.c - see engine.h. */
-#include "engine.h"
+#include "run/engine.h"
 
 #include <signal.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* envwire.c - see envwire.h. */
-#include "envwire.h"
-#include "strv.h"
+#include "run/envwire.h"
+#include "util/strv.h"
 
 #include <errno.h>
 #include <stdio.h>

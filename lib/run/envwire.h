@@ -21,9 +21,9 @@
 
 #include <stddef.h>
 
-#include "envset.h"
-#include "err.h"
-#include "strv.h"
+#include "util/envset.h"
+#include "util/err.h"
+#include "util/strv.h"
 
 #define ENVWIRE_PREFIX "DLRUN_X_"
 /* One entry at most (Linux's limit on one environment string, so a larger

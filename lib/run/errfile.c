@@ -1,7 +1,7 @@
 /* errfile.c - see errfile.h.  Not a JSON parser: it looks for the first
  * "message" key whose value is a string (torch nests it one object deep)
  * and the "timestamp" key, and skips everything else. */
-#include "errfile.h"
+#include "run/errfile.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

@@ -17,7 +17,7 @@
 
 #include <signal.h>
 
-#include "err.h"
+#include "util/err.h"
 
 struct evloop;
 struct evloop_timer;

@@ -1,5 +1,5 @@
 /* failwire.c - see failwire.h. */
-#include "failwire.h"
+#include "run/failwire.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
-#include "strv.h"
-#include "supervise.h"
+#include "rendezvous/client.h"
+#include "util/strv.h"
+#include "run/supervise.h"
 
 /* Longest report read: three numbers and a host name. */
 #define REPORT_MAX 400

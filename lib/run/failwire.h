@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 struct client;
 struct sv_rank;

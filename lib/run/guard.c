@@ -1,5 +1,5 @@
 /* guard.c - see guard.h. */
-#include "guard.h"
+#include "run/guard.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cgroup.h"
-#include "safefile.h"
-#include "token.h"
+#include "run/cgroup.h"
+#include "util/safefile.h"
+#include "rendezvous/token.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)

@@ -19,7 +19,7 @@
 
 #include <sys/types.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* Start the guard; use_cgroup 0 skips the cgroup (the mark alone: a
  * cgroup costs each rank a move into it, which waits for an RCU grace

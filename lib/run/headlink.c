@@ -1,5 +1,5 @@
 /* headlink.c - see headlink.h. */
-#include "headlink.h"
+#include "run/headlink.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "client.h"
-#include "watch.h"
+#include "rendezvous/client.h"
+#include "run/watch.h"
 
 struct headlink {
     struct headlink_conf c;

@@ -12,7 +12,7 @@
 #ifndef DLRUN_HEADLINK_H
 #define DLRUN_HEADLINK_H
 
-#include "err.h"
+#include "util/err.h"
 
 struct client;
 

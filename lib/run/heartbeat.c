@@ -1,11 +1,11 @@
 /* heartbeat.c - see heartbeat.h. */
-#include "heartbeat.h"
+#include "run/heartbeat.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "broker.h"
+#include "rendezvous/broker.h"
 
 struct heartbeat {
     int nnodes, timeout_ms;

@@ -8,7 +8,7 @@
 #ifndef DLRUN_HEARTBEAT_H
 #define DLRUN_HEARTBEAT_H
 
-#include "err.h"
+#include "util/err.h"
 
 struct broker;
 struct heartbeat;

@@ -1,10 +1,10 @@
 /* lineout.c - see lineout.h. */
-#include "lineout.h"
+#include "run/lineout.h"
 
 #include <limits.h>
 #include <string.h>
 
-#include "readall.h"
+#include "util/readall.h"
 
 char *lineout_space(struct lineout *o, size_t *room)
 {

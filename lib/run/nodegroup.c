@@ -1,5 +1,5 @@
 /* nodegroup.c - see nodegroup.h. */
-#include "nodegroup.h"
+#include "run/nodegroup.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "client.h"
-#include "net.h"
+#include "rendezvous/client.h"
+#include "rendezvous/net.h"
 
 #define NG_TEXT_MAX 600     /* longest record or outcome accepted */
 

@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define NG_MAX_NODES 4096
 #define NG_ADDR_MAX 64

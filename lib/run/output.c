@@ -1,5 +1,5 @@
 /* output.c - see output.h. */
-#include "output.h"
+#include "run/output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "readall.h"
-#include "safefile.h"
-#include "writeq.h"
+#include "util/readall.h"
+#include "util/safefile.h"
+#include "run/writeq.h"
 
 /* A longer line is written in pieces: memory stays bounded per stream. */
 #define LINE_BUF (64 * 1024)

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 struct output_opts {
     int tag;                /* prefix "[RANK] " */

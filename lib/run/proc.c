@@ -11,7 +11,7 @@
  * async-signal-safe calls in the child; every signal is blocked in the
  * parent around the clone so that no handler of dlrun's runs in the child
  * on dlrun's memory. */
-#include "proc.h"
+#include "run/proc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "guard.h"
+#include "run/guard.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)

@@ -6,7 +6,7 @@
 #include <signal.h>
 #include <sys/types.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* How to start one process. */
 struct proc_spec {

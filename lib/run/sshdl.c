@@ -1,5 +1,5 @@
 /* sshdl.c - see sshdl.h. */
-#include "sshdl.h"
+#include "run/sshdl.h"
 
 #include <dlfcn.h>
 #include <stddef.h>

@@ -8,7 +8,7 @@
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* The functions lib/run/sshexec.c uses, once sshdl_open() returned 0. */
 struct sshdl {

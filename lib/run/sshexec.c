@@ -1,5 +1,5 @@
 /* sshexec.c - one remote command over libssh (see sshexec.h). */
-#include "sshexec.h"
+#include "run/sshexec.h"
 
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sshdl.h"
+#include "run/sshdl.h"
 
 /* libssh is opened with dlopen (sshdl.h): its functions through the table */
 #define ssh_channel_close sshdl.channel_close

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 struct sshexec_opts {
     const char *host;           /* borrowed; required */

@@ -1,12 +1,12 @@
 /* sshrelay.c - see sshrelay.h. */
-#include "sshrelay.h"
+#include "run/sshrelay.h"
 
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "evloop.h"
-#include "lineout.h"
+#include "run/evloop.h"
+#include "run/lineout.h"
 
 struct relay {
     struct sshexec *x;

@@ -11,8 +11,8 @@
 
 #include <stddef.h>
 
-#include "err.h"
-#include "sshexec.h"
+#include "util/err.h"
+#include "run/sshexec.h"
 
 /* Block the stop signals (they are read in the loop: one that comes while
  * connecting must not kill the relay), ignore SIGPIPE, connect and start

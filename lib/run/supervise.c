@@ -2,7 +2,7 @@
  * signal or output; forward the signal, reap, or pass the output on.  The
  * first rank that fails stops the rest (SIGTERM, then SIGKILL after the
  * kill timeout); a second SIGINT within one second kills at once. */
-#include "supervise.h"
+#include "run/supervise.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -11,9 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "evloop.h"
-#include "guard.h"
-#include "output.h"
+#include "run/evloop.h"
+#include "run/guard.h"
+#include "run/output.h"
 
 static const int forwarded[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1,
                                  SIGUSR2 };

@@ -1,5 +1,5 @@
 /* watch.c - see watch.h. */
-#include "watch.h"
+#include "run/watch.h"
 
 #include <pthread.h>
 #include <signal.h>

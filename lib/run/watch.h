@@ -9,7 +9,7 @@
 #ifndef DLRUN_WATCH_H
 #define DLRUN_WATCH_H
 
-#include "err.h"
+#include "util/err.h"
 
 struct watch;
 

@@ -1,5 +1,5 @@
 /* writeq.c - see writeq.h. */
-#include "writeq.h"
+#include "run/writeq.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "readall.h"
+#include "util/readall.h"
 
 struct slot {
     char *buf;

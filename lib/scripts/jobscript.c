@@ -1,15 +1,15 @@
 /* jobscript.c - the template names of a job (see jobscript.h). */
-#include "jobscript.h"
+#include "scripts/jobscript.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobspec.h"
-#include "shquote.h"
-#include "strv.h"
-#include "template.h"
+#include "scripts/jobspec.h"
+#include "util/shquote.h"
+#include "util/strv.h"
+#include "scripts/template.h"
 
 enum {
     V_SCHEDULER, V_NODES, V_NTASKS, V_TASKS_PER_NODE, V_GPUS_PER_NODE,

@@ -7,7 +7,7 @@
 #ifndef DLRUN_JOBSCRIPT_H
 #define DLRUN_JOBSCRIPT_H
 
-#include "err.h"
+#include "util/err.h"
 
 /* All pointers borrowed; lists NULL-terminated (NULL = empty). */
 struct jobspec {

@@ -1,5 +1,5 @@
 /* jobspec.c - checks of job-script values (see jobspec.h). */
-#include "jobspec.h"
+#include "scripts/jobspec.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "shquote.h"
+#include "util/shquote.h"
 
 /* s for a one-line message: control characters as \n, \r, \xHH, and
  * cut to about 60 bytes.  Returns buf. */

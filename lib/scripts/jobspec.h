@@ -6,7 +6,7 @@
 #ifndef DLRUN_JOBSPEC_H
 #define DLRUN_JOBSPEC_H
 
-#include "err.h"
+#include "util/err.h"
 
 enum sched {
     SCHED_SLURM, SCHED_PBS, SCHED_NQSV, SCHED_LSF, SCHED_PJM, SCHED_COUNT

@@ -4,7 +4,7 @@
  * follows the schema (top level, profiles, one profile, one value), never
  * the document's own shape, so aliases and deep nesting cannot make it
  * recurse or loop. */
-#include "sites.h"
+#include "scripts/sites.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -13,10 +13,10 @@
 #include <string.h>
 #include <yaml.h>
 
-#include "editdist.h"
-#include "jobspec.h"
-#include "nodeshape.h"
-#include "readall.h"
+#include "util/editdist.h"
+#include "scripts/jobspec.h"
+#include "place/nodeshape.h"
+#include "util/readall.h"
 
 enum kind { K_TEXT, K_TOKEN, K_COUNT, K_BOOL, K_LIST, K_ENV, K_CODE, K_PATH };
 

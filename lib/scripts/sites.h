@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 enum site_key {
     SITE_SCHEDULER, SITE_PARTITION, SITE_ACCOUNT, SITE_JOB_NAME,

@@ -3,7 +3,7 @@
  * A template is parsed once into a flat array of nodes; a section node
  * knows the index of its closing node, so rendering is a loop over index
  * ranges with no tree to build or free. */
-#include "template.h"
+#include "scripts/template.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* A name a template can use.  Exactly one of value and items is used:
  * items (NULL-terminated) when it is a list, else value (NULL = empty).

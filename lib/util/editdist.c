@@ -1,5 +1,5 @@
 /* editdist.c - Levenshtein distance for "did you mean". */
-#include "editdist.h"
+#include "util/editdist.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* envset.c - see envset.h. */
-#include "envset.h"
+#include "util/envset.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 struct envvar {
     char *name, *value, *from;      /* owned; from NULL under no_from */

@@ -1,4 +1,4 @@
-#include "err.h"
+#include "util/err.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* json.c - see json.h. */
-#include "json.h"
+#include "util/json.h"
 
 void json_string(FILE *f, const char *s)
 {

@@ -1,5 +1,5 @@
 /* readall.c - see readall.h. */
-#include "readall.h"
+#include "util/readall.h"
 
 #include <errno.h>
 #include <poll.h>

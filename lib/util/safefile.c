@@ -1,5 +1,5 @@
 /* safefile.c - see safefile.h. */
-#include "safefile.h"
+#include "util/safefile.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -7,7 +7,7 @@
 
 #include <sys/types.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* Open, for writing into it, the folder path (relative to dirfd, or
  * AT_FDCWD), made with mode 0755 (less the umask) when missing.  It must

@@ -1,6 +1,6 @@
 /* shquote.c - quoting values for a POSIX shell. */
-#include "shquote.h"
-#include "strv.h"
+#include "util/shquote.h"
+#include "util/strv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

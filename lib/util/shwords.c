@@ -1,6 +1,6 @@
 /* shwords.c - splitting one line of a job script into words (see
  * shwords.h). */
-#include "shwords.h"
+#include "util/shwords.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -14,8 +14,8 @@
 #ifndef DLRUN_SHWORDS_H
 #define DLRUN_SHWORDS_H
 
-#include "err.h"
-#include "strv.h"
+#include "util/err.h"
+#include "util/strv.h"
 
 #define SHWORDS_MAX_LINE 65536
 

@@ -1,6 +1,6 @@
 /* strv.c - see strv.h.  Errors are sticky (s->failed) so that callers
  * build a whole argv and check once. */
-#include "strv.h"
+#include "util/strv.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@
  * Slurm variables of the batch script or of the srun step that started
  * mpirun's daemons, which describe those, not the ranks.
  */
-#include "alloc.h"
+#include "where/alloc.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hostlist.h"
-#include "hostname.h"
+#include "where/hostlist.h"
+#include "where/hostname.h"
 
 static const struct alloc_source *const sources[] = {
     &alloc_source_hosts, &alloc_source_hostfile, &alloc_source_ompi,

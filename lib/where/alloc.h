@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 struct alloc_node {
     char *name;     /* owned */

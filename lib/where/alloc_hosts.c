@@ -1,6 +1,6 @@
 /* alloc_hosts.c - allocations the user states (-H, --hostfile) and the
  * fallback of this host alone. */
-#include "alloc.h"
+#include "where/alloc.h"
 
 #include <dirent.h>
 #include <sched.h>
@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hostfile.h"
-#include "readall.h"
+#include "where/hostfile.h"
+#include "util/readall.h"
 
 #define HOSTFILE_MAX (16 << 20)
 

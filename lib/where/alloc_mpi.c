@@ -12,14 +12,14 @@
  * itself never execs in place, so using the server here costs the
  * program nothing).
  */
-#include "alloc.h"
+#include "where/alloc.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "pmixc.h"
+#include "mpi/pmixc.h"
 
 struct mpi_vars {
     const char *rank, *size, *local_rank, *local_size;

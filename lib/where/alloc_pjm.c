@@ -10,7 +10,7 @@
  * file as Slurm's are against each other (tests/fixtures/pjm/README names
  * where each variable is documented).
  */
-#include "alloc.h"
+#include "where/alloc.h"
 
 #include <stdio.h>
 #include <string.h>

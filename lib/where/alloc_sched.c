@@ -8,14 +8,14 @@
  *       by the PBS source first.
  * LSF:  LSB_MCPU_HOSTS="hostA 2 hostB 1".
  */
-#include "alloc.h"
+#include "where/alloc.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostfile.h"
+#include "where/hostfile.h"
 
 static int pbs_detect(const struct alloc_request *req, char **envp)
 {

@@ -7,13 +7,13 @@
  * against each other: a silent hang on mismatched variables is the most
  * common complaint about other launchers.
  */
-#include "alloc.h"
+#include "where/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostlist.h"
+#include "where/hostlist.h"
 
 /* The first of the names that is set, or NULL; *which gets its name. */
 static const char *first_env(char **envp, const char *a, const char *b,

@@ -7,7 +7,7 @@
  * username (user-name, user_name) are the keys dlrun reads.  Where Open
  * MPI quietly guesses, dlrun refuses (see hostfile.h).
  */
-#include "hostfile.h"
+#include "where/hostfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostlist.h"
-#include "hostname.h"
+#include "where/hostlist.h"
+#include "where/hostname.h"
 
 #define SLOTS_MAX 65536
 #define KEYS_WANTED "expected slots=N, max_slots=N or username=NAME after " \

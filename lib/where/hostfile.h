@@ -17,8 +17,8 @@
 #ifndef DLRUN_HOSTFILE_H
 #define DLRUN_HOSTFILE_H
 
-#include "alloc.h"
-#include "err.h"
+#include "where/alloc.h"
+#include "util/err.h"
 
 /* Add the hosts of a -H list to a (repeated names merged).  0 / -1. */
 int hosts_parse(const char *list, struct alloc *a, struct err *err);

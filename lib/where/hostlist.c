@@ -5,7 +5,7 @@
  * result is odd but harmless we copy it and say so in a comment; where it
  * invents or drops hosts we refuse (see hostlist.h).
  */
-#include "hostlist.h"
+#include "where/hostlist.h"
 
 #include <ctype.h>
 #include <limits.h>

@@ -27,7 +27,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 /* Slurm's limits (MAX_RANGE, MAX_PREFIX_CNT in hostlist.c): hosts in one
  * "lo-hi", and hosts named by one bracket set that is not the last one. */

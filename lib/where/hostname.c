@@ -1,5 +1,5 @@
 /* hostname.c - checking host and login names (see hostname.h). */
-#include "hostname.h"
+#include "where/hostname.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>

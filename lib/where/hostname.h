@@ -24,7 +24,7 @@
 
 #include <stddef.h>
 
-#include "err.h"
+#include "util/err.h"
 
 #define HOSTNAME_MAX 253
 #define LOGIN_MAX 32

@@ -1,5 +1,5 @@
 /* mpidetect.c - see mpidetect.h. */
-#include "mpidetect.h"
+#include "where/mpidetect.h"
 
 #include <elf.h>
 #include <fcntl.h>
@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "run/proc.h"
 
 #define SCRIPT_SCAN (64 * 1024)
 

@@ -1,6 +1,6 @@
 /* ranges.c - see ranges.h. */
-#include "ranges.h"
-#include "strv.h"
+#include "where/ranges.h"
+#include "util/strv.h"
 
 #include <errno.h>
 #include <stdio.h>

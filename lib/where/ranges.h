@@ -3,7 +3,7 @@
 #ifndef DLRUN_RANGES_H
 #define DLRUN_RANGES_H
 
-#include "err.h"
+#include "util/err.h"
 
 /* Parse s (borrowed) into ascending-as-written values, each in [0, max).
  * Returns the count (at least 1) and sets *out (caller frees), or -1 with

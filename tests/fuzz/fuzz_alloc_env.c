@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "hostname.h"
-#include "plan.h"
+#include "where/alloc.h"
+#include "where/hostname.h"
+#include "place/plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

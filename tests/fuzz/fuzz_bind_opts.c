@@ -20,8 +20,8 @@
 
 #include <hwloc/glibc-sched.h>
 
-#include "bind.h"
-#include "topo.h"
+#include "place/bind.h"
+#include "place/topo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_blob.h"
-#include "client.h"
+#include "rendezvous/broker_blob.h"
+#include "rendezvous/client.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

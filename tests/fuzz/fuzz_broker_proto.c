@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_proto.h"
-#include "broker_store.h"
+#include "rendezvous/broker_proto.h"
+#include "rendezvous/broker_store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_relay.h"
+#include "rendezvous/broker_relay.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "failwire.h"
-#include "supervise.h"
+#include "run/failwire.h"
+#include "run/supervise.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

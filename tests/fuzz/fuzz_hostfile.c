@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "hostfile.h"
-#include "hostname.h"
+#include "where/alloc.h"
+#include "where/hostfile.h"
+#include "where/hostname.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_req.h"
-#include "hvd_server.h"
-#include "hvd_store.h"
+#include "rendezvous/http_req.h"
+#include "rendezvous/hvd_server.h"
+#include "rendezvous/hvd_store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

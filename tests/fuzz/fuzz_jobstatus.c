@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobstatus.h"
+#include "observe/jobstatus.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

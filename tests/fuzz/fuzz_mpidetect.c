@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mpidetect.h"
+#include "where/mpidetect.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

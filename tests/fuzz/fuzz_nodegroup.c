@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nodegroup.h"
+#include "run/nodegroup.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ranges.h"
+#include "where/ranges.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "template.h"
+#include "scripts/template.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc.h"
+#include "where/alloc.h"
 #include "tap.h"
 
 /* A NULL-terminated copy of the list (free with envp_free). */

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "launcher.h"
+#include "launchers/launcher.h"
 #include "tap.h"
 
 /* Two nodes: this host, and one that is not (or both this host). */

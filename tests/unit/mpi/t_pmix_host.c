@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "envset.h"
-#include "plan.h"
-#include "pmix_host.h"
+#include "util/envset.h"
+#include "place/plan.h"
+#include "mpi/pmix_host.h"
 
 
 #ifndef HAVE_PMIX
@@ -31,7 +31,7 @@ int main(void)
 #else
 #include <pmix.h>
 
-#include "pmix_host_int.h"
+#include "mpi/pmix_host_int.h"
 
 extern char **environ;
 

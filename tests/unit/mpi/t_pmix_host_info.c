@@ -10,11 +10,11 @@
 #include "tap.h"
 
 #ifdef HAVE_PMIX
-#include "alloc.h"
-#include "envset.h"
-#include "hostfile.h"
-#include "plan.h"
-#include "pmix_host_int.h"
+#include "where/alloc.h"
+#include "util/envset.h"
+#include "where/hostfile.h"
+#include "place/plan.h"
+#include "mpi/pmix_host_int.h"
 
 static char dir[PATH_MAX];
 

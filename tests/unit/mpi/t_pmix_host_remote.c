@@ -14,10 +14,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#include "broker.h"
-#include "client.h"
-#include "pmix_host_int.h"
-#include "token.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/client.h"
+#include "mpi/pmix_host_int.h"
+#include "rendezvous/token.h"
 
 static atomic_int stop_broker;
 

@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "alloc.h"
+#include "where/alloc.h"
 #include "fixture.h"
-#include "pmixc.h"
+#include "mpi/pmixc.h"
 #include "tap.h"
 
 static void usable(void)
@@ -49,10 +49,10 @@ static void usable(void)
 }
 
 #ifdef HAVE_PMIX
-#include "envset.h"
-#include "hostfile.h"
-#include "plan.h"
-#include "pmix_host.h"
+#include "util/envset.h"
+#include "where/hostfile.h"
+#include "place/plan.h"
+#include "mpi/pmix_host.h"
 
 extern char **environ;
 

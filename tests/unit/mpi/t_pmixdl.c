@@ -10,7 +10,7 @@
 #ifdef HAVE_PMIX
 #include <dlfcn.h>
 
-#include "pmixdl.h"
+#include "mpi/pmixdl.h"
 
 int main(void)
 {

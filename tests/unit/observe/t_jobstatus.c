@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "jobstatus.h"
-#include "safefile.h"
+#include "observe/jobstatus.h"
+#include "util/safefile.h"
 #include "tap.h"
 
 static void lines(void)

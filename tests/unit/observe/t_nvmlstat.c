@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "nvmlstat.h"
+#include "observe/nvmlstat.h"
 #include "tap.h"
 
 static void visible(void)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "preflight.h"
+#include "observe/preflight.h"
 #include "tap.h"
 
 static void roundtrip(void)

@@ -9,7 +9,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "preflight.h"
+#include "observe/preflight.h"
 #include "tap.h"
 
 static void probe(void)

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "procstat.h"
+#include "observe/procstat.h"
 #include "tap.h"
 
 static void parse_stat(void)

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "stackdump.h"
+#include "observe/stackdump.h"
 #include "tap.h"
 
 static void have(void)

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "stall.h"
+#include "observe/stall.h"
 #include "tap.h"
 
 /* Two ranks, 10 s timeout, 100 Hz, a sample per second. */

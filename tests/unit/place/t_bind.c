@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bind.h"
+#include "place/bind.h"
 #include "tap.h"
-#include "topo.h"
+#include "place/topo.h"
 
 #define GOLDEN_DIR "tests/golden/bind/"
 

@@ -14,13 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "bind.h"
+#include "place/bind.h"
 #include "cachedir.h"
-#include "bindcache.h"
-#include "hwlocdl.h"
+#include "place/bindcache.h"
+#include "place/hwlocdl.h"
 #include "tap.h"
-#include "topo.h"
-#include "topocache.h"
+#include "place/topo.h"
+#include "place/topocache.h"
 
 
 static char dir[64];

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "envout.h"
+#include "where/alloc.h"
+#include "place/envout.h"
 #include "fixture.h"
-#include "plan.h"
+#include "place/plan.h"
 #include "tap.h"
 
 static const char *get(const struct envset *s, const char *name)

@@ -9,7 +9,7 @@
 
 #include <hwloc.h>
 
-#include "hwlocdl.h"
+#include "place/hwlocdl.h"
 #include "tap.h"
 
 /* f altered field by field: each is noticed. */

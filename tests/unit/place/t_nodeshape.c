@@ -5,11 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bind.h"
-#include "nodeshape.h"
-#include "placement.h"
+#include "place/bind.h"
+#include "place/nodeshape.h"
+#include "place/placement.h"
 #include "tap.h"
-#include "topo.h"
+#include "place/topo.h"
 
 static void test_parse(void)
 {

@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "placement.h"
+#include "place/placement.h"
 #include "tap.h"
-#include "topo.h"
+#include "place/topo.h"
 
 /* A mask of CPUs first..last. */
 static cpu_set_t cpus(int first, int last)

@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "envout.h"
+#include "where/alloc.h"
+#include "place/envout.h"
 #include "fixture.h"
-#include "net.h"
-#include "plan.h"
+#include "rendezvous/net.h"
+#include "place/plan.h"
 #include "tap.h"
 
 /* An allocation of "name:slots[:cpus]" entries. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "planwire.h"
+#include "place/planwire.h"
 #include "tap.h"
 
 /* n0: ranks 0-1 (login alice), n1 (an ssh alias of 10.1.0.7): 2-4,

@@ -8,12 +8,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "where/alloc.h"
 #include "fixture.h"
-#include "hostfile.h"
-#include "net.h"
-#include "plan.h"
-#include "rdv.h"
+#include "where/hostfile.h"
+#include "rendezvous/net.h"
+#include "place/plan.h"
+#include "place/rdv.h"
 #include "tap.h"
 
 /* Plan -H hosts (all slots) and resolve with o. */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "topo.h"
+#include "place/topo.h"
 
 struct saved {
     const char *file;

@@ -9,11 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bind.h"
+#include "place/bind.h"
 #include "cachedir.h"
 #include "tap.h"
-#include "topo.h"
-#include "topocache.h"
+#include "place/topo.h"
+#include "place/topocache.h"
 
 
 static char dir[64];

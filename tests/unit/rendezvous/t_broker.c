@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "../../../contrib/include/dlrun.h"
-#include "broker.h"
-#include "broker_proto.h"
-#include "client.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/broker_proto.h"
+#include "rendezvous/client.h"
 #include "tap.h"
 
 static const uint8_t token[TOKEN_BYTES] = "secret-token-16b";

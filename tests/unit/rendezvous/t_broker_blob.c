@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker.h"
-#include "broker_blob.h"
-#include "client.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/broker_blob.h"
+#include "rendezvous/client.h"
 #include "tap.h"
 
 #ifdef HAVE_PMIX
-#include "pmix_host_int.h"
+#include "mpi/pmix_host_int.h"
 #endif
 
 struct head_case {

@@ -26,9 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "broker_proto.h"
-#include "client.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/broker_proto.h"
+#include "rendezvous/client.h"
 #include "tap.h"
 
 static const uint8_t token[TOKEN_BYTES] = "flood-token-16by";

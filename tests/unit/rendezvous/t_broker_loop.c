@@ -9,12 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "broker_loop.h"
-#include "client.h"
-#include "evloop.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/broker_loop.h"
+#include "rendezvous/client.h"
+#include "run/evloop.h"
 #include "tap.h"
-#include "token.h"
+#include "rendezvous/token.h"
 
 struct peer {
     char addr[64], hex[TOKEN_HEX_LEN + 1];

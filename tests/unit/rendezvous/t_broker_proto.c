@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_proto.h"
+#include "rendezvous/broker_proto.h"
 #include "tap.h"
 
 static const uint8_t token[TOKEN_BYTES] = "0123456789abcdef";

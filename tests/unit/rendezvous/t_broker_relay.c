@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_relay.h"
-#include "broker_store.h"
+#include "rendezvous/broker_relay.h"
+#include "rendezvous/broker_store.h"
 #include "tap.h"
 
 static const uint8_t token[TOKEN_BYTES] = "0123456789abcdef";

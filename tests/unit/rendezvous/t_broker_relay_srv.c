@@ -13,11 +13,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "broker_relay_srv.h"
-#include "broker_thread.h"
-#include "client.h"
+#include "rendezvous/broker_relay_srv.h"
+#include "rendezvous/broker_thread.h"
+#include "rendezvous/client.h"
 #include "tap.h"
-#include "token.h"
+#include "rendezvous/token.h"
 
 static char hex[TOKEN_HEX_LEN + 1];
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_store.h"
+#include "rendezvous/broker_store.h"
 #include "tap.h"
 
 #define NPEERS 4

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_thread.h"
-#include "client.h"
+#include "rendezvous/broker_thread.h"
+#include "rendezvous/client.h"
 #include "tap.h"
-#include "token.h"
+#include "rendezvous/token.h"
 
 int main(void)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "client.h"
+#include "rendezvous/client.h"
 #include "tap.h"
 
 static void addr_ok(const char *s, const char *host, int port)

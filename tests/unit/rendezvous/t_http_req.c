@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_req.h"
+#include "rendezvous/http_req.h"
 #include "tap.h"
 
 struct seen {

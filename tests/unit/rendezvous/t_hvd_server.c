@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "hvd_server.h"
+#include "rendezvous/hvd_server.h"
 #include "tap.h"
 
 static int port;

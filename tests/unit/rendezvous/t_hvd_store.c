@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hvd_store.h"
+#include "rendezvous/hvd_store.h"
 #include "tap.h"
 
 static int has(const struct hvd_store *s, const char *scope, const char *key,

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "token.h"
+#include "rendezvous/token.h"
 
 static void generate(void)
 {

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "run/cgroup.h"
 #include "tap.h"
 
 static void refusals(void)

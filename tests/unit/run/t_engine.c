@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine.h"
+#include "run/engine.h"
 #include "tap.h"
 
 /* Attempt i ends as script[i] (the last one repeats). */

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "envwire.h"
+#include "run/envwire.h"
 #include "tap.h"
 
 extern char **environ;

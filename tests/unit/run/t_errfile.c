@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "errfile.h"
+#include "run/errfile.h"
 #include "tap.h"
 
 static void parses(const char *json, const char *msg, long ts)

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "evloop.h"
+#include "run/evloop.h"
 #include "tap.h"
 
 struct seen {

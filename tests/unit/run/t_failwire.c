@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "broker_thread.h"
-#include "client.h"
-#include "failwire.h"
-#include "supervise.h"
+#include "rendezvous/broker_thread.h"
+#include "rendezvous/client.h"
+#include "run/failwire.h"
+#include "run/supervise.h"
 #include "tap.h"
 
 static const uint8_t token[TOKEN_BYTES] = "secret-token-16b";

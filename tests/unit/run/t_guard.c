@@ -15,9 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "guard.h"
+#include "run/guard.h"
 #include "tap.h"
-#include "token.h"
+#include "rendezvous/token.h"
 
 /* A process in a group (or session, with setsid) of its own, that hangs;
  * env: its environment (borrowed). */

@@ -13,12 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "broker.h"
-#include "client.h"
-#include "headlink.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/client.h"
+#include "run/headlink.h"
 #include "tap.h"
-#include "token.h"
-#include "watch.h"
+#include "rendezvous/token.h"
+#include "run/watch.h"
 
 static const uint8_t token[TOKEN_BYTES] = "secret-token-16b";
 static char token_hex[TOKEN_HEX_LEN + 1];

@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "broker.h"
-#include "client.h"
-#include "heartbeat.h"
+#include "rendezvous/broker.h"
+#include "rendezvous/client.h"
+#include "run/heartbeat.h"
 #include "tap.h"
-#include "token.h"
-#include "watch.h"
+#include "rendezvous/token.h"
+#include "run/watch.h"
 
 static const uint8_t token[TOKEN_BYTES] = "secret-token-16b";
 static char token_hex[TOKEN_HEX_LEN + 1];

@@ -5,7 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "lineout.h"
+#include "run/lineout.h"
 #include "tap.h"
 
 static struct lineout o;

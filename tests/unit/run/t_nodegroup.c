@@ -9,8 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "broker_thread.h"
-#include "nodegroup.h"
+#include "rendezvous/broker_thread.h"
+#include "run/nodegroup.h"
 #include "tap.h"
 
 static char addr[64];

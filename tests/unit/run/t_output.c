@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output.h"
+#include "run/output.h"
 #include "tap.h"
 
 static char dir[64];

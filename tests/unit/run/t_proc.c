@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "run/proc.h"
 #include "tap.h"
 
 /* sh -c script through proc_capture: the code; the output in buf. */

@@ -3,7 +3,7 @@
  * and freed through them). */
 #include <stddef.h>
 
-#include "sshdl.h"
+#include "run/sshdl.h"
 #include "tap.h"
 
 int main(void)

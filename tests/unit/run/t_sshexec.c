@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "sshd.h"
-#include "sshexec.h"
+#include "run/sshexec.h"
 #include "tap.h"
 
 /* Run command to its end: stdin given, both streams collected. */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "sshd.h"
-#include "sshrelay.h"
+#include "run/sshrelay.h"
 #include "tap.h"
 
 struct child {

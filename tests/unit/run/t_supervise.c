@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "supervise.h"
+#include "run/supervise.h"
 #include "tap.h"
 
 #define MAXR 4

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "watch.h"
+#include "run/watch.h"
 
 struct counter {
     int steps, last, done_calls, term_blocked;

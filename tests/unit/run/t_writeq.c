@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "writeq.h"
+#include "run/writeq.h"
 
 #define TOTAL (1 << 20)     /* 1 MiB: 16 pipes full */
 

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jobscript.h"
-#include "jobspec.h"
-#include "strv.h"
+#include "scripts/jobscript.h"
+#include "scripts/jobspec.h"
+#include "util/strv.h"
 #include "tap.h"
 
 /* j's words joined by ' '. */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jobspec.h"
+#include "scripts/jobspec.h"
 #include "tap.h"
 
 static void moved(void)

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sites.h"
+#include "scripts/sites.h"
 #include "tap.h"
 
 /* want_err: the whole message, NULL when the text loads. */

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jobscript.h"
-#include "jobspec.h"
+#include "scripts/jobscript.h"
+#include "scripts/jobspec.h"
 #include "tap.h"
-#include "template.h"
+#include "scripts/template.h"
 
 static const char *const two[] = { "a", "b c", NULL };
 static const char *const none[] = { NULL };

@@ -1,7 +1,7 @@
 /* t_editdist.c - the one Levenshtein distance behind "did you mean". */
 #include <string.h>
 
-#include "editdist.h"
+#include "util/editdist.h"
 #include "tap.h"
 
 int main(void)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "envset.h"
+#include "util/envset.h"
 #include "tap.h"
 
 static void set_get(void)

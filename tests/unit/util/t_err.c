@@ -4,7 +4,7 @@
  * text. */
 #include <string.h>
 
-#include "err.h"
+#include "util/err.h"
 #include "tap.h"
 
 static void set_and_prefix(void)

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "json.h"
+#include "util/json.h"
 #include "tap.h"
 
 /* json_string(s) as a string (static). */

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "readall.h"
+#include "util/readall.h"
 #include "tap.h"
 
 #define BIG 100003      /* several times the first buffer, not a power of 2 */

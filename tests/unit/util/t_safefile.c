@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "safefile.h"
+#include "util/safefile.h"
 #include "tap.h"
 
 #define OTHER 65534     /* nobody */

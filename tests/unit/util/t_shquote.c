@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc.h"
-#include "shquote.h"
+#include "run/proc.h"
+#include "util/shquote.h"
 #include "tap.h"
 
 /* What /bin/sh parses `printf '[%s]' WORDS` into; NULL when it failed. */

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "shwords.h"
+#include "util/shwords.h"
 #include "tap.h"
 
 /* The words of line joined by '|', or "ERR: message". */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strv.h"
+#include "util/strv.h"
 #include "tap.h"
 
 static void strv(void)

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc.h"
+#include "where/alloc.h"
 #include "fixture.h"
-#include "hostfile.h"
+#include "where/hostfile.h"
 #include "tap.h"
 
 struct row {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc.h"
+#include "where/alloc.h"
 #include "fixture.h"
 #include "tap.h"
 

@@ -2,7 +2,7 @@
  * and read): the node file, its repeats as virtual nodes, ranks per node
  * and in all from the --mpi variables, and every disagreement between
  * the job manager's variables refused, naming both. */
-#include "alloc.h"
+#include "where/alloc.h"
 #include "fixture.h"
 #include "tap.h"
 

@@ -2,7 +2,7 @@
  * own (detect and read, without alloc.c's choice among sources): node
  * files, NQSV's mpirun options in their spellings, LSF's host and slot
  * pairs, and each malformed value refused with the variable named. */
-#include "alloc.h"
+#include "where/alloc.h"
 #include "fixture.h"
 #include "tap.h"
 

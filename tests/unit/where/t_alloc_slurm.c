@@ -6,7 +6,7 @@
  * Captured environments of real clusters are checked in t_alloc.c. */
 #include <string.h>
 
-#include "alloc.h"
+#include "where/alloc.h"
 #include "fixture.h"
 #include "tap.h"
 

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "where/alloc.h"
 #include "fixture.h"
-#include "hostfile.h"
+#include "where/hostfile.h"
 #include "tap.h"
 
 struct hf_row {

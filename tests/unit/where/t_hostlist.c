@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hostlist.h"
+#include "where/hostlist.h"
 #include "tap.h"
 
 /* want: the names joined with ','; NULL when refused with err_has. */

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "hostname.h"
+#include "where/hostname.h"
 #include "tap.h"
 
 /* why: a part of the message, NULL when the name is taken. */

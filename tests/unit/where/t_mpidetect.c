@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mpidetect.h"
+#include "where/mpidetect.h"
 #include "tap.h"
 
 #define VADDR 0x400000

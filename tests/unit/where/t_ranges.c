@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ranges.h"
-#include "shquote.h"
-#include "sshexec.h"
+#include "where/ranges.h"
+#include "util/shquote.h"
+#include "run/sshexec.h"
 #include "tap.h"
 
 static void parse_ok(const char *s, int max, const char *want)

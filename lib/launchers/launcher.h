@@ -11,11 +11,11 @@
 
 #include <signal.h>
 
-#include "bind.h"
-#include "err.h"
-#include "output.h"
-#include "plan.h"
-#include "supervise.h"
+#include "place/bind.h"
+#include "util/err.h"
+#include "run/output.h"
+#include "place/plan.h"
+#include "run/supervise.h"
 
 /* This host's ranks: the program, and each rank's complete environment. */
 struct launch_job {

@@ -1,5 +1,5 @@
 /* launcher.c - choosing a backend, and the clean-up they share. */
-#include "launcher.h"
+#include "launchers/launcher.h"
 
 #include <errno.h>
 #include <signal.h>

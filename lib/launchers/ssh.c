@@ -11,16 +11,16 @@
  * turns SIGTERM/INT/HUP into closing its agent's stdin ("end your ranks");
  * any other signal would only kill the relay: the head passes those
  * through the broker instead (no LAUNCHER_SIGNALS). */
-#include "launcher.h"
+#include "launchers/launcher.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "net.h"
-#include "proc.h"
-#include "ranges.h"
-#include "strv.h"
+#include "rendezvous/net.h"
+#include "run/proc.h"
+#include "where/ranges.h"
+#include "util/strv.h"
 
 /* "--spawn=3-9,12" for nodes[lo..hi) (not empty). */
 static void add_spawn(struct strv *a, const int *nodes, int lo, int hi)

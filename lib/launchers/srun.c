@@ -12,15 +12,15 @@
  * Signals go to srun, which forwards them to every task of the step (the
  * agents), as scancel --signal would; destroy() starts with SIGTERM, on
  * which the agents end their ranks and exit, and with them the step. */
-#include "launcher.h"
+#include "launchers/launcher.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "proc.h"
-#include "strv.h"
+#include "run/proc.h"
+#include "util/strv.h"
 
 /* "node1,node2" for --nodelist (caller frees); NULL when out of memory. */
 static char *node_list(const struct agent_job *job)

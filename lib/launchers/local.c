@@ -1,12 +1,12 @@
 /* local.c - every rank on this host: fork/exec each one. */
-#include "launcher.h"
+#include "launchers/launcher.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "net.h"
-#include "proc.h"
+#include "rendezvous/net.h"
+#include "run/proc.h"
 
 /* Fits when every rank is on this host; in per-node mode the scheduler
  * already put this process on the node of its ranks. */
