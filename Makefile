@@ -20,7 +20,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 
 PKGS      := hwloc yaml-0.1 libssh
 HAVE_PMIX := $(shell pkg-config --exists pmix 2>/dev/null && echo 1)
-# libpmix is not linked: lib/mpi/pmixc.c opens it with dlopen when a task
+# libpmix is not linked: lib/where/pmixc.c opens it with dlopen when a task
 # started by a PMIx server needs it (linked, it cost ~1 ms at every start)
 ifeq ($(HAVE_PMIX),1)
 FEATURES  += -DHAVE_PMIX=1 $(shell pkg-config --cflags pmix) \

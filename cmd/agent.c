@@ -24,7 +24,7 @@
 #include "run/failwire.h"
 #include "head.h"
 #include "run/headlink.h"
-#include "rendezvous/net.h"
+#include "util/net.h"
 #include "preflight_cmd.h"
 #include "where/ranges.h"
 #include "run/supervise.h"

@@ -13,7 +13,7 @@
 #include "rendezvous/client.h"
 #include "cmd.h"
 #include "head.h"
-#include "rendezvous/net.h"
+#include "util/net.h"
 
 /* "P0 P1 ..." of n ports (caller frees). */
 static char *format_ports(const char *head, const int *v, int n)

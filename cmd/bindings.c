@@ -7,7 +7,7 @@
 #include "place/bindcache.h"
 #include "cmd.h"
 #include "job.h"
-#include "rendezvous/net.h"
+#include "util/net.h"
 #include "place/topo.h"
 
 /* The nodes to plan bindings for: those whose ranks start here (their

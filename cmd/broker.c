@@ -19,8 +19,8 @@
 #include "rendezvous/broker.h"
 #include "rendezvous/broker_loop.h"
 #include "cmd.h"
-#include "run/evloop.h"
-#include "rendezvous/net.h"
+#include "util/evloop.h"
+#include "util/net.h"
 #include "rendezvous/token.h"
 
 static const char usage[] =

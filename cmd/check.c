@@ -9,7 +9,7 @@
 #include "where/alloc.h"
 #include "cmd.h"
 #include "preflight_cmd.h"
-#include "mpi/pmixc.h"
+#include "where/pmixc.h"
 #include "mpi/pmix_host.h"
 #include "place/topo.h"
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "run/proc.h"
+#include "util/findprog.h"
 
 /* torchrun runs its program with Python: a .py file, or a file that is
  * there but not executable.  An executable (a.out, a shell script, one in
@@ -100,7 +100,7 @@ int dialect_check_program(char **prog)
         return cmd_fail(EXIT_USAGE, "'%s' starts with a typographic dash "
                         "(copied from a web page?): type it as -%s", p, p + 3);
     if (!strchr(p, '/')) {
-        if (!here || proc_find_program(p, path, found, sizeof found) == 0)
+        if (!here || find_program(p, path, found, sizeof found) == 0)
             return 0;
         return cmd_fail(EXIT_NOTFOUND, "cannot run '%s': not in PATH, but a "
                         "file here: run it as %s%s", p,

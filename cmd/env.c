@@ -8,7 +8,7 @@
 #include "place/envout.h"
 #include "job.h"
 #include "util/json.h"
-#include "mpi/pmixc.h"
+#include "where/pmixc.h"
 
 static const char usage_head[] =
     "usage: dlrun env [OPTIONS] [--json] [--rank R] [--] [PROG [ARGS...]]\n"

@@ -7,7 +7,7 @@
 #include "cmd.h"
 #include "place/envout.h"
 #include "rendezvous/hvd_server.h"
-#include "rendezvous/net.h"
+#include "util/net.h"
 
 /* Gloo's values are each rank's addresses, bytes to a few KiB a rank:
  * the budget is far above any real job and far below the machine. */

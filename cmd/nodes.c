@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "rendezvous/net.h"
+#include "util/net.h"
 
 /* torchrun's defaults: the static master, the c10d endpoint's port */
 #define STATIC_ADDR "127.0.0.1"

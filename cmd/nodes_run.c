@@ -14,7 +14,7 @@
 #include "cmd.h"
 #include "nodes.h"
 #include "run/engine.h"
-#include "run/evloop.h"
+#include "util/evloop.h"
 #include "run/supervise.h"
 #include "run/watch.h"
 

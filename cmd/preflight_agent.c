@@ -16,7 +16,7 @@
 
 #include "rendezvous/client.h"
 #include "cmd.h"
-#include "rendezvous/net.h"
+#include "util/net.h"
 #include "observe/preflight.h"
 #include "preflight_cmd.h"
 #include "run/watch.h"

@@ -14,7 +14,7 @@
 #include "cmd.h"
 #include "horovod.h"
 #include "job.h"
-#include "mpi/pmixc.h"
+#include "where/pmixc.h"
 #include "preflight_cmd.h"
 
 static const char usage_head[] =

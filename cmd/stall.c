@@ -20,7 +20,7 @@
 #include "rendezvous/broker.h"
 #include "rendezvous/client.h"
 #include "cmd.h"
-#include "run/evloop.h"
+#include "util/evloop.h"
 #include "job.h"
 #include "run/output.h"
 #include "observe/procstat.h"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # check-layering.sh [ROOT] - cmd/ parses, calls, prints and exits: the run
 # machinery (event loops, threads, fork and exec) lives in lib/
-# (lib/run/evloop.h, lib/run/proc.h, lib/run/watch.h, ...).  Fails, naming
+# (lib/util/evloop.h, lib/run/proc.h, lib/run/watch.h, ...).  Fails, naming
 # file, line and what was found, when a file of ROOT/cmd (default: this
 # checkout's) calls one of
 #     poll( ppoll( epoll_* select( pselect(
@@ -72,7 +72,7 @@ for f in cmd/*.c cmd/*.h; do
             case ",$ok," in
             *",$kind,"*) echo "allowed $kind" ;;
             *) echo "$f:$n: $kind in cmd/ ($(sed -n "${n}p" "$f" | sed 's/^[[:space:]]*//')):" \
-                    "move it into lib/ (lib/run/evloop.h, lib/run/proc.h)" >&2
+                    "move it into lib/ (lib/util/evloop.h, lib/run/proc.h)" >&2
                echo "bad $kind" ;;
             esac
         done

@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rendezvous/net.h"
+#include "util/net.h"
 #include "run/proc.h"
+#include "util/findprog.h"
 
 /* Fits when every rank is on this host; in per-node mode the scheduler
  * already put this process on the node of its ranks. */
@@ -44,7 +45,7 @@ static int local_start(const struct launch_req *req, struct launched *run,
     const struct launch_job *job = req->ranks;
     struct sv_rank *ranks = run->procs;
     char path[PATH_MAX];
-    int found = proc_find_program(job->argv[0], ranks_path(job), path,
+    int found = find_program(job->argv[0], ranks_path(job), path,
                                   sizeof path) == 0;
     sigset_t reset;
 

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rendezvous/net.h"
+#include "util/net.h"
 #include "run/proc.h"
 #include "where/ranges.h"
 #include "util/strv.h"

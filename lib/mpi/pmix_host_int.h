@@ -12,7 +12,7 @@
 #include <pmix.h>
 #include <pmix_server.h>
 
-#include "mpi/pmixdl.h"
+#include "where/pmixdl.h"
 
 /* libpmix is opened with dlopen (pmixdl.h): its functions, those the
  * PMIx macros call included, are reached through the table. */

@@ -21,6 +21,7 @@
 
 #include "rendezvous/client.h"
 #include "run/proc.h"
+#include "util/findprog.h"
 
 static long now_us(void)
 {
@@ -175,7 +176,7 @@ void pf_probe(struct pf_report *r, char **prog, const char *import_mod,
         snprintf(r->import_mod, PF_STR, "%s", import_mod);
     if (!prog || !prog[0])
         return;
-    if (proc_find_program(prog[0], getenv("PATH"), r->prog, PF_STR) < 0 ||
+    if (find_program(prog[0], getenv("PATH"), r->prog, PF_STR) < 0 ||
         access(r->prog, X_OK) != 0) {
         snprintf(r->prog_err, PF_STR, "%.150s: not found or not "
                  "executable", prog[0]);

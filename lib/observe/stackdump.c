@@ -14,12 +14,13 @@
 #include <unistd.h>
 
 #include "run/proc.h"
+#include "util/findprog.h"
 
 int stackdump_have(const char *prog)
 {
     char path[4096];
 
-    return proc_find_program(prog, getenv("PATH"), path, sizeof path) == 0;
+    return find_program(prog, getenv("PATH"), path, sizeof path) == 0;
 }
 
 /* Run argv with stdout and stderr into buf; killed past timeout_ms.

@@ -3,7 +3,7 @@
  * and most starts need no topology (a plan from the binding cache,
  * --bind-to none, `plan` of a host list, agents, kv, script, --version).
  *
- * Unlike lib/mpi/pmixdl.h and lib/run/sshdl.h there is no table for callers to
+ * Unlike lib/where/pmixdl.h and lib/run/sshdl.h there is no table for callers to
  * call through: hwloc.h's inline helpers (hwloc_get_next_obj_by_type,
  * hwloc_get_root_obj, ...) are compiled into our objects and call hwloc's
  * functions by name.  So hwlocdl.c defines every hwloc function the

@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "rendezvous/net.h"
-#include "mpi/pmixc.h"
+#include "util/net.h"
+#include "where/pmixc.h"
 
 /* rank 0's host when the plan knows it, else NULL */
 static const char *rank0_host(const struct plan *p)

@@ -7,7 +7,7 @@
 
 #include "rendezvous/broker.h"
 #include "util/err.h"
-#include "run/evloop.h"
+#include "util/evloop.h"
 
 /* The caller's storage, alive while l runs; the fields are the loop's. */
 struct broker_loop {

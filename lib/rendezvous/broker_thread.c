@@ -8,7 +8,7 @@
 
 #include "rendezvous/broker.h"
 #include "rendezvous/broker_loop.h"
-#include "run/evloop.h"
+#include "util/evloop.h"
 
 struct broker_thread {
     struct broker *b;

@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "rendezvous/client.h"
-#include "rendezvous/net.h"
+#include "util/net.h"
 
 #define NG_TEXT_MAX 600     /* longest record or outcome accepted */
 

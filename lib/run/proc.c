@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "run/guard.h"
+#include "util/findprog.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
@@ -124,26 +125,6 @@ static int child_main(void *arg)
     n = write(a->errfd, &e, sizeof e);
     (void)n;
     _exit(proc_exec_code(e));
-}
-
-int proc_find_program(const char *prog, const char *path, char *buf,
-                      size_t len)
-{
-    struct stat st;
-
-    if (strchr(prog, '/'))
-        return snprintf(buf, len, "%s", prog) < (int)len ? 0 : -1;
-    for (const char *p = path ? path : "/bin:/usr/bin"; *p;) {
-        const char *end = strchrnul(p, ':');
-        int w = (int)(end - p);
-        /* an empty entry is the current folder, as for execvp */
-        if (snprintf(buf, len, "%.*s%s%s", w, p, w ? "/" : "", prog) <
-                (int)len && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
-            access(buf, X_OK) == 0)
-            return 0;
-        p = *end ? end + 1 : end;
-    }
-    return -1;
 }
 
 int proc_exec_code(int exec_errno)
@@ -354,7 +335,7 @@ int proc_capture(char *const *argv, int in_fd, int with_stderr,
     pid_t pid;
 
     buf[0] = '\0';
-    if (proc_find_program(argv[0], getenv("PATH"), path, sizeof path) < 0)
+    if (find_program(argv[0], getenv("PATH"), path, sizeof path) < 0)
         return 127;
     sigemptyset(&none);
     spec.path = path;

@@ -12,7 +12,7 @@
 struct proc_spec {
     char *const *argv;          /* borrowed, NULL-terminated */
     const char *path;           /* argv[0] as found in the child's PATH
-                                   (proc_find_program), or NULL: the child
+                                   (find_program, util/findprog.h), or NULL: the child
                                    searches (execvpe) */
     char *const *envp;          /* borrowed */
     const sigset_t *mask;       /* the child's signal mask (dlrun's own from
@@ -43,15 +43,6 @@ void proc_nondefault_signals(sigset_t *out);
  * "cannot run 'PROG': REASON". */
 int proc_spawn(const struct proc_spec *spec, pid_t *pid, int *exec_errno,
                struct err *err);
-
-/* prog as execvp would find it in path (a colon list; NULL = execvp's
- * default, "/bin:/usr/bin"), into buf (len bytes): prog itself when it
- * has a '/', else the first DIR/prog that is a regular file we may
- * execute.  0, or -1 when there is none (or it does not fit).  Searching
- * once in dlrun spares every child the failed execs of the folders
- * before it, while dlrun waits for each child's exec. */
-int proc_find_program(const char *prog, const char *path, char *buf,
-                      size_t len);
 
 /* The shell's exit code for an exec errno: 127 not found, else 126. */
 int proc_exec_code(int exec_errno);

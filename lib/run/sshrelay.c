@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "run/evloop.h"
+#include "util/evloop.h"
 #include "run/lineout.h"
 
 struct relay {

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "run/evloop.h"
+#include "util/evloop.h"
 #include "run/guard.h"
 #include "run/output.h"
 

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "mpi/pmixc.h"
+#include "where/pmixc.h"
 
 struct mpi_vars {
     const char *rank, *size, *local_rank, *local_size;

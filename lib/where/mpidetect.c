@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "run/proc.h"
+#include "util/findprog.h"
 
 #define SCRIPT_SCAN (64 * 1024)
 
@@ -183,7 +183,7 @@ int mpidetect_argv(char *const *argv, const char *path)
     base = base ? base + 1 : argv[0];
     if (strncmp(base, "python", 6) == 0)
         return python_argv(argv);
-    if (proc_find_program(argv[0], path, file, sizeof file) < 0)
+    if (find_program(argv[0], path, file, sizeof file) < 0)
         return 0;
     return test_path(file, 0);
 }

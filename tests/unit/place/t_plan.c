@@ -6,7 +6,7 @@
 #include "where/alloc.h"
 #include "place/envout.h"
 #include "fixture.h"
-#include "rendezvous/net.h"
+#include "util/net.h"
 #include "place/plan.h"
 #include "tap.h"
 

@@ -11,7 +11,7 @@
 #include "where/alloc.h"
 #include "fixture.h"
 #include "where/hostfile.h"
-#include "rendezvous/net.h"
+#include "util/net.h"
 #include "place/plan.h"
 #include "place/rdv.h"
 #include "tap.h"

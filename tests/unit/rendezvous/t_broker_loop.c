@@ -12,7 +12,7 @@
 #include "rendezvous/broker.h"
 #include "rendezvous/broker_loop.h"
 #include "rendezvous/client.h"
-#include "run/evloop.h"
+#include "util/evloop.h"
 #include "tap.h"
 #include "rendezvous/token.h"
 

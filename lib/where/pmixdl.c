@@ -1,6 +1,6 @@
 /* pmixdl.c - see pmixdl.h. */
 #ifdef HAVE_PMIX
-#include "mpi/pmixdl.h"
+#include "where/pmixdl.h"
 
 #include <dlfcn.h>
 #include <stddef.h>

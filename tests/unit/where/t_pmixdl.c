@@ -10,7 +10,7 @@
 #ifdef HAVE_PMIX
 #include <dlfcn.h>
 
-#include "mpi/pmixdl.h"
+#include "where/pmixdl.h"
 
 int main(void)
 {

@@ -1,5 +1,5 @@
 /* evloop.c - see evloop.h. */
-#include "run/evloop.h"
+#include "util/evloop.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,6 +1,6 @@
 /* pmixdl.h - libpmix opened with dlopen on first use, not linked: loading
  * it (and its own libraries) cost about a millisecond at every dlrun
- * start, and most starts never use it.  lib/mpi/pmixc.c (the client) takes the
+ * start, and most starts never use it.  lib/where/pmixc.c (the client) takes the
  * handle; the hosted server (lib/mpi/pmix_host*) calls through the table. */
 #ifndef DLRUN_PMIXDL_H
 #define DLRUN_PMIXDL_H

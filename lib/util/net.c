@@ -1,5 +1,5 @@
 /* net.c - see net.h. */
-#include "rendezvous/net.h"
+#include "util/net.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -13,7 +13,7 @@
 
 #include "where/alloc.h"
 #include "fixture.h"
-#include "mpi/pmixc.h"
+#include "where/pmixc.h"
 #include "tap.h"
 
 static void usable(void)

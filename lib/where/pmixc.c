@@ -6,7 +6,7 @@
  * started by a PMIx server (srun --mpi=pmix) ever calls it.  The header
  * still gives every type and constant; the functions come from the table
  * below, typed after the header's prototypes. */
-#include "mpi/pmixc.h"
+#include "where/pmixc.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #ifdef HAVE_PMIX
 #include <pmix.h>
 
-#include "mpi/pmixdl.h"
+#include "where/pmixdl.h"
 
 #ifndef PMIX_LIBDIR
 #define PMIX_LIBDIR ""

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "run/evloop.h"
+#include "util/evloop.h"
 #include "tap.h"
 
 struct seen {

@@ -13,7 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "rendezvous/net.h"
+#include "util/net.h"
 #include "tap.h"
 
 static void this_host(void)
