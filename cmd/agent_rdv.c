@@ -12,7 +12,7 @@
 
 #include "rendezvous/client.h"
 #include "cmd.h"
-#include "head.h"
+#include "job/head.h"
 #include "util/net.h"
 
 /* "P0 P1 ..." of n ports (caller frees). */

@@ -6,7 +6,7 @@
 
 #include "place/bindcache.h"
 #include "cmd.h"
-#include "job.h"
+#include "job/job.h"
 #include "util/net.h"
 #include "place/topo.h"
 

@@ -6,15 +6,7 @@
 #ifndef DLRUN_CMD_H
 #define DLRUN_CMD_H
 
-/* Exit codes shared by every subcommand (documented in dlrun(1)). */
-enum {
-    EXIT_OK = 0,
-    EXIT_FAIL = 1,      /* a run-time failure that is not the user's input */
-    EXIT_USAGE = 2,     /* bad option, bad input, inconsistent allocation */
-    EXIT_STALL = 124,   /* --stall-timeout: every rank idle that long */
-    EXIT_NOEXEC = 126,  /* program found but not executable */
-    EXIT_NOTFOUND = 127 /* program not found */
-};
+#include "util/say.h"     /* EXIT_* */
 
 int cmd_run(int argc, char **argv);
 int cmd_env(int argc, char **argv);
@@ -28,9 +20,12 @@ int cmd_broker(int argc, char **argv);
 int cmd_kv(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
+/* dlrun check --nodes [OPTIONS] [-- PROG]: argv[0] is "--nodes"
+ * (cmd/preflight.c). */
+int cmd_check_nodes(int argc, char **argv);
 
-/* Print "dlrun: MSG" (one line) to stderr and return code, for
- * `return die_usage(...)` style exits from subcommands. */
+/* Say "dlrun: MSG" (one line, through lib/util/say.h's sink) and return
+ * code, for `return cmd_fail(...)` style exits from subcommands. */
 int cmd_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Put text (borrowed; NULL: nothing) after "dlrun: " in every cmd_fail
@@ -38,5 +33,9 @@ int cmd_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * on words that are not the command line (dlrun script checking the
  * dlrun line of the script it writes with dlrun run's parser). */
 void cmd_fail_context(const char *text);
+
+/* Install the sink that writes lib/'s lines as "dlrun: LINE" on stderr
+ * (main, before anything else). */
+void cmd_say_to_stderr(void);
 
 #endif

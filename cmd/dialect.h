@@ -38,11 +38,6 @@ enum {
     OPT_HELP = 'h',
 };
 
-/* Where a spelling applies: argv[0]'s name picks the dialect where two
- * tools spell one word differently (-N, --mpi). */
-enum { D_DLRUN = 1, D_TORCHRUN = 2, D_MPIRUN = 4, D_HOROVODRUN = 8,
-       D_ALL = 15 };
-
 struct optdef {
     const char *name;   /* without dashes, '-' between words (the parser
                            reads '_' as '-': torchrun's --nproc_per_node) */

@@ -45,6 +45,7 @@ int main(int argc, char **argv)
 {
     const char *first = argc > 1 ? argv[1] : NULL;
 
+    cmd_say_to_stderr();
     if (!first)
         return fputs(usage, stderr), EXIT_USAGE;
     if (strcmp(first, "-h") == 0 || strcmp(first, "--help") == 0 ||

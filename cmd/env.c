@@ -5,8 +5,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "options.h"
 #include "place/envout.h"
-#include "job.h"
+#include "job/job.h"
 #include "util/json.h"
 #include "where/pmixc.h"
 

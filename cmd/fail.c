@@ -1,29 +1,34 @@
-/* fail.c - cmd_fail: the one line every subcommand prints when it stops
- * (cmd.h).  Apart from main's dispatch table in dlrun.c, so that the
- * subcommands that print through it do not depend on main. */
+/* fail.c - cmd_fail and the sink of lib/'s lines: the one place where
+ * what the library says (lib/util/say.h) reaches the terminal, as
+ * "dlrun: LINE" on stderr, after whatever stdout held. */
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "cmd.h"
 
-static const char *fail_context;
+static void say_stderr(void *ctx, const char *line)
+{
+    (void)ctx;
+    fflush(stdout);
+    fprintf(stderr, "dlrun: %s\n", line);
+}
+
+void cmd_say_to_stderr(void)
+{
+    say_set_sink(say_stderr, NULL);
+}
 
 void cmd_fail_context(const char *text)
 {
-    fail_context = text;
+    say_context(text);
 }
 
 int cmd_fail(int code, const char *fmt, ...)
 {
     va_list ap;
 
-    fflush(stdout);
-    fputs("dlrun: ", stderr);
-    if (fail_context)
-        fputs(fail_context, stderr);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    say_v(fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
     return code;
 }

@@ -2,7 +2,7 @@
  * settings as one wire (lib/place/planwire.h, put into the broker as
  * dlrun.plan), the little command line that is left ("PATH agent"), and
  * the launch job. */
-#include "head.h"
+#include "job/head.h"
 
 #include <limits.h>
 #include <stdio.h>

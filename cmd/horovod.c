@@ -1,5 +1,5 @@
 /* horovod.c - see horovod.h. */
-#include "horovod.h"
+#include "job/horovod.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* job.c - see job.h. */
-#include "job.h"
-#include "progress.h"
+#include "job/job.h"
+#include "job/progress.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -14,7 +14,7 @@
 #include "dialect.h"
 #include "place/envout.h"
 #include "run/envwire.h"
-#include "horovod.h"
+#include "job/horovod.h"
 #include "where/hostname.h"
 #include "util/net.h"
 #include "run/sshexec.h"

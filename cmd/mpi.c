@@ -14,7 +14,7 @@
 
 #include "cmd.h"
 #include "run/envwire.h"
-#include "job.h"
+#include "job/job.h"
 #include "where/mpidetect.h"
 #include "mpi/pmix_host.h"
 #include "run/proc.h"

@@ -3,7 +3,7 @@
  * and rendezvous (--rdzv-backend c10d --rdzv-endpoint HOST:PORT) modes:
  * where the group meets and with which token, and who serves its broker.
  * The attempts themselves are cmd/nodes_run.c's, over lib/run/nodegroup.c. */
-#include "nodes.h"
+#include "job/nodes.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "nodes.h"
+#include "job/nodes.h"
 #include "run/engine.h"
 #include "util/evloop.h"
 #include "run/supervise.h"

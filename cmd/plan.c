@@ -3,7 +3,8 @@
 #include <string.h>
 
 #include "cmd.h"
-#include "job.h"
+#include "options.h"
+#include "job/job.h"
 #include "util/json.h"
 #include "script.h"
 

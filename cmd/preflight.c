@@ -13,9 +13,10 @@
 
 #include "rendezvous/client.h"
 #include "cmd.h"
+#include "options.h"
 #include "where/hostlist.h"
 #include "observe/preflight.h"
-#include "preflight_cmd.h"
+#include "job/preflight_run.h"
 #include "run/supervise.h"
 #include "run/watch.h"
 

@@ -18,7 +18,7 @@
 #include "cmd.h"
 #include "util/net.h"
 #include "observe/preflight.h"
-#include "preflight_cmd.h"
+#include "job/preflight_run.h"
 #include "run/watch.h"
 
 struct echo {

@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "rendezvous/broker.h"
-#include "progress.h"
+#include "job/progress.h"
 
 #define WAIT_FIRST_MS 2000      /* say who is missing after this */
 #define WAIT_AGAIN_MS 10000     /* and again this often */

@@ -12,10 +12,11 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "horovod.h"
-#include "job.h"
+#include "options.h"
+#include "job/horovod.h"
+#include "job/job.h"
 #include "where/pmixc.h"
-#include "preflight_cmd.h"
+#include "job/preflight_run.h"
 
 static const char usage_head[] =
     "usage: dlrun [run] [OPTIONS] [--] PROG [ARGS...]\n"

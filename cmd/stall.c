@@ -21,7 +21,7 @@
 #include "rendezvous/client.h"
 #include "cmd.h"
 #include "util/evloop.h"
-#include "job.h"
+#include "job/job.h"
 #include "run/output.h"
 #include "observe/procstat.h"
 #include "observe/stackdump.h"

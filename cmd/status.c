@@ -16,7 +16,7 @@
 #include "run/output.h"
 #include "observe/procstat.h"
 #include "util/safefile.h"
-#include "status.h"
+#include "job/status.h"
 #include "util/strv.h"
 #include "run/supervise.h"
 

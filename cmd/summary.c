@@ -13,7 +13,7 @@
 #include "rendezvous/client.h"
 #include "run/failwire.h"
 #include "cmd.h"
-#include "job.h"
+#include "job/job.h"
 #include "util/json.h"
 #include "util/safefile.h"
 #include "run/supervise.h"

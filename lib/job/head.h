@@ -6,7 +6,7 @@
 #include <signal.h>
 
 #include "util/envset.h"
-#include "job.h"
+#include "job/job.h"
 #include "launchers/launcher.h"
 #include "place/planwire.h"
 #include "util/strv.h"

@@ -7,7 +7,7 @@
 
 #include "where/alloc.h"
 #include "util/envset.h"
-#include "options.h"
+#include "job/jobopts.h"
 #include "place/plan.h"
 #include "place/rdv.h"
 #include "util/strv.h"

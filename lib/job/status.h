@@ -1,9 +1,9 @@
 /* status.h - `dlrun status` (cmd/status_cmd.c) and what running jobs keep
  * for it (cmd/status.c, lib/observe/jobstatus.h). */
-#ifndef DLRUN_CMD_STATUS_H
-#define DLRUN_CMD_STATUS_H
+#ifndef DLRUN_JOB_STATUS_H
+#define DLRUN_JOB_STATUS_H
 
-#include "job.h"
+#include "job/job.h"
 
 struct output_opts;
 struct supervise;

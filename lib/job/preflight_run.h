@@ -1,11 +1,11 @@
-/* preflight_cmd.h - `dlrun check --nodes` and `dlrun --preflight`: the agents
+/* preflight_run.h - `dlrun check --nodes` and `dlrun --preflight`: the agents
  * start as a run's would, each reports its node and times TCP round trips
  * to its ring neighbour (or every node), and the head prints one table
  * and names the bad nodes (cmd/preflight.c). */
-#ifndef DLRUN_PREFLIGHT_CMD_H
-#define DLRUN_PREFLIGHT_CMD_H
+#ifndef DLRUN_PREFLIGHT_RUN_H
+#define DLRUN_PREFLIGHT_RUN_H
 
-#include "job.h"
+#include "job/job.h"
 
 struct supervise;
 struct pf_collect;
@@ -28,9 +28,6 @@ struct pf_collect *preflight_collect_start(const struct job *j,
  * verdict, free c.  0 when every node passed, EXIT_FAIL otherwise. */
 int preflight_collect_end(struct pf_collect *c, const struct job *j,
                           const struct supervise *sv);
-
-/* dlrun check --nodes [OPTIONS] [-- PROG]: argv[0] is "--nodes". */
-int cmd_check_nodes(int argc, char **argv);
 
 /* The preflight of j's plan for prog (may be empty): the head with its
  * agents in --preflight mode.  The signal mask is as before.  0 when

@@ -6,7 +6,7 @@
 #define DLRUN_HOROVOD_H
 
 #include "util/envset.h"
-#include "job.h"
+#include "job/job.h"
 #include "util/strv.h"
 
 /* Refuse --gloo where no one process can serve the whole job (srun or

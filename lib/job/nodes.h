@@ -8,7 +8,7 @@
 
 #include "rendezvous/broker_thread.h"
 #include "rendezvous/client.h"
-#include "job.h"
+#include "job/job.h"
 #include "run/nodegroup.h"
 #include "rendezvous/token.h"
 #include "run/watch.h"
