@@ -49,7 +49,7 @@ void head_fill_job(const struct job *j, struct agent_job *aj,
                    const sigset_t *child_mask);
 
 /* dlrun agent: agree with the other agents on MASTER_ADDR/PORT and the
- * TF_CONFIG worker ports through the broker (cmd/agent_rdv.c).  0, or the
+ * TF_CONFIG worker ports through the broker (lib/job/agent_rdv.c).  0, or the
  * exit code after printing the error. */
 int agent_agree_rdv(struct job *j);
 

@@ -6,14 +6,15 @@
  * and publishes the whole rendezvous, dlrun.rdv = "ADDR PORT W0 W1 ...",
  * one worker port per rank; the others wait for it.  Each agent talks to
  * the broker twice, rank 0's once per node more. */
+#include "job/head.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rendezvous/client.h"
-#include "cmd.h"
-#include "job/head.h"
 #include "util/net.h"
+#include "util/say.h"
 
 /* "P0 P1 ..." of n ports (caller frees). */
 static char *format_ports(const char *head, const int *v, int n)
@@ -142,7 +143,7 @@ int agent_agree_rdv(struct job *j)
     }
     client_close(c);
     if (rc < 0)
-        return cmd_fail(EXIT_FAIL, "agent: cannot agree on the rendezvous: "
+        return say_fail(EXIT_FAIL, "agent: cannot agree on the rendezvous: "
                         "%s", err.msg);
     if (!j->opt.rdv.master_port)
         snprintf(j->rdv.port_from, sizeof j->rdv.port_from,
