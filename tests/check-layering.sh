@@ -1,24 +1,33 @@
 #!/bin/sh
-# check-layering.sh [ROOT] - cmd/ parses, calls, prints and exits: the run
-# machinery (event loops, threads, fork and exec) lives in lib/
-# (lib/util/evloop.h, lib/run/proc.h, lib/run/watch.h, ...).  Fails, naming
-# file, line and what was found, when a file of ROOT/cmd (default: this
-# checkout's) calls one of
-#     poll( ppoll( epoll_* select( pselect(
-#     signalfd( sigtimedwait( sigwaitinfo( sigwait(
-#     waitpid( wait( waitid( wait3( wait4(
-#     pthread_create( thrd_create(               fork( vfork( clone(
-#     posix_spawn( posix_spawnp( system( popen(
-#     execv( execve( execvp( execvpe( execl( execle( execlp( fexecve(
-# or includes <poll.h> <sys/epoll.h> <sys/select.h> <sys/signalfd.h>
-# <pthread.h> <threads.h> <spawn.h>.  Comments do not count.  Run by
-# `make unit` (and so by `make check`); tests/e2e/t_layering.sh checks it.
+# check-layering.sh [ROOT [CMD_OBJDIR]] - the house's layering, run by
+# `make unit` (and so by `make check`); tests/e2e/t_layering.sh proves that
+# each rule fails when broken.  Fails naming file, line and what was found:
 #
-# The allowlist below names the files whose part has not moved yet, with
-# what they may still hold (poll, signalfd, reap, thread, fork, exec) and why;
-# each is a piece of issue 14 still to do.  Take a line out when its file
-# is clean: this script says so.  Empty now: every piece has moved; a
-# new exception needs a line here, and a reason.
+# 1. cmd/ parses, calls, prints and exits: the run machinery (event loops,
+#    threads, fork and exec) lives in lib/ (lib/util/evloop.h,
+#    lib/run/proc.h, lib/run/watch.h, ...).  A file of ROOT/cmd may not call
+#        poll( ppoll( epoll_* select( pselect(
+#        signalfd( sigtimedwait( sigwaitinfo( sigwait(
+#        waitpid( wait( waitid( wait3( wait4(
+#        pthread_create( thrd_create(               fork( vfork( clone(
+#        posix_spawn( posix_spawnp( system( popen(
+#        execv( execve( execvp( execvpe( execl( execle( execlp( fexecve(
+#    nor include <poll.h> <sys/epoll.h> <sys/select.h> <sys/signalfd.h>
+#    <pthread.h> <threads.h> <spawn.h>.  Comments do not count.
+# 2. lib/ is a one-way street: its folders have the order of ORDER below
+#    (docs/architecture.md says why), a file includes headers of its own
+#    folder or of folders before it, and every include of a project header
+#    names its folder ("place/plan.h"); a folder not in ORDER is refused
+#    until it is placed there.
+# 3. No circle among cmd/'s files: with CMD_OBJDIR (make passes
+#    build/cmd), a file that calls a function defined in another is above
+#    it, and no two files are above each other (nm of the objects, so
+#    headers cannot hide a circle).
+#
+# The allowlist of rule 1 names files whose part has not moved yet, with
+# what they may still hold and why.  Empty now; a new exception needs a
+# line there, and a reason.
+ORDER="util where place rendezvous run mpi observe scripts launchers job"
 cd "${1:-$(dirname "$0")/..}" || exit 2
 
 allow() {
@@ -84,4 +93,84 @@ for f in cmd/*.c cmd/*.h; do
     rm -f "$tmp.found"
 done
 [ "$bad" -eq 0 ] && echo "check-layering: cmd/ holds no loops, threads, fork or exec but the allowlist's"
+
+# 2. lib/'s folder order.  rank NAME: NAME's place in ORDER (1...), 0 when
+# it has none.
+rank() {
+    echo "$ORDER" | tr ' ' '\n' | awk -v d="$1" '$0 == d { print NR; f = 1 } END { if (!f) print 0 }'
+}
+order_text=$(echo "$ORDER" | sed 's/ / < /g')
+for d in lib/*/; do
+    d=${d#lib/}; d=${d%/}
+    [ -d "lib/$d" ] || continue
+    if [ "$(rank "$d")" -eq 0 ]; then
+        echo "lib/$d/: a folder not in lib/'s order ($order_text): add it to ORDER in $0 and to docs/architecture.md" >&2
+        bad=1
+    fi
+done
+for f in lib/*/*.c lib/*/*.h; do
+    [ -f "$f" ] || continue
+    own=${f#lib/}; own=${own%%/*}
+    mine=$(rank "$own")
+    strip_comments "$f" | grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' |
+    while IFS=: read -r n line; do
+        h=$(echo "$line" | sed 's/^[^"]*"\([^"]*\)".*/\1/')
+        case $h in
+        ../../contrib/include/dlrun.h) continue ;;  # the public API libdlrun.so implements
+        */*) ;;
+        *) echo "$f:$n: #include \"$h\" must name its folder (\"FOLDER/$h\")" >&2
+           echo bad; continue ;;
+        esac
+        dir=${h%%/*}
+        r=$(rank "$dir")
+        if [ "$r" -eq 0 ] || [ "$r" -gt "$mine" ]; then
+            echo "$f:$n: #include \"$h\": $own/ may include only its own folder and those before it ($order_text): move the code, or the header, down" >&2
+            echo bad
+        fi
+    done | grep -q bad && bad=1
+done
+[ "$bad" -eq 0 ] && echo "check-layering: lib/'s folders keep their order ($order_text)"
+
+# 3. No circle among cmd/'s files (their objects' symbols).  The files
+# still allowed in one while issue 21 moves the job driver into lib/job/
+# (take a line out when its file has moved or no longer needs it):
+circle_allow() {
+    cat <<'LIST'
+cmd/agent.c
+cmd/dialect_mpmd.c
+cmd/dialect_opts.c
+cmd/dialect_torch.c
+cmd/head.c
+cmd/horovod.c
+cmd/job.c
+cmd/launch.c
+cmd/options.c
+cmd/preflight.c
+cmd/script.c
+cmd/script_profiles.c
+LIST
+}
+objdir=$2
+if [ -n "$objdir" ]; then
+    edges=$(mktemp) || exit 2
+    for o in "$objdir"/*.o; do
+        [ -f "$o" ] || continue
+        nm "$o" | awk -v m="$(basename "$o" .o)" '
+            $1 == "U" { print "U", m, $2 }
+            NF == 3 && $2 ~ /^[TDBR]$/ { print "D", m, $3 }'
+    done | awk '$1 == "D" { def[$3] = $2; next }
+                { use[n++] = $2 " " $3 }
+                END { for (i = 0; i < n; i++) { split(use[i], a, " ")
+                        if ((a[2] in def) && def[a[2]] != a[1]) print a[1], def[a[2]] } }' |
+        sort -u >"$edges"
+    loop=$(tsort "$edges" 2>&1 >/dev/null | sed -n 's/^tsort: \([A-Za-z0-9_]*\)$/cmd\/\1.c/p' | sort -u |
+           grep -vxF "$(circle_allow)" | tr '\n' ' ')
+    rm -f "$edges"
+    if [ -n "$loop" ]; then
+        echo "check-layering: cmd/ files call each other in a circle: ${loop% }: move what both need into lib/" >&2
+        bad=1
+    else
+        echo "check-layering: no circle among cmd/'s files"
+    fi
+fi
 exit "$bad"

@@ -2,8 +2,10 @@
 # t_layering.sh - tests/check-layering.sh (run by `make unit`) on trees
 # made here: a clean cmd/ passes, comments and names that merely contain a
 # forbidden one (proc_exec, job_exec) do not count, each kind of loop,
-# thread, fork and exec fails with its file and line, and this checkout's
-# own cmd/ passes.
+# thread, fork and exec fails with its file and line; a lib/ folder that
+# includes one after it in the order, a bare include and a folder the order
+# does not name fail; two cmd/ files calling each other fail, one way
+# passes; and this checkout passes.
 . "$(dirname "$0")/lib.sh"
 CHECK=$TOP/tests/check-layering.sh
 T=$TMP/tree
@@ -40,5 +42,39 @@ bad exec 'int g(char **v) { return execvp(v[0], v); }'
 bad exec 'int g(char **v) { return execve (v[0], v, 0); }'
 rm -f "$T/cmd/bad.c"
 
-expect_rc "this checkout's cmd/" 0 "$CHECK"
+rm -rf "$T/cmd"/*
+
+# lib/'s folder order: down is fine, up is refused, and so are a bare
+# include and a folder the order does not name.
+mkdir -p "$T/lib/util" "$T/lib/job"
+printf '#include "util/a.h"\nint b(void);\n' >"$T/lib/job/b.c"
+printf '/* #include "job/b.h" in a comment */\nint a(void);\n' >"$T/lib/util/a.c"
+expect_rc "lib/: job/ including util/ passes" 0 "$CHECK" "$T"
+printf '#include "job/b.h"\nint a(void);\n' >"$T/lib/util/a.c"
+expect_rc "lib/: util/ including job/ fails" 1 "$CHECK" "$T"
+expect_grep "  names file, line, header and the order" \
+    '^lib/util/a.c:1: #include "job/b.h": util/ may include only its own folder and those before it (util < where' "$TMP/err"
+printf '#include "a.h"\nint a(void);\n' >"$T/lib/util/a.c"
+expect_rc "lib/: a bare include fails" 1 "$CHECK" "$T"
+expect_grep "  and says to name the folder" '^lib/util/a.c:1: #include "a.h" must name its folder' "$TMP/err"
+printf 'int a(void);\n' >"$T/lib/util/a.c"
+mkdir -p "$T/lib/extra"
+expect_rc "lib/: a folder the order does not name fails" 1 "$CHECK" "$T"
+expect_grep "  naming it" '^lib/extra/: a folder not in lib/.s order' "$TMP/err"
+rm -rf "$T/lib"
+
+# cmd/'s files in a circle, read from their objects.
+if command -v cc >/dev/null 2>&1 && command -v nm >/dev/null 2>&1; then
+    mkdir -p "$T/cmd" "$T/obj"
+    printf 'int b(void);\nint a(void) { return b(); }\n' >"$T/cmd/a.c"
+    printf 'int b(void) { return 1; }\n' >"$T/cmd/b.c"
+    cc -c -o "$T/obj/a.o" "$T/cmd/a.c" && cc -c -o "$T/obj/b.o" "$T/cmd/b.c"
+    expect_rc "cmd/: a calls b, one way, passes" 0 "$CHECK" "$T" "$T/obj"
+    printf 'int a(void);\nint b(void) { return a(); }\n' >"$T/cmd/b.c"
+    cc -c -o "$T/obj/b.o" "$T/cmd/b.c"
+    expect_rc "cmd/: a and b call each other: fails" 1 "$CHECK" "$T" "$T/obj"
+    expect_grep "  naming both" 'cmd/ files call each other in a circle: cmd/a.c cmd/b.c' "$TMP/err"
+fi
+
+expect_rc "this checkout" 0 "$CHECK" "$TOP" "$(cd "$(dirname "$DLRUN")" && pwd)/cmd"
 done_testing
