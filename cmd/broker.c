@@ -8,7 +8,6 @@
  *     int cmd_broker(int argc, char **argv);
  */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -21,6 +20,7 @@
 #include "cmd.h"
 #include "util/evloop.h"
 #include "util/net.h"
+#include "util/optparse.h"
 #include "rendezvous/token.h"
 
 static const char usage[] =
@@ -77,54 +77,66 @@ static int parse_size(const char *s, size_t *out)
     return 0;
 }
 
+static const struct optp_opt broker_opts[] = {
+    { "bind", 'b', 1, 0, 0, NULL },
+    { "iface", 'i', 1, 0, 0, NULL },
+    { "port", 'p', 1, 0, 0, NULL },
+    { "max-value", 'm', 1, 0, 0, NULL },
+    { "max-conns", 'c', 1, 0, 0, NULL },
+    { "max-unauth", 'u', 1, 0, 0, NULL },
+    { "max-mem", 'M', 1, 0, 0, NULL },
+    { "v", 'v', 0, 0, 0, NULL },
+    { "verbose", 'v', 0, 0, 0, NULL },
+    { "h", 'h', 0, 0, 0, NULL },
+    { "help", 'h', 0, 0, 0, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
+};
+
+/* A size option's value into *out; 0, or EXIT_USAGE after saying what it
+ * wants. */
+static int size_option(const char *name, const char *v, size_t *out,
+                       const char *want)
+{
+    if (parse_size(v, out) < 0)
+        return cmd_fail(EXIT_USAGE, "broker: --%s %s: want %s", name, v, want);
+    return 0;
+}
+
+static int broker_option(void *ctx, const struct optp_hit *h)
+{
+    struct broker_opts *o = ctx;
+    char *v = h->v[0];
+
+    switch (h->opt->code) {
+    case 'b': o->bind = v; return 0;
+    case 'i': o->iface = v; return 0;
+    case 'p': return optp_int("--port", v, 0, 65535, &o->port);
+    case 'm': return size_option("max-value", v, &o->lim.max_value,
+                                 "a size such as 1048576 or 4M");
+    case 'c': return size_option("max-conns", v, &o->lim.max_conns,
+                                 "a positive number");
+    case 'u': return size_option("max-unauth", v,
+                                 &o->lim.max_unauth_per_src,
+                                 "a positive number");
+    case 'M': return size_option("max-mem", v, &o->lim.max_mem,
+                                 "a size such as 268435456 or 256M");
+    case 'v': o->verbose = 1; return 0;
+    default: return fputs(usage, stdout), 1;
+    }
+}
+
 /* 0, 1 (help shown) or EXIT_USAGE. */
 static int parse_opts(int argc, char **argv, struct broker_opts *o)
 {
-    static const struct option longopts[] = {
-        { "bind", required_argument, NULL, 'b' },
-        { "iface", required_argument, NULL, 'i' },
-        { "port", required_argument, NULL, 'p' },
-        { "max-value", required_argument, NULL, 'm' },
-        { "max-conns", required_argument, NULL, 'c' },
-        { "max-unauth", required_argument, NULL, 'u' },
-        { "max-mem", required_argument, NULL, 'M' },
-        { "verbose", no_argument, NULL, 'v' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    char *end = NULL;
-    int c;
+    static const struct optp p = { broker_opts, "broker", 0, 0 };
+    int first = argc, rc = optp_parse(&p, argc, argv, &first, broker_option,
+                                      o);
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+vh", longopts, NULL)) != -1) {
-        if (c == 'b' || c == 'i')
-            *(c == 'b' ? &o->bind : &o->iface) = optarg;
-        else if (c == 'p' && ((o->port = (int)strtol(optarg, &end, 10)) < 0 ||
-                              o->port > 65535 || *end || end == optarg))
-            return cmd_fail(EXIT_USAGE, "broker: --port %s: want 0 to "
-                            "65535", optarg);
-        else if (c == 'm' && parse_size(optarg, &o->lim.max_value) < 0)
-            return cmd_fail(EXIT_USAGE, "broker: --max-value %s: want a "
-                            "size such as 1048576 or 4M", optarg);
-        else if (c == 'c' && parse_size(optarg, &o->lim.max_conns) < 0)
-            return cmd_fail(EXIT_USAGE, "broker: --max-conns %s: want a "
-                            "positive number", optarg);
-        else if (c == 'u' && parse_size(optarg, &o->lim.max_unauth_per_src) < 0)
-            return cmd_fail(EXIT_USAGE, "broker: --max-unauth %s: want a "
-                            "positive number", optarg);
-        else if (c == 'M' && parse_size(optarg, &o->lim.max_mem) < 0)
-            return cmd_fail(EXIT_USAGE, "broker: --max-mem %s: want a "
-                            "size such as 268435456 or 256M", optarg);
-        else if (c == 'v')
-            o->verbose = 1;
-        else if (c == 'h')
-            return fputs(usage, stdout), 1;
-        else if (c == '?')
-            return fputs(usage, stderr), EXIT_USAGE;
-    }
-    if (optind < argc)
+    if (rc != 0)
+        return rc;
+    if (first < argc)
         return cmd_fail(EXIT_USAGE, "broker: unexpected argument '%s'",
-                        argv[optind]);
+                        argv[first]);
     if (o->bind && o->iface)
         return cmd_fail(EXIT_USAGE, "broker: --bind and --iface both given");
     return 0;

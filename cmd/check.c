@@ -12,6 +12,7 @@
 #include "where/pmixc.h"
 #include "mpi/pmix_host.h"
 #include "place/topo.h"
+#include "util/optparse.h"
 
 extern char **environ;
 
@@ -90,22 +91,46 @@ static void print_alloc(void)
     alloc_free(&a);
 }
 
+enum { CHECK_HELP = 'h', CHECK_NODES = 'N' };
+
+static const struct optp_opt check_opts[] = {
+    { "nodes", CHECK_NODES, 0, 0, 0, NULL },
+    { "h", CHECK_HELP, 0, 0, 0, NULL },
+    { "help", CHECK_HELP, 0, 0, 0, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
+};
+
+/* -h; -nodes as --nodes (the only other option, so argv[1]): 3. */
+static int check_option(void *ctx, const struct optp_hit *h)
+{
+    (void)ctx;
+    if (h->opt->code == CHECK_NODES)
+        return 3;
+    printf("usage: dlrun check [--nodes [OPTIONS] [-- PROG]]\nShow the "
+           "version, compiled-in features, run-time libraries, the detected "
+           "allocation and this machine's topology; with --nodes, check "
+           "every node of the allocation (dlrun check --nodes --help).\n");
+    return 1;
+}
+
 int cmd_check(int argc, char **argv)
 {
+    static const struct optp p = { check_opts, "check", 0, 0 };
     struct topo_summary t = { 0 };
     struct err err = { "" };
+    int first = argc, rc;
 
-    if (argc > 1 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-        return printf("usage: dlrun check [--nodes [OPTIONS] [-- PROG]]\nShow "
-                      "the version, compiled-in features, run-time libraries, "
-                      "the detected allocation and this machine's topology; "
-                      "with --nodes, check every node of the allocation "
-                      "(dlrun check --nodes --help).\n"), EXIT_OK;
     if (argc > 1 && strcmp(argv[1], "--nodes") == 0)
         return cmd_check_nodes(argc - 1, argv + 1);
-    if (argc > 1)
+    rc = optp_parse(&p, argc, argv, &first, check_option, NULL);
+    if (rc == 3)
+        return cmd_check_nodes(argc - 1, argv + 1);
+    if (rc != 0)
+        return rc == 1 ? EXIT_OK : rc;
+    if (first < argc)
         return cmd_fail(EXIT_USAGE, "check: unexpected argument '%s' (dlrun "
-                        "check --nodes checks the allocation's nodes)", argv[1]);
+                        "check --nodes checks the allocation's nodes)",
+                        argv[first]);
     print_build();
     print_alloc();
     if (topo_summarize(&t, &err) < 0)

@@ -8,6 +8,7 @@
 
 #include "cmd.h"
 #include "where/hostlist.h"
+#include "util/optparse.h"
 #include "util/readall.h"
 
 static const char usage[] =
@@ -23,11 +24,6 @@ static const char usage[] =
     "folds to n[1-3]; order and duplicates are kept.\n"
     "\n"
     "Exit status: 0 done, 2 bad usage or a bad hostlist (with a message).\n";
-
-static int is_help(const char *arg)
-{
-    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
-}
 
 /* Flush stdout and say so if the names could not all be written. */
 static int finish_output(void)
@@ -146,27 +142,39 @@ out:
     return rc;
 }
 
+static const struct optp_opt hosts_opts[] = {
+    { "h", 'h', 0, 0, 0, NULL },
+    { "help", 'h', 0, 0, 0, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
+};
+
+/* -h, --help: the only options. */
+static int hosts_option(void *ctx, const struct optp_hit *h)
+{
+    (void)ctx;
+    (void)h;
+    fputs(usage, stdout);
+    return 1;
+}
+
 int cmd_hosts(int argc, char **argv)
 {
-    const char *action = argc > 1 ? argv[1] : "";
+    static const struct optp p = { hosts_opts, "hosts", 0, OPTP_PERMUTE };
+    const char *action;
+    int first = argc, rc = optp_parse(&p, argc, argv, &first, hosts_option,
+                                      NULL);
 
-    for (int i = 1; i < argc; i++) {
-        if (is_help(argv[i])) {
-            fputs(usage, stdout);
-            return finish_output();
-        }
-        if (i > 1 && argv[i][0] == '-' && argv[i][1])
-            return cmd_fail(EXIT_USAGE, "hosts: unknown option \"%.40s\"; "
-                            "see dlrun hosts --help", argv[i]);
-    }
+    if (rc != 0)
+        return rc == 1 ? finish_output() : rc;
+    action = first < argc ? argv[first] : "";
     if (strcmp(action, "expand") == 0 || strcmp(action, "count") == 0) {
-        if (argc != 3)
+        if (argc - first != 2)
             return cmd_fail(EXIT_USAGE, "hosts %s: give one LIST (quote it, "
                             "or join several with commas)", action);
-        return expand_or_count(action, argv[2]);
+        return expand_or_count(action, argv[first + 1]);
     }
     if (strcmp(action, "fold") == 0)
-        return fold(argc - 2, argv + 2);
+        return fold(argc - first - 1, argv + first + 1);
     return cmd_fail(EXIT_USAGE, "hosts: say expand, fold or count; see dlrun "
                     "hosts --help");
 }

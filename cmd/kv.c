@@ -14,6 +14,7 @@
 #include "rendezvous/broker_proto.h"
 #include "rendezvous/client.h"
 #include "cmd.h"
+#include "util/optparse.h"
 #include "util/readall.h"
 #include "rendezvous/token.h"
 
@@ -57,61 +58,53 @@ static int parse_timeout(const char *s, int *ms)
     return 0;
 }
 
-/* argv[i] is option name with a value: "name=V", or "name" then V. */
-static int is_opt(char **argv, int i, int argc, const char *name)
-{
-    size_t n = strlen(name);
-
-    return strncmp(argv[i], name, n) == 0 &&
-           (argv[i][n] == '=' || (argv[i][n] == '\0' && i + 1 < argc));
-}
-
-/* The value of the option at argv[*i] ("--x=V", or "--x V": *i moves). */
-static const char *opt_value(char **argv, int *i)
-{
-    const char *eq = strchr(argv[*i], '=');
-
-    return eq ? eq + 1 : argv[++*i];
-}
-
 static int bad_seconds(const char *v)
 {
     return cmd_fail(EXIT_USAGE, "kv: %s: want seconds, such as 30 or 0.5",
                     v);
 }
 
-/* 0, 1 (help shown) or EXIT_USAGE.  Values may start with '-' ("-5",
- * "-"): only words after "--" are never options. */
+enum { KV_TIMEOUT = 't', KV_CONNECT = 'c', KV_HELP = 'h' };
+
+static const struct optp_opt kv_opts[] = {
+    { "timeout", KV_TIMEOUT, 1, 0, 0, NULL },
+    { "connect-timeout", KV_CONNECT, 1, 0, 0, NULL },
+    { "h", KV_HELP, 0, 0, 0, NULL },
+    { "help", KV_HELP, 0, 0, 0, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
+};
+
+static int kv_option(void *ctx, const struct optp_hit *h)
+{
+    struct kv_args *a = ctx;
+    int *ms = h->opt->code == KV_TIMEOUT ? &a->timeout_ms : &a->connect_ms;
+
+    if (h->opt->code == KV_HELP)
+        return fputs(usage, stdout), 1;
+    return parse_timeout(h->v[0], ms) < 0 ? bad_seconds(h->v[0]) : 0;
+}
+
+/* 0, 1 (help shown) or EXIT_USAGE.  The options may come between the
+ * words; values may start with '-' ("-5", "-"): only words after "--" are
+ * never options. */
 static int parse_args(int argc, char **argv, struct kv_args *a)
 {
-    int opts = 1;
+    static const struct optp p = { kv_opts, "kv", 0,
+                                   OPTP_PERMUTE | OPTP_DASH_OPERANDS };
+    int first = argc, rc;
 
     a->timeout_ms = -2;
     a->connect_ms = CONNECT_MS;
-    for (int i = 1; i < argc; i++) {
-        if (opts && (strcmp(argv[i], "-h") == 0 ||
-                     strcmp(argv[i], "--help") == 0))
-            return fputs(usage, stdout), 1;
-        if (opts && strcmp(argv[i], "--") == 0)
-            opts = 0;
-        else if (opts && is_opt(argv, i, argc, "--timeout")) {
-            if (parse_timeout(opt_value(argv, &i), &a->timeout_ms) < 0)
-                return bad_seconds(argv[i]);
-        } else if (opts && is_opt(argv, i, argc, "--connect-timeout")) {
-            if (parse_timeout(opt_value(argv, &i), &a->connect_ms) < 0)
-                return bad_seconds(argv[i]);
-        } else if (opts && strncmp(argv[i], "--", 2) == 0)
-            return cmd_fail(EXIT_USAGE, "kv: unknown option %s (see "
-                            "dlrun kv --help)", argv[i]);
-        else if (!a->action)
-            a->action = argv[i];
-        else if (a->npos < 3)
-            a->pos[a->npos++] = argv[i];
-        else
-            return cmd_fail(EXIT_USAGE, "kv: too many arguments");
-    }
-    if (!a->action)
+    rc = optp_parse(&p, argc, argv, &first, kv_option, a);
+    if (rc != 0)
+        return rc;
+    if (first == argc)
         return fputs(usage, stderr), EXIT_USAGE;
+    a->action = argv[first];
+    if (argc - first - 1 > 3)
+        return cmd_fail(EXIT_USAGE, "kv: too many arguments");
+    for (int i = first + 1; i < argc; i++)
+        a->pos[a->npos++] = argv[i];
     return 0;
 }
 

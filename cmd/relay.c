@@ -9,7 +9,6 @@
  * SIGTERM/INT/HUP, closes the agent's stdin, which the agent takes as
  * "end your ranks" (OpenSSH does not deliver signals to root's commands). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +19,7 @@
 #include "run/envwire.h"
 #include "where/hostname.h"
 #include "run/proc.h"
+#include "util/optparse.h"
 #include "util/shquote.h"
 #include "run/sshexec.h"
 #include "run/sshrelay.h"
@@ -34,55 +34,53 @@ static const char usage[] =
     "                   -- COMMAND...\n"
     "Internal: dlrun starts one per remote node to run its agent there.\n";
 
-static int opt_int(const char *name, const char *v, int *out)
-{
-    char *end = NULL;
-    long n = strtol(v, &end, 10);
+static const struct optp_opt relay_opts[] = {
+    { "ssh-port", 'p', 1, 0, 0, NULL },
+    { "ssh-user", 'u', 1, 0, 0, NULL },
+    { "ssh-identity", 'i', 1, 0, 0, NULL },
+    { "ssh-known-hosts", 'k', 1, 0, 0, NULL },
+    { "connect-timeout", 't', 1, 0, 0, NULL },
+    { "ssh-config", 'c', 1, 0, 0, NULL },
+    { "h", 'h', 0, 0, 0, NULL },
+    { "help", 'h', 0, 0, 0, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
+};
 
-    if (!*v || *end || n < 1 || n > 65535)
-        return cmd_fail(EXIT_USAGE, "relay: %s %s: expected 1 to 65535", name,
-                        v);
-    *out = (int)n;
-    return 0;
+static int relay_option(void *ctx, const struct optp_hit *h)
+{
+    struct sshexec_opts *o = ctx;
+    char *v = h->v[0];
+
+    switch (h->opt->code) {
+    case 'p': return optp_int("--ssh-port", v, 1, 65535, &o->port);
+    case 't': return optp_int("--connect-timeout", v, 1, 65535,
+                              &o->timeout_s);
+    case 'u': o->user = v; return 0;
+    case 'i': o->identity = v; return 0;
+    case 'k': o->known_hosts = v; return 0;
+    case 'c': o->config = v; return 0;
+    default: return fputs(usage, stdout), 1;
+    }
 }
 
-static int parse(int argc, char **argv, struct sshexec_opts *o)
+/* The options, then HOST -- COMMAND...: *cmd the command's index.  0, 1
+ * (help shown) or EXIT_USAGE. */
+static int parse(int argc, char **argv, struct sshexec_opts *o, int *cmd)
 {
+    static const struct optp p = { relay_opts, "relay", 0, 0 };
     struct err err = { "" };
-    static const struct option lo[] = {
-        { "ssh-port", required_argument, NULL, 'p' },
-        { "ssh-user", required_argument, NULL, 'u' },
-        { "ssh-identity", required_argument, NULL, 'i' },
-        { "ssh-known-hosts", required_argument, NULL, 'k' },
-        { "connect-timeout", required_argument, NULL, 't' },
-        { "ssh-config", required_argument, NULL, 'c' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    int c;
+    int first = argc, rc = optp_parse(&p, argc, argv, &first, relay_option,
+                                      o);
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+h", lo, NULL)) != -1) {
-        if (c == 'h')
-            return fputs(usage, stdout), 1;
-        if ((c == 'p' && opt_int("--ssh-port", optarg, &o->port)) ||
-            (c == 't' && opt_int("--connect-timeout", optarg, &o->timeout_s)))
-            return EXIT_USAGE;
-        if (c == '?' || c == ':')
-            return cmd_fail(EXIT_USAGE, "relay: bad option '%s'",
-                            argv[optind - 1]);
-        o->user = c == 'u' ? optarg : o->user;
-        o->identity = c == 'i' ? optarg : o->identity;
-        o->known_hosts = c == 'k' ? optarg : o->known_hosts;
-        o->config = c == 'c' ? optarg : o->config;
-    }
-    if (optind + 2 > argc || strcmp(argv[optind + 1], "--") != 0 ||
-        optind + 2 == argc)
+    if (rc != 0)
+        return rc;
+    if (first + 2 > argc || strcmp(argv[first + 1], "--") != 0 ||
+        first + 2 == argc)
         return cmd_fail(EXIT_USAGE, "relay: expected HOST -- COMMAND...");
-    o->host = argv[optind];
+    o->host = argv[first];
     if (hostname_check(o->host, &err) < 0)  /* before libssh sees it */
         return cmd_fail(EXIT_USAGE, "relay: %s", err.msg);
+    *cmd = first + 2;
     return 0;
 }
 
@@ -123,13 +121,13 @@ int cmd_relay(int argc, char **argv)
     char *command = NULL, *text = NULL;
     const char *sim = getenv("DLRUN_RELAY_SIM_MS");
     size_t len = 0;
-    int rc = parse(argc, argv, &o);
+    int at = argc, rc = parse(argc, argv, &o, &at);
 
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;
     if (sim)
-        return relay_simulated(argv + optind + 2, atoi(sim));
-    if (!(command = shquote_join(argv + optind + 2)))
+        return relay_simulated(argv + at, atoi(sim));
+    if (!(command = shquote_join(argv + at)))
         err_set(&err, "relay: out of memory");
     /* stdin is the lifeline: its EOF ends the agent */
     if (!command || !(text = secrets(&len, &err)) ||

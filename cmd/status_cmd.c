@@ -14,6 +14,7 @@
 #include "cmd.h"
 #include "observe/jobstatus.h"
 #include "util/json.h"
+#include "util/optparse.h"
 #include "util/readall.h"
 #include "util/safefile.h"
 
@@ -208,25 +209,40 @@ static void json_job(const struct js_job *jb, double now, int first)
     printf("]}");
 }
 
+static const struct optp_opt status_opts[] = {
+    { "json", 'j', 0, 0, 0, NULL },
+    { "h", 'h', 0, 0, 0, NULL },
+    { "help", 'h', 0, 0, 0, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
+};
+
+static int status_option(void *ctx, const struct optp_hit *h)
+{
+    if (h->opt->code == 'j')
+        return *(int *)ctx = 1, 0;
+    printf("usage: dlrun status [--json]\nThe running dlrun jobs of this user "
+           "started on this host: per rank its host, pid, state, CPU %%, RSS, "
+           "GPU %% and GPU memory (where NVML is), restarts and the age of "
+           "its last output line.\n");
+    return 1;
+}
+
 int cmd_status(int argc, char **argv)
 {
+    static const struct optp p = { status_opts, "status", 0, 0 };
     struct err err = { "" };
     char dir[4096];
     struct dirent *e;
     DIR *d;
-    int json = argc > 1 && strcmp(argv[1], "--json") == 0, njobs = 0;
+    int json = 0, njobs = 0, first = argc;
+    int rc = optp_parse(&p, argc, argv, &first, status_option, &json);
     struct timespec ts;
 
-    if (argc > 1 && (strcmp(argv[1], "-h") == 0 ||
-                     strcmp(argv[1], "--help") == 0))
-        return printf("usage: dlrun status [--json]\nThe running dlrun jobs "
-                      "of this user started on this host: per rank its host, "
-                      "pid, state, CPU %%, RSS, GPU %% and GPU memory (where "
-                      "NVML is), restarts and the age of its last output "
-                      "line.\n"), EXIT_OK;
-    if (argc > 1 + json)
+    if (rc != 0)
+        return rc == 1 ? EXIT_OK : rc;
+    if (first < argc)
         return cmd_fail(EXIT_USAGE, "status: unexpected argument '%s' "
-                        "(usage: dlrun status [--json])", argv[1 + json]);
+                        "(usage: dlrun status [--json])", argv[first]);
     if (safefile_rundir(dir, sizeof dir, &err) < 0)
         return cmd_fail(EXIT_USAGE, "status: %s", err.msg);
     if (!(d = opendir(dir)))

@@ -88,6 +88,9 @@ expect_rc "no DLRUN_BROKER" 2 env -u DLRUN_BROKER "$DLRUN" kv get x
 expect_grep "says so" "DLRUN_BROKER is not set" "$TMP/err"
 expect_rc "malformed DLRUN_TOKEN" 2 env DLRUN_TOKEN=xyz "$DLRUN" kv get x
 expect_rc "unknown action" 2 kv frob x
+expect_rc "a mistyped option" 2 kv get x --timout 3
+expect_eq "  did you mean --timeout" "$(cat "$TMP/err")" \
+    "dlrun: unknown option '--timout'; did you mean --timeout? (dlrun kv --help)"
 expect_rc "add of a non-number" 2 kv add count x
 expect_rc "--timeout on put" 2 kv put a b --timeout 1
 expect_rc "barrier count 0" 2 kv barrier b 0

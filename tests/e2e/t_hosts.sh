@@ -95,6 +95,9 @@ run frob x
 expect_eq "unknown action" "$rc $(wc -l <"$TMP/err")" "2 1"
 run expand --frob x
 expect_eq "unknown option" "$rc $(wc -l <"$TMP/err")" "2 1"
+run count --hlp x
+expect_eq "a mistyped option" "$rc $(cat "$TMP/err")" \
+    "2 dlrun: unknown option '--hlp'; did you mean --help? (dlrun hosts --help)"
 
 # --- names that are not hosts, and host files (issue 11 items 9, 11) -----
 # plan ARGS...: dlrun plan ARGS true, as run() does.

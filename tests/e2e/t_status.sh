@@ -81,6 +81,11 @@ env $CLEAN DLRUN_RELAY_SIM_MS=3000 "$DLRUN" $SIM -H 'sim[1-2]:1' true >"$TMP/nv.
 expect_grep "  without -v too" "^dlrun: waiting for the agents on sim1, sim2" "$TMP/nv.out"
 if grep -q '^dlrun: +' "$TMP/nv.out"; then fail "  no steps without -v"; else pass "  no steps without -v"; fi
 
+# --- a mistyped option: one line naming the right one ---
+expect_rc "status --jsn" 2 "$DLRUN" status --jsn
+expect_eq "  did you mean --json" "$(cat "$TMP/err")" \
+    "dlrun: unknown option '--jsn'; did you mean --json? (dlrun status --help)"
+
 # --- a folder others can read is refused ---
 chmod 755 "$TMP/rt/dlrun"
 expect_rc "a runtime folder others can read: refused" 2 "$DLRUN" status
