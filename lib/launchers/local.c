@@ -1,8 +1,10 @@
 /* local.c - every rank on this host: fork/exec each one. */
 #include "launchers/launcher.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "util/net.h"
@@ -48,6 +50,9 @@ static int local_start(const struct launch_req *req, struct launched *run,
     int found = find_program(job->argv[0], ranks_path(job), path,
                                   sizeof path) == 0;
     sigset_t reset;
+    /* dlrun's stdin is rank 0's alone, as under mpirun: ranks sharing it
+     * would race for each line */
+    int nul = open("/dev/null", O_RDONLY | O_CLOEXEC), rc = 0;
 
     run->n = 0;
     proc_nondefault_signals(&reset);    /* once, not in every child */
@@ -61,9 +66,9 @@ static int local_start(const struct launch_req *req, struct launched *run,
             .err_fd = job->out ? output_child_fd(job->out, i, 2) : -1,
             .cpus = job->bind && CPU_COUNT(&job->bind[r].mask) ?
                     &job->bind[r].mask : NULL,
+            .in_fd = r == 0 || nul < 0 ? 0 : nul,
             .reset = &reset, .guarded = 1,
         };
-        int rc;
 
         ranks[i].rank = r;
         ranks[i].status = 0;
@@ -72,13 +77,16 @@ static int local_start(const struct launch_req *req, struct launched *run,
             output_close_child_ends(job->out, i);
         if (rc < 0) {
             local_destroy(run);
-            return err_prefix(err, "rank %d", r);
+            err_prefix(err, "rank %d", r);
+            break;
         }
         ranks[i].running = 1;
         ranks[i].start = supervise_wall_time();
         run->n = i + 1;
     }
-    return 0;
+    if (nul > 0)       /* 0: stdin was closed; it is every rank's now */
+        close(nul);
+    return rc;
 }
 
 const struct launcher launcher_local = {

@@ -80,6 +80,10 @@ expect_grep "  names the variables" "SLURM_STEP_NUM_TASKS=5" "$TMP/err"
 # --- launch mode ---
 out=$(clean_env "$DLRUN" -np 4 --oversubscribe sh -c 'echo $RANK/$WORLD_SIZE/$LOCAL_RANK' | sort | tr '\n' ' ')
 expect_eq "4 ranks with their ranks" "$out" "0/4/0 1/4/1 2/4/2 3/4/3 "
+# rank 0 reads last: shared, the others would take the line
+out=$(echo line | clean_env "$DLRUN" -np 3 --oversubscribe sh -c \
+    '[ $RANK = 0 ] && sleep 0.5; echo "$RANK[$(cat)]"' | sort | tr '\n' ' ')
+expect_eq "stdin is rank 0's only" "$out" "0[line] 1[] 2[] "
 expect_rc "a rank exits 3" 3 clean_env "$DLRUN" -np 3 --oversubscribe sh -c \
     "if [ \$RANK = 1 ]; then sleep 0.3; exit 3; fi; exec $SLEEP 30"
 expect_grep "  names rank, host and code" "rank 1 (host $(hostname), pid [0-9]*) exited with code 3; stopped 2 other ranks" "$TMP/err"
