@@ -4,7 +4,7 @@
 # --list-profiles`).  Installed by `make install` into
 # PREFIX/share/bash-completion/completions/dlrun; or source it.
 
-_dlrun_subcommands="run env plan check hosts broker kv script submit"
+_dlrun_subcommands="run env plan check status hosts broker kv script submit"
 
 _dlrun() {
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}

@@ -342,6 +342,22 @@ for k in $(sed -n 's/^    { "\([a-z-]*\)", SITE_.*/\1/p' "$TOP/lib/scripts/sites
 done
 expect_eq "every sites.yaml key ($nkeys) has its entry in dlrun-sites.yaml.5" "$missing" ""
 [ "$nkeys" -ge 18 ] || fail "  only $nkeys keys found in lib/scripts/sites.c"
+# every scheduler's template and every example profile is named where the
+# man pages list them
+missing=
+for t in "$TOP"/templates/*.sh.in; do
+    t=${t##*/}
+    sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$TOP/man/dlrun-script.1" |
+        grep -Eq "^\.BR (.* )?${t%.sh.in} []|]" || missing="$missing synopsis:${t%.sh.in}"
+    sed -n '/^\.SH FILES/,/^\.SH EXIT/p' "$TOP/man/dlrun.1" |
+        grep -q " $t " || missing="$missing dlrun.1-FILES:$t"
+done
+for y in "$SITES"/*.yaml; do
+    y=$(printf '%s' "${y##*/}" | sed 's/-/\\\\-/g')
+    grep -q "$y (" "$TOP/man/dlrun-script.1" || missing="$missing profile:$y"
+done
+expect_eq "every template in the synopsis and FILES, every example profile listed" "$missing" ""
+expect_grep "dlrun.1 says where stdin goes" "standard input goes to rank 0 only" "$TOP/man/dlrun.1"
 if command -v mandoc >/dev/null 2>&1; then
     for m in dlrun-script.1 dlrun-sites.yaml.5; do
         expect_eq "mandoc -T lint $m" "$(mandoc -T lint "$TOP/man/$m" 2>&1)" ""
@@ -372,7 +388,14 @@ EOS
             printf "%s\n" "${COMPREPLY[@]}" | sort | tr "\n" " "' \
             comp "$TOP/contrib/completion/dlrun.bash" "$@"
     }
-    expect_eq "bash completion: dlrun s<TAB>" "$(comp dlrun s)" "script submit "
+    expect_eq "bash completion: dlrun s<TAB>" "$(comp dlrun s)" "script status submit "
+    # the subcommands of `dlrun --help`, in both completions
+    subs=$("$DLRUN" --help | sed -n 's/^\(usage:\|      \) dlrun \([][a-z|]*\).*/\2/p' |
+        tr -d '[]' | tr '|' '\n' | sort | tr '\n' ' ')
+    expect_eq "bash completion: every subcommand of dlrun --help" \
+        "$(bash -c '. "$1"; printf "%s\n" $_dlrun_subcommands' b "$TOP/contrib/completion/dlrun.bash" | sort | tr '\n' ' ')" "$subs"
+    expect_eq "zsh completion: every subcommand of dlrun --help" \
+        "$(sed -n 's/^ *subs=(\(.*\))$/\1/p' "$TOP/contrib/completion/_dlrun" | tr ' ' '\n' | sort | tr '\n' ' ')" "$subs"
     expect_eq "bash completion: dlrun script --prof<TAB>" "$(comp dlrun script --prof)" "--profile "
     expect_eq "bash completion: dlrun script --profile <TAB>" "$(comp dlrun script --profile '')" "flow jean-zay neuron squid "
     expect_eq "bash completion: dlrun submit --scheduler <TAB>" "$(comp dlrun submit --scheduler '')" "lsf nqsv pbs pjm slurm "
