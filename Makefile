@@ -88,7 +88,7 @@ $(BUILD)/%.o: %.c
 
 # dlrun script finds its templates beside the binary first (BIN/../share/
 # dlrun/templates installed, BIN/../templates in a checkout), then here.
-$(BUILD)/cmd/script.o: ALL_CPPFLAGS += -DDLRUN_TEMPLATE_DIR='"$(PREFIX)/share/dlrun/templates"'
+$(BUILD)/lib/scripts/profiles.o: ALL_CPPFLAGS += -DDLRUN_TEMPLATE_DIR='"$(PREFIX)/share/dlrun/templates"'
 
 $(BUILD)/libdlrun-core.a: $(LIB_OBJS)
 	$(AR) rcs $@ $^

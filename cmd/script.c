@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +19,11 @@
 #include "cmd.h"
 #include "scripts/jobscript.h"
 #include "scripts/jobspec.h"
-#include "run/proc.h"
+#include "scripts/profiles.h"
 #include "util/readall.h"
 #include "util/safefile.h"
 #include "scripts/sites.h"
 #include "util/strv.h"
-
-#ifndef DLRUN_TEMPLATE_DIR
-#define DLRUN_TEMPLATE_DIR "/usr/local/share/dlrun/templates"
-#endif
 
 static const char script_usage[] =
     "usage: dlrun script [--profile NAME] [--scheduler slurm|pbs|nqsv|lsf|pjm]\n"
@@ -375,43 +370,6 @@ static int parse_cli(int argc, char **argv, struct cli *c)
     return 0;
 }
 
-/* "a, b, c" of the profile names, for messages. */
-static void profile_names(const struct sites *s, char *buf, size_t size)
-{
-    size_t used = 0;
-
-    buf[0] = '\0';
-    for (size_t i = 0; i < s->n; i++) {
-        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
-                         s->profiles[i].name);
-
-        if (n < 0 || (size_t)n >= size - used)
-            break;
-        used += (size_t)n;
-    }
-    if (!s->n)
-        snprintf(buf, size, "none: no sites.yaml found or none has "
-                 "profiles");
-}
-
-static int find_profile(const struct cli *c, const struct sites *s,
-                        const struct site_profile **p)
-{
-    const char *name = c->profile ? c->profile : s->default_name;
-    char names[400], b[80];
-
-    *p = NULL;
-    if (!name)
-        return 0;
-    *p = sites_find(s, name);
-    if (*p)
-        return 0;
-    profile_names(s, names, sizeof names);
-    return cmd_fail(EXIT_USAGE, "no profile '%s'%s (profiles: %s; man "
-                    "dlrun-sites.yaml)", jobspec_visible(name, b),
-                    c->profile ? "" : ", the default in sites.yaml", names), -1;
-}
-
 /* NAME<TAB>FILE a line: the completion takes the first field. */
 static int list_profiles(const struct sites *s, char *const *origin)
 {
@@ -419,71 +377,6 @@ static int list_profiles(const struct sites *s, char *const *origin)
         printf("%s\t%s\n", s->profiles[i].name,
                origin && origin[i] ? origin[i] : "?");
     return EXIT_OK;
-}
-
-/* The template for sched: $DLRUN_TEMPLATES, then beside the binary
- * (BIN/../share/dlrun/templates for an installed dlrun, BIN/../templates
- * for build/dlrun in a checkout), then the install prefix. */
-void script_template_dirs(struct template_dirs *d)
-{
-    char exe[PATH_MAX], *slash;
-
-    memset(d, 0, sizeof *d);
-    d->dirs[0] = getenv("DLRUN_TEMPLATES");
-    d->dirs[3] = DLRUN_TEMPLATE_DIR;
-    proc_self_exe(exe, sizeof exe);
-    slash = strrchr(exe, '/');
-    if (slash) {
-        *slash = '\0';
-        snprintf(d->share, sizeof d->share, "%s/../share/dlrun/templates",
-                 exe);
-        snprintf(d->tree, sizeof d->tree, "%s/../templates", exe);
-        d->dirs[1] = d->share;
-        d->dirs[2] = d->tree;
-    }
-}
-
-static char *find_template(int sched)
-{
-    struct template_dirs d;
-    char *path = NULL;
-
-    script_template_dirs(&d);
-    for (int i = 0; i < 4; i++) {
-        if (!d.dirs[i] || !d.dirs[i][0])
-            continue;
-        free(path);
-        if (asprintf(&path, "%s/%s.sh.in", d.dirs[i], sched_name(sched)) < 0)
-            return NULL;
-        if (access(path, R_OK) == 0 || i == 0)
-            return path;    /* $DLRUN_TEMPLATES is not second-guessed */
-    }
-    return path;    /* the last tried: the error names it */
-}
-
-static char *read_template(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    size_t len = 0;
-    char *text;
-
-    if (!f) {
-        cmd_fail(EXIT_USAGE, "template %s: %s (--template FILE or "
-                 "$DLRUN_TEMPLATES names another)", path, strerror(errno));
-        return NULL;
-    }
-    text = read_all(f, 1 << 20, &len);
-    if (!text)
-        cmd_fail(EXIT_USAGE, "template %s: %s", path,
-                 errno == EFBIG ? "over 1 MiB" : strerror(errno));
-    else if (strlen(text) != len)
-        cmd_fail(EXIT_USAGE, "template %s: has a NUL byte", path);
-    fclose(f);
-    if (text && strlen(text) != len) {
-        free(text);
-        return NULL;
-    }
-    return text;
 }
 
 /* The command line's value for key, else the profile's, else NULL. */
@@ -765,8 +658,8 @@ static int render(const struct cli *c, const struct site_profile *p,
         goto out;
     }
     path = pick(c, p, SITE_TEMPLATE) ? strdup(pick(c, p, SITE_TEMPLATE)) :
-                                       find_template(j.sched);
-    if (!path || !(text = read_template(path)))
+                                       profiles_template_path(j.sched);
+    if (!path || !(text = profiles_read_template(path)))
         goto out;
     r->sched = j.sched;
     r->text = jobscript_render(&j, text, path, &e);
@@ -798,7 +691,7 @@ int script_build(int argc, char **argv, int submit, struct script_result *r)
     case 1: r->done = 1; rc = EXIT_OK; goto out;
     case -1: goto out;
     }
-    if (script_load_profiles(c.config, &s, &origin) < 0)
+    if (profiles_load(c.config, &s, &origin) < 0)
         goto out;
     if (c.check) {
         r->done = 1;
@@ -810,13 +703,13 @@ int script_build(int argc, char **argv, int submit, struct script_result *r)
         rc = list_profiles(&s, origin);
         goto out;
     }
-    if (find_profile(&c, &s, &p) < 0)
+    if (profiles_find(&s, c.profile, &p) < 0)
         goto out;
     r->output = c.output;
     r->dry_run = c.dry_run;
     rc = render(&c, p, r);
 out:
-    script_origins_free(origin, s.n);
+    profiles_origins_free(origin, s.n);
     sites_free(&s);
     strv_free(&c.dlrun_args);
     strv_free(&c.directives);

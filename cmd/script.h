@@ -26,26 +26,6 @@ int script_write(const char *path, const char *text);
  * errors, borrowed). */
 int script_write_fd(int fd, const char *path, const char *text);
 
-/* The folders of dlrun's templates, most wanted first: $DLRUN_TEMPLATES,
- * beside the binary (BIN/../share/dlrun/templates installed,
- * BIN/../templates in a checkout's build/), the install prefix's.  The
- * bundled site profiles are in their sites/ folders. */
-struct template_dirs {
-    const char *dirs[4];            /* NULL: none; point into d or env */
-    char share[4096 + 32], tree[4096 + 32];
-};
-void script_template_dirs(struct template_dirs *d);
-
-/* Every site profile: /etc/dlrun/sites.yaml, the user's, $DLRUN_CONFIG,
- * config (NULL: none) merged, the later overriding the earlier key by
- * key; then the bundled examples (sites/ *.yaml of the first template
- * folder that has one) for the names none of those has.  origin (may be
- * NULL): a new array, per profile of s, the file it came from (the last
- * that set it); free with script_origins_free.  0, or -1 after printing
- * the one-line error (exit 2). */
-int script_load_profiles(const char *config, struct sites *s, char ***origin);
-void script_origins_free(char **origin, size_t n);
-
 struct bind_rank;
 struct jobspec;
 struct options;

@@ -15,6 +15,7 @@
 #include "util/readall.h"
 #include "script.h"
 #include "place/topo.h"
+#include "scripts/profiles.h"
 
 static const char usage_head[] =
     "usage: dlrun plan --profile NAME [--config FILE] [-N NODES]\n"
@@ -290,7 +291,7 @@ static void job_shape(struct pplan *pp)
 
 static int load(struct pplan *pp, struct sites *s, char ***origin)
 {
-    if (script_load_profiles(pp->config, s, origin) < 0)
+    if (profiles_load(pp->config, s, origin) < 0)
         return -1;
     pp->p = sites_find(s, pp->name);
     if (!pp->p)
@@ -376,7 +377,7 @@ out:
     options_free(&pp.o);
     topo_free(pp.t);
     free(v);
-    script_origins_free(origin, s.n);
+    profiles_origins_free(origin, s.n);
     sites_free(&s);
     return rc;
 }

@@ -1,16 +1,86 @@
-/* script_profiles.c - finding the site profiles for `dlrun script`,
- * `dlrun submit` and `dlrun plan --profile`: the sites.yaml files a site
- * and a user keep, then the examples dlrun ships (templates/sites/), so
- * that `--profile squid` works before anyone copied a file. */
+/* profiles.c - the templates and site profiles of `dlrun script`,
+ * `dlrun submit` and `dlrun plan --profile` (profiles.h). */
+#include "scripts/profiles.h"
+
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include "cmd.h"
-#include "script.h"
+#include "run/proc.h"
+#include "scripts/jobspec.h"
+#include "util/readall.h"
+#include "util/say.h"
+
+#ifndef DLRUN_TEMPLATE_DIR
+#define DLRUN_TEMPLATE_DIR "/usr/local/share/dlrun/templates"
+#endif
+
+void profiles_template_dirs(struct template_dirs *d)
+{
+    char exe[PATH_MAX], *slash;
+
+    memset(d, 0, sizeof *d);
+    d->dirs[0] = getenv("DLRUN_TEMPLATES");
+    d->dirs[3] = DLRUN_TEMPLATE_DIR;
+    proc_self_exe(exe, sizeof exe);
+    slash = strrchr(exe, '/');
+    if (slash) {
+        *slash = '\0';
+        snprintf(d->share, sizeof d->share, "%s/../share/dlrun/templates",
+                 exe);
+        snprintf(d->tree, sizeof d->tree, "%s/../templates", exe);
+        d->dirs[1] = d->share;
+        d->dirs[2] = d->tree;
+    }
+}
+
+char *profiles_template_path(int sched)
+{
+    struct template_dirs d;
+    char *path = NULL;
+
+    profiles_template_dirs(&d);
+    for (int i = 0; i < 4; i++) {
+        if (!d.dirs[i] || !d.dirs[i][0])
+            continue;
+        free(path);
+        if (asprintf(&path, "%s/%s.sh.in", d.dirs[i], sched_name(sched)) < 0)
+            return NULL;
+        if (access(path, R_OK) == 0 || i == 0)
+            return path;    /* $DLRUN_TEMPLATES is not second-guessed */
+    }
+    return path;    /* the last tried: the error names it */
+}
+
+char *profiles_read_template(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    size_t len = 0;
+    char *text;
+
+    if (!f) {
+        say_fail(EXIT_USAGE, "template %s: %s (--template FILE or "
+                 "$DLRUN_TEMPLATES names another)", path, strerror(errno));
+        return NULL;
+    }
+    text = read_all(f, 1 << 20, &len);
+    if (!text)
+        say_fail(EXIT_USAGE, "template %s: %s", path,
+                 errno == EFBIG ? "over 1 MiB" : strerror(errno));
+    else if (strlen(text) != len)
+        say_fail(EXIT_USAGE, "template %s: has a NUL byte", path);
+    fclose(f);
+    if (text && strlen(text) != len) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
 
 /* ~/.config/dlrun/sites.yaml, or under $XDG_CONFIG_HOME when set. */
 static void user_config(char *buf, size_t size)
@@ -55,7 +125,7 @@ static int note_origins(const struct sites *s, const struct sites *add,
 }
 
 /* Load path alone, then merge it into s (only_new: the names s lacks).
- * must_exist: a missing file is an error.  -1 printed. */
+ * must_exist: a missing file is an error.  -1 said. */
 static int load_one(struct sites *s, const char *path, int must_exist,
                     int only_new, char ***origin)
 {
@@ -64,12 +134,12 @@ static int load_one(struct sites *s, const char *path, int must_exist,
     int rc = -1;
 
     if (sites_load_file(&add, path, must_exist, &e) < 0) {
-        cmd_fail(EXIT_USAGE, "%s", e.msg);
+        say_fail(EXIT_USAGE, "%s", e.msg);
         goto out;
     }
     if (note_origins(s, &add, path, only_new, origin) < 0 ||
         sites_merge(s, &add, only_new, &e) < 0) {
-        cmd_fail(EXIT_FAIL, "out of memory");
+        say_fail(EXIT_FAIL, "out of memory");
         goto out;
     }
     rc = 0;
@@ -96,7 +166,7 @@ static int load_bundled(struct sites *s, char ***origin)
     struct stat st;
     int n = -1, rc = 0;
 
-    script_template_dirs(&d);
+    profiles_template_dirs(&d);
     for (int i = 0; i < 4 && n < 0; i++) {
         if (!d.dirs[i] || !d.dirs[i][0])
             continue;
@@ -117,7 +187,7 @@ static int load_bundled(struct sites *s, char ***origin)
     return rc;
 }
 
-int script_load_profiles(const char *config, struct sites *s, char ***origin)
+int profiles_load(const char *config, struct sites *s, char ***origin)
 {
     char user[PATH_MAX];
     const char *env = getenv("DLRUN_CONFIG");
@@ -136,9 +206,46 @@ int script_load_profiles(const char *config, struct sites *s, char ***origin)
     return load_bundled(s, origin);
 }
 
-void script_origins_free(char **origin, size_t n)
+void profiles_origins_free(char **origin, size_t n)
 {
     for (size_t i = 0; origin && i < n; i++)
         free(origin[i]);
     free(origin);
+}
+
+/* "a, b, c" of the profile names, for messages. */
+static void profile_names(const struct sites *s, char *buf, size_t size)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < s->n; i++) {
+        int n = snprintf(buf + used, size - used, "%s%s", i ? ", " : "",
+                         s->profiles[i].name);
+
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+    if (!s->n)
+        snprintf(buf, size, "none: no sites.yaml found or none has "
+                 "profiles");
+}
+
+int profiles_find(const struct sites *s, const char *name,
+                  const struct site_profile **p)
+{
+    const char *want = name ? name : s->default_name;
+    char names[400], b[80];
+
+    *p = NULL;
+    if (!want)
+        return 0;
+    *p = sites_find(s, want);
+    if (*p)
+        return 0;
+    profile_names(s, names, sizeof names);
+    return say_fail(EXIT_USAGE, "no profile '%s'%s (profiles: %s; man "
+                    "dlrun-sites.yaml)", jobspec_visible(want, b),
+                    name ? "" : ", the default in sites.yaml", names), -1;
 }
