@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "util/didyoumean.h"
 
 static const char usage[] =
     "usage: dlrun [run] [OPTIONS] [--] PROG [ARGS...]\n"
@@ -41,9 +42,15 @@ static const struct {
     { "submit", cmd_submit },
 };
 
+/* The subcommands of the usage above, for "did you mean" (agent and relay
+ * are dlrun's own, never typed). */
+static const char *const typed[] = { "run", "env", "plan", "check", "status",
+                                     "hosts", "broker", "kv", "script",
+                                     "submit" };
+
 int main(int argc, char **argv)
 {
-    const char *first = argc > 1 ? argv[1] : NULL;
+    const char *first = argc > 1 ? argv[1] : NULL, *near;
 
     cmd_say_to_stderr();
     if (!first)
@@ -56,7 +63,13 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(first, commands[i].name) == 0)
             return commands[i].fn(argc - 1, argv + 1);
-    /* No subcommand named: run, with argv[0] standing for "run". */
+    /* No subcommand named: run, with argv[0] standing for "run"; unless
+     * the word is no program and a subcommand mistyped (dlrun plna). */
+    near = didyoumean_subcommand(first, typed, sizeof typed / sizeof typed[0],
+                                 getenv("PATH"));
+    if (near)
+        return cmd_fail(EXIT_USAGE, "'%s' is not a program; did you mean "
+                        "'dlrun %s'?", first, near);
     argv[0] = "run";
     return cmd_run(argc, argv);
 }

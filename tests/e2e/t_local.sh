@@ -91,6 +91,11 @@ expect_eq "  nothing left" "$(leftovers)" ""
 expect_rc "a rank killed by SIGKILL" 137 clean_env "$DLRUN" -np 2 --oversubscribe sh -c \
     "if [ \$RANK = 0 ]; then kill -9 \$\$; fi; exec $SLEEP 30"
 expect_grep "  names the signal" "killed by signal 9" "$TMP/err"
+for typo in plna:plan stauts:status sript:script; do
+    expect_rc "dlrun ${typo%:*}: a subcommand mistyped" 2 clean_env "$DLRUN" ${typo%:*} x
+    expect_eq "  one line" "$(cat "$TMP/err")" \
+        "dlrun: '${typo%:*}' is not a program; did you mean 'dlrun ${typo#*:}'?"
+done
 expect_rc "program not found" 127 clean_env "$DLRUN" -np 2 pyhton
 expect_grep "  message" "rank 0: cannot run 'pyhton': No such file or directory" "$TMP/err"
 echo 'echo hi' >"$TMP/noexec"; chmod 644 "$TMP/noexec"
