@@ -1,5 +1,5 @@
 /* nodes.h - one dlrun per node started by hand: the group's setup
- * (cmd/nodes.c) and its attempts (cmd/nodes_run.c). */
+ * (lib/job/nodes.c) and its attempts (cmd/nodes_run.c). */
 #ifndef DLRUN_NODES_H
 #define DLRUN_NODES_H
 
@@ -44,9 +44,10 @@ struct nodes {
     int stopsig;                /* the signal that stopped a wait */
 };
 
-/* Read the options into n (the endpoint, the token, this node's record)
- * and serve the group's broker when this node does.  0 or the exit code
- * after printing. */
+/* Read j's options (j borrowed, kept in n->j) into n (zeroed by the
+ * caller: the endpoint, the token, this node's record) and serve the
+ * group's broker when this node does (n->server: the caller stops it).
+ * 0, or the exit code after saying why (lib/util/say.h). */
 int nodes_setup(struct nodes *n, struct job *j);
 
 #endif

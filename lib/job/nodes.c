@@ -2,7 +2,7 @@
  * pdsh), as torchrun's static (--node-rank, --master-addr/--master-port)
  * and rendezvous (--rdzv-backend c10d --rdzv-endpoint HOST:PORT) modes:
  * where the group meets and with which token, and who serves its broker.
- * The attempts themselves are cmd/nodes_run.c's, over lib/run/nodegroup.c. */
+ * The attempts themselves are nodes_run.c's, over lib/run/nodegroup.c. */
 #include "job/nodes.h"
 
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd.h"
 #include "util/net.h"
+#include "util/say.h"
 
 /* torchrun's defaults: the static master, the c10d endpoint's port */
 #define STATIC_ADDR "127.0.0.1"
@@ -39,16 +39,16 @@ static int rdzv_conf(struct nodes *n, const char *conf)
          kv = strtok_r(NULL, ",", &save)) {
         char *v = strchr(kv, '=');
         if (!v)
-            return cmd_fail(EXIT_USAGE, "--rdzv-conf '%s': expected "
+            return say_fail(EXIT_USAGE, "--rdzv-conf '%s': expected "
                             "KEY=VALUE,...", conf);
         *v++ = '\0';
         if (strcmp(kv, "join_timeout") == 0 &&
             (n->join_timeout_s = atoi(v)) <= 0)
-            return cmd_fail(EXIT_USAGE, "--rdzv-conf join_timeout=%s: "
+            return say_fail(EXIT_USAGE, "--rdzv-conf join_timeout=%s: "
                             "expected seconds above 0", v);
         if (strcmp(kv, "last_call_timeout") == 0 &&
             (n->last_call_s = atoi(v)) < 0)
-            return cmd_fail(EXIT_USAGE, "--rdzv-conf last_call_timeout=%s: "
+            return say_fail(EXIT_USAGE, "--rdzv-conf last_call_timeout=%s: "
                             "expected seconds", v);
         if (strcmp(kv, "is_host") == 0)
             n->is_host = strcmp(v, "1") == 0 || strcasecmp(v, "true") == 0;
@@ -68,7 +68,7 @@ static int endpoint(struct nodes *n, const char *ep, int dflt,
                  : "%s:%d", ep, dflt);
         if (client_parse_addr(buf, n->host, sizeof n->host, &n->port,
                               &err) < 0)
-            return cmd_fail(EXIT_USAGE, "%s '%s': %s", what, ep, err.msg);
+            return say_fail(EXIT_USAGE, "%s '%s': %s", what, ep, err.msg);
         ep = buf;
     }
     snprintf(n->endpoint, sizeof n->endpoint, "%s", ep);
@@ -83,19 +83,19 @@ static int where(struct nodes *n, const struct options *o)
     char ep[300];
 
     if (strcmp(backend, "etcd") == 0 || strcmp(backend, "etcd-v2") == 0)
-        return cmd_fail(EXIT_USAGE, "torchrun's --rdzv-backend %s: dlrun "
+        return say_fail(EXIT_USAGE, "torchrun's --rdzv-backend %s: dlrun "
                         "serves the rendezvous itself; use --rdzv-backend "
                         "c10d --rdzv-endpoint HOST:PORT (the dlrun on HOST "
                         "serves it)", backend);
     n->rendezvous = strcmp(backend, "c10d") == 0;
     if (!n->rendezvous && strcmp(backend, "static") != 0)
-        return cmd_fail(EXIT_USAGE, "--rdzv-backend %s: expected static or "
+        return say_fail(EXIT_USAGE, "--rdzv-backend %s: expected static or "
                         "c10d", backend);
     if (n->rendezvous && !t->rdzv_endpoint)
-        return cmd_fail(EXIT_USAGE, "--rdzv-backend c10d needs "
+        return say_fail(EXIT_USAGE, "--rdzv-backend c10d needs "
                         "--rdzv-endpoint HOST:PORT, the same on every node");
     if (!n->rendezvous && t->nnodes_max > o->plan.nodes)
-        return cmd_fail(EXIT_USAGE, "torchrun's --nnodes %d:%d (elastic) "
+        return say_fail(EXIT_USAGE, "torchrun's --nnodes %d:%d (elastic) "
                         "needs --rdzv-backend c10d --rdzv-endpoint HOST:PORT "
                         "(node ranks given where the nodes meet)",
                         o->plan.nodes, t->nnodes_max);
@@ -121,10 +121,10 @@ static int token_file(const char *path, char out[TOKEN_HEX_LEN + 1])
     int fd = open(path, O_RDONLY | O_CLOEXEC), rc = EXIT_USAGE;
 
     if (fd < 0)
-        return cmd_fail(EXIT_USAGE, "--token-file %s: %s", path,
+        return say_fail(EXIT_USAGE, "--token-file %s: %s", path,
                         strerror(errno));
     if (fstat(fd, &st) < 0 || (st.st_mode & 077)) {
-        cmd_fail(EXIT_USAGE, "--token-file %s: others may read it (mode "
+        say_fail(EXIT_USAGE, "--token-file %s: others may read it (mode "
                  "%03o): chmod 600 %s", path, (unsigned)(st.st_mode & 0777),
                  path);
         goto out;
@@ -134,7 +134,7 @@ static int token_file(const char *path, char out[TOKEN_HEX_LEN + 1])
         len--;
     buf[len > 0 ? len : 0] = '\0';
     if (len != TOKEN_HEX_LEN || token_from_hex(buf, tok, &err) < 0) {
-        cmd_fail(EXIT_USAGE, "--token-file %s: expected 32 hex digits, the "
+        say_fail(EXIT_USAGE, "--token-file %s: expected 32 hex digits, the "
                  "same on every node (openssl rand -hex 16 > FILE)", path);
         goto out;
     }
@@ -158,16 +158,16 @@ static int group_token(struct nodes *n, const struct options *o)
         return token_file(o->token_file, n->token);
     if (env) {
         if (token_from_hex(env, tok, &err) < 0)
-            return cmd_fail(EXIT_USAGE, "DLRUN_TOKEN: expected 32 hex digits, "
+            return say_fail(EXIT_USAGE, "DLRUN_TOKEN: expected 32 hex digits, "
                             "the same on every node (openssl rand -hex 16)");
         token_to_hex(tok, n->token);
         return 0;
     }
     ng_derive_token(id, n->endpoint, n->token);
-    cmd_fail(0, "warning: no DLRUN_TOKEN or --token-file: the group's token "
-             "comes from --rdzv-id and %s, so anyone who can reach that port "
-             "can join this job; export DLRUN_TOKEN (32 hex digits, the same "
-             "on every node) to keep others out", n->endpoint);
+    say("warning: no DLRUN_TOKEN or --token-file: the group's token comes "
+        "from --rdzv-id and %s, so anyone who can reach that port can join "
+        "this job; export DLRUN_TOKEN (32 hex digits, the same on every "
+        "node) to keep others out", n->endpoint);
     return 0;
 }
 
@@ -189,7 +189,7 @@ static int self_record(struct nodes *n, const struct options *o)
     else
         rc = net_route_addr(n->host, m->addr, sizeof m->addr, &err);
     if (rc < 0)
-        return cmd_fail(EXIT_USAGE, "this node's address for the others "
+        return say_fail(EXIT_USAGE, "this node's address for the others "
                         "(%s): %s; pass --local-addr ADDR",
                         o->torch.local_addr ? "--local-addr" : o->rdv.iface ?
                         "--iface" : "its route to the endpoint", err.msg);
@@ -222,7 +222,7 @@ int nodes_setup(struct nodes *n, struct job *j)
     int rc;
 
     if (o->summary || o->gloo || o->mpi == MPI_PMIX || o->mpi == MPI_SRUN)
-        return cmd_fail(EXIT_USAGE, "%s with one dlrun per node by hand: not "
+        return say_fail(EXIT_USAGE, "%s with one dlrun per node by hand: not "
                         "supported; drop it, or start the job from one dlrun "
                         "(-H host1,host2, or under a scheduler)",
                         o->summary ? "--summary" : o->gloo ? "--gloo" :
