@@ -170,7 +170,7 @@ void agent_report_ranks(const struct job *j, const struct supervise *sv);
 int head_summary(const struct job *j, const char *addr, const char *token,
                  int failed_rank, int signal_received, int rc);
 
-/* Plan each rank's CPUs and GPU where dlrun binds (cmd/bindings.c).
+/* Plan each rank's CPUs and GPU where dlrun binds (job/bindings.c).
  * 0, or the exit code after printing the error. */
 int job_bind(struct job *j);
 
@@ -217,7 +217,7 @@ int job_exec(char **argv, const struct envset *s, int rank);
 
 struct supervise;
 
-/* Write --summary FILE for the last attempt (cmd/summary.c).  0, or -1
+/* Write --summary FILE for the last attempt (job/summary.c).  0, or -1
  * after printing the error. */
 int summary_write(const struct job *j, const struct supervise *sv, int rc);
 

@@ -1,7 +1,7 @@
 /* progress.h - what dlrun is doing while a job starts: with -v each step
  * with the time since dlrun started (allocation found, plan, agents
  * started and up, rendezvous done, first rank started); always, after
- * 2 s, the nodes whose agents the head still waits for (cmd/progress.c). */
+ * 2 s, the nodes whose agents the head still waits for (job/progress.c). */
 #ifndef DLRUN_PROGRESS_H
 #define DLRUN_PROGRESS_H
 

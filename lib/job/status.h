@@ -1,5 +1,5 @@
 /* status.h - `dlrun status` (cmd/status_cmd.c) and what running jobs keep
- * for it (cmd/status.c, lib/observe/jobstatus.h). */
+ * for it (job/status.c, observe/jobstatus.h). */
 #ifndef DLRUN_JOB_STATUS_H
 #define DLRUN_JOB_STATUS_H
 

@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "place/bindcache.h"
-#include "cmd.h"
 #include "job/job.h"
-#include "util/net.h"
+#include "place/bindcache.h"
 #include "place/topo.h"
+#include "util/net.h"
+#include "util/say.h"
 
 /* The nodes to plan bindings for: those whose ranks start here (their
  * topology is this machine's), or every node with --topology. */
@@ -118,7 +118,7 @@ int job_bind(struct job *j)
         return 0;
     j->bind = calloc((size_t)j->plan.nranks, sizeof *j->bind);
     if (!j->bind)
-        return cmd_fail(EXIT_FAIL, "out of memory");
+        return say_fail(EXIT_FAIL, "out of memory");
     for (int r = 0; r < j->plan.nranks; r++)
         j->bind[r].gpu = j->bind[r].gpu_pci = -1;
     /* the topology is loaded by the first node that needs it: with every
@@ -133,10 +133,9 @@ fail:
     free(j->bind);
     j->bind = NULL;
     if (j->opt.bind_given)
-        return cmd_fail(rc, "%s", err.msg);
+        return say_fail(rc, "%s", err.msg);
     /* binding was only the default: run unbound rather than not at all */
-    fprintf(stderr, "dlrun: warning: not binding: %s (pass --bind-to to "
-            "insist)\n", err.msg);
+    say("warning: not binding: %s (pass --bind-to to insist)", err.msg);
     return 0;
 }
 
@@ -151,8 +150,6 @@ void job_report_bindings(const struct job *j, const int *ranks, int n)
             bind_describe(&j->bind[r], line, sizeof line);
         else
             snprintf(line, sizeof line, "not bound");
-        fprintf(stderr, "dlrun: rank %d host %s %s\n", r, host ? host : "?",
-                line);
+        say("rank %d host %s %s", r, host ? host : "?", line);
     }
-    fflush(stderr);
 }

@@ -1,12 +1,14 @@
 /* progress.c - the steps of a start with -v, and the head's word about
  * the agents it still waits for. */
+#include "job/progress.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "rendezvous/broker.h"
-#include "job/progress.h"
+#include "util/clock.h"
+#include "util/say.h"
 
 #define WAIT_FIRST_MS 2000      /* say who is missing after this */
 #define WAIT_AGAIN_MS 10000     /* and again this often */
@@ -14,18 +16,10 @@
 static int enabled;
 static long t0_ms;
 
-static long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 void progress_enable(int on)
 {
     enabled = on;
-    t0_ms = mono_ms();
+    t0_ms = clock_ms();
 }
 
 void progress_step(const char *fmt, ...)
@@ -38,16 +32,14 @@ void progress_step(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    /* one write: lines of the broker thread and the main thread stay whole */
-    fprintf(stderr, "dlrun: +%.3f s %s\n", (mono_ms() - t0_ms) / 1000.0,
-            line);
+    say("+%.3f s %s", (clock_ms() - t0_ms) / 1000.0, line);
 }
 
 void progress_head_init(struct head_progress *hp, const struct plan *p)
 {
     memset(hp, 0, sizeof *hp);
     hp->plan = p;
-    hp->start_ms = mono_ms();
+    hp->start_ms = clock_ms();
     hp->next_wait_ms = hp->start_ms + WAIT_FIRST_MS;
 }
 
@@ -97,7 +89,7 @@ static int missing(struct head_progress *hp, const struct broker *b,
     return n;
 }
 
-/* The first rank's status (cmd/status.c) or the rendezvous key. */
+/* The first rank's status (job/status.c) or the rendezvous key. */
 static int any_key(const struct broker *b, const char *prefix, int n)
 {
     char key[64], val[8];
@@ -114,7 +106,7 @@ void progress_head_tick(struct head_progress *hp, const struct broker *b,
                         const long long *hb, int final)
 {
     char who[400], val[8];
-    long now = mono_ms();
+    long now = clock_ms();
 
     if (!hp->all_up) {
         int n = missing(hp, b, hb, who, sizeof who);
@@ -124,10 +116,9 @@ void progress_head_tick(struct head_progress *hp, const struct broker *b,
             hp->all_up = 1;
             progress_step("agents up on all %d nodes", hp->plan->nnodes);
         } else if (!final && now >= hp->next_wait_ms) {
-            fprintf(stderr, "dlrun: waiting for the agent%s on %s (%ld s; "
-                    "%d of %d nodes up)\n", n == 1 ? "" : "s", who,
-                    (now - hp->start_ms) / 1000, hp->plan->nnodes - n,
-                    hp->plan->nnodes);
+            say("waiting for the agent%s on %s (%ld s; %d of %d nodes up)",
+                n == 1 ? "" : "s", who, (now - hp->start_ms) / 1000,
+                hp->plan->nnodes - n, hp->plan->nnodes);
             hp->next_wait_ms = now + WAIT_AGAIN_MS;
         }
     }

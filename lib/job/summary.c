@@ -2,32 +2,46 @@
  * scripts and job post-mortems. */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
-#include <stdlib.h>
-
+#include "job/job.h"
 #include "rendezvous/client.h"
 #include "run/failwire.h"
-#include "cmd.h"
-#include "job/job.h"
+#include "run/supervise.h"
 #include "util/json.h"
 #include "util/safefile.h"
-#include "run/supervise.h"
+#include "util/say.h"
+
+/* The host of rank r, NULL for a rank the plan does not hold (not
+ * believed: it names no host). */
+static const char *rank_host(const struct plan *p, int r)
+{
+    return r >= 0 && r < p->nranks ? p->nodes[p->rank_node[r]].host : NULL;
+}
 
 static void write_rank(FILE *f, const struct job *j, const struct sv_rank *r)
 {
     int sig = WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0;
 
     fprintf(f, "{\"rank\":%d,\"host\":", r->rank);
-    json_string(f, j->plan.nodes[j->plan.rank_node[r->rank]].host);
+    json_string(f, rank_host(&j->plan, r->rank));
     fprintf(f, ",\"pid\":%d,\"exit_code\":%d,\"signal\":%d,"
             "\"start\":%.6f,\"end\":%.6f}", (int)r->pid,
             sig ? 128 + sig : supervise_exit_code(r->status), sig, r->start,
             r->end);
+}
+
+/* The rank that failed first, -1 for none or one outside the plan. */
+static int failed_rank(const struct job *j, const struct supervise *sv)
+{
+    int r = sv->failed >= 0 && sv->failed < sv->n ? sv->ranks[sv->failed].rank
+                                                  : -1;
+
+    return r >= 0 && r < j->plan.nranks ? r : -1;
 }
 
 int summary_write(const struct job *j, const struct supervise *sv, int rc)
@@ -39,15 +53,14 @@ int summary_write(const struct job *j, const struct supervise *sv, int rc)
     if (!f) {
         if (fd >= 0)
             close(fd);
-        return cmd_fail(-1, "--summary %s: %s", j->opt.summary,
+        return say_fail(-1, "--summary %s: %s", j->opt.summary,
                         errno == ELOOP ? "a symbolic link another user made" :
                         errno == EPERM ? "a file of another user" :
                         strerror(errno));
     }
     fprintf(f, "{\"exit_code\":%d,\"restarts\":%d,\"world_size\":%d,"
             "\"failed_rank\":%d,\"signal_received\":%d,\"source\":", rc,
-            j->restart, j->plan.nranks,
-            sv->failed >= 0 ? sv->ranks[sv->failed].rank : -1,
+            j->restart, j->plan.nranks, failed_rank(j, sv),
             sv->signal_received);
     json_string(f, j->alloc.source);
     fputs(",\"ranks\":[", f);
@@ -58,7 +71,7 @@ int summary_write(const struct job *j, const struct supervise *sv, int rc)
     }
     fputs("]}\n", f);
     if (fclose(f) != 0)
-        return cmd_fail(-1, "--summary %s: %s", j->opt.summary, strerror(errno));
+        return say_fail(-1, "--summary %s: %s", j->opt.summary, strerror(errno));
     return 0;
 }
 
@@ -96,7 +109,7 @@ static void read_node(struct client *c, const struct plan *p, int node,
             bad++;
     }
     if (bad)
-        cmd_fail(0, "--summary: ignored %d bad line%s under %s (not written "
+        say_fail(0, "--summary: ignored %d bad line%s under %s (not written "
                  "by an agent)", bad, bad == 1 ? "" : "s", key);
     free(val);
 }
@@ -119,7 +132,7 @@ int head_summary(const struct job *j, const char *addr, const char *token,
     if (!ranks || !c) {
         free(ranks);
         client_close(c);
-        return cmd_fail(-1, "--summary %s: %s", j->opt.summary,
+        return say_fail(-1, "--summary %s: %s", j->opt.summary,
                         err.msg[0] ? err.msg : "out of memory");
     }
     /* a rank whose agent was lost did not report: shown killed */

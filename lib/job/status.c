@@ -3,22 +3,23 @@
  * second, an agent puts its node's into the broker (dlrun.st.NODE), and a
  * head writes DIR/job-PID naming its broker.  Everything runs in the
  * supervisor's thread (its periodic hook and the output tap): no locks. */
+#include "job/status.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "rendezvous/client.h"
 #include "observe/jobstatus.h"
 #include "observe/nvmlstat.h"
-#include "run/output.h"
 #include "observe/procstat.h"
-#include "util/safefile.h"
-#include "job/status.h"
-#include "util/strv.h"
+#include "rendezvous/client.h"
+#include "run/output.h"
 #include "run/supervise.h"
+#include "util/clock.h"
+#include "util/safefile.h"
+#include "util/strv.h"
 
 #define STATUS_EVERY_MS 1000
 #define STATUS_FIRST_MS 300
@@ -45,14 +46,6 @@ struct status_watch {
 };
 
 static char head_file[4200];        /* the head's, "" when none */
-
-static long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 /* This process's command line, one line (for the header). */
 static void own_cmdline(char *buf, size_t len)
@@ -81,14 +74,6 @@ static void put_header(FILE *m, const struct job *j, double started)
             j->plan.nranks, j->restart, cmdline);
 }
 
-static double wall_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 struct status_watch *job_status_create(const struct job *j, const int *ranks,
                                        int n)
 {
@@ -107,7 +92,7 @@ struct status_watch *job_status_create(const struct job *j, const int *ranks,
     memcpy(w->ranks, ranks, (size_t)n * sizeof *ranks);
     for (int i = 0; i < n; i++)
         w->out_ms[i] = -1;
-    w->started = wall_s();
+    w->started = clock_wall();
     return w;   /* the folder or the broker at the first sample */
 fail:
     job_status_free(w);
@@ -120,7 +105,7 @@ static void tap(void *ctx, int rank, int which, const char *p, size_t len)
 
     for (int i = 0; i < w->n; i++)
         if (w->ranks[i] == rank && memchr(p, '\n', len))
-            w->out_ms[i] = mono_ms();
+            w->out_ms[i] = clock_ms();
     if (w->tap)
         w->tap(w->tap_ctx, rank, which, p, len);
 }
@@ -238,7 +223,7 @@ static int status_tick(void *ctx, int readable)
 {
     struct status_watch *w = ctx;
     int inner = supervise_hook_call(&w->inner, readable);
-    long now = mono_ms();
+    long now = clock_ms();
 
     if (now >= w->next_ms) {
         publish(w, now);
@@ -255,7 +240,7 @@ void job_status_watch(struct status_watch *w, struct supervise *sv)
     supervise_hook(sv, status_tick, w, &w->inner);
     /* the first sample a little later: a job of a few milliseconds
      * (a benchmark's) costs no file */
-    w->next_ms = mono_ms() + STATUS_FIRST_MS;
+    w->next_ms = clock_ms() + STATUS_FIRST_MS;
 }
 
 void job_status_free(struct status_watch *w)
@@ -288,7 +273,7 @@ void status_head_begin(const struct job *j, const char *addr,
     if (j->preflight || safefile_rundir(dir, sizeof dir, &err) < 0 ||
         !(m = membuf_open(&b)))
         return;
-    put_header(m, j, wall_s());
+    put_header(m, j, clock_wall());
     fprintf(m, "broker %s\ntoken %s\n", addr, token);
     snprintf(name, sizeof name, "job-%d", (int)getpid());
     if ((text = membuf_close(&b)) && js_write(dir, name, text, b.len, &err) == 0)
