@@ -204,9 +204,10 @@ static int print_group(const struct pplan *pp, int a, int z, int n,
         return cmd_fail(EXIT_FAIL, "out of memory");
     snprintf(nodes, sizeof nodes, a == z ? "node %d" : "nodes %d-%d", a, z);
     /* the ranks a node come from --gpus-per-node unless given */
-    rc = n ? script_place(pp->t, pp->desc, pp->name, &pp->o, pp->gpus, n,
-                          pp->o.plan.per_node > 0 || pp->o.plan.ranks > 0 ?
-                          NULL : "--gpus-per-node", b)
+    rc = n ? scriptcheck_place(pp->t, pp->desc, pp->name, &pp->o.bind,
+                               pp->gpus, n, pp->o.plan.per_node > 0 ||
+                               pp->o.plan.ranks > 0 ? NULL : "--gpus-per-node",
+                               b)
            : EXIT_OK;
     if (rc == EXIT_OK) {
         printf("\n%s (%d node%s), %d rank%s each: rank%s %d", nodes,
@@ -297,7 +298,7 @@ static int load(struct pplan *pp, struct sites *s, char ***origin)
     if (!pp->p)
         return cmd_fail(EXIT_USAGE, "plan: no profile '%s' (dlrun script "
                         "--list-profiles lists them)", pp->name), -1;
-    pp->t = script_profile_topo(pp->p, pp->name, pp->desc, sizeof pp->desc);
+    pp->t = scriptcheck_profile_topo(pp->p, pp->name, pp->desc, sizeof pp->desc);
     if (!pp->t && !pp->desc[0])
         return cmd_fail(EXIT_USAGE, "plan: profile %s describes no node: add "
                         "node: \"package:2 core:38 gpu:8\" or topology: "

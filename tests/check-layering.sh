@@ -146,8 +146,6 @@ cmd/job.c
 cmd/launch.c
 cmd/options.c
 cmd/preflight.c
-cmd/script.c
-cmd/script_profiles.c
 LIST
 }
 objdir=$2
