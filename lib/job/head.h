@@ -1,5 +1,5 @@
 /* head.h - what the head (cmd/head.c) gives its agents: their command
- * line and the launch job (cmd/head_args.c). */
+ * line and the launch job (head_args.c). */
 #ifndef DLRUN_HEAD_H
 #define DLRUN_HEAD_H
 

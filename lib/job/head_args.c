@@ -82,7 +82,7 @@ static int head_wire_settings(const struct job *j, struct planwire *w,
                           (int)o->stall_timeout_ms;     /* 24 days */
     w->preflight = j->preflight;
     /* auto that found no MPI program: the agents host nothing but guard
-     * (cmd/mpi.c) */
+     * (job_mpi_guarded) */
     w->mpi = o->mpi == MPI_PMIX ? PLANWIRE_MPI_PMIX :
              job_mpi_guarded() ? PLANWIRE_MPI_AUTO : PLANWIRE_MPI_NONE;
     w->filter_given = o->ranks_filter != NULL;
