@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "dialect.h"
 #include "place/envout.h"
 #include "run/envwire.h"
 #include "job/horovod.h"

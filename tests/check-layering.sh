@@ -137,14 +137,10 @@ done
 circle_allow() {
     cat <<'LIST'
 cmd/agent.c
-cmd/dialect_mpmd.c
-cmd/dialect_opts.c
-cmd/dialect_torch.c
 cmd/head.c
 cmd/horovod.c
 cmd/job.c
 cmd/launch.c
-cmd/options.c
 cmd/preflight.c
 LIST
 }

@@ -1,5 +1,5 @@
 /* jobopts.h - what a job was asked to do: the options of run, env and
- * plan as cmd/options.c parsed them (dlrun's own words and the spellings
+ * plan as job/runopts.c parsed them (dlrun's own words and the spellings
  * of torchrun, mpirun, Hydra and horovodrun), and what an agent takes
  * from its head's plan wire. */
 #ifndef DLRUN_JOBOPTS_H
@@ -31,7 +31,7 @@ struct remote_opts {
 /* --mpi: who serves MPI programs' PMIx (docs/mpi.md). */
 enum mpi_mode { MPI_AUTO, MPI_NONE, MPI_PMIX, MPI_SRUN };
 
-/* torchrun's words (cmd/dialect_torch.c applies them after parsing). */
+/* torchrun's words (job/dialect_torch.c applies them after parsing). */
 struct torch_opts {
     int used;               /* a torchrun word was given: its program
                                convention applies (train.py under Python) */

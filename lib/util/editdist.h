@@ -1,5 +1,5 @@
 /* editdist.h - how far apart two words are, for "did you mean" (unknown
- * options in cmd/dialect_table.c, unknown keys in lib/scripts/sites.c). */
+ * options in lib/util/optparse.c, unknown keys in lib/scripts/sites.c). */
 #ifndef DLRUN_EDITDIST_H
 #define DLRUN_EDITDIST_H
 

@@ -1,6 +1,7 @@
 /* dialect_torch.c - after the options: torchrun's program convention
  * (train.py runs under Python) and mpirun's MPMD form. */
-#include "dialect.h"
+#include "job/dialect.h"
+#include "job/runopts.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,8 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cmd.h"
 #include "util/findprog.h"
+#include "util/say.h"
 
 /* torchrun runs its program with Python: a .py file, or a file that is
  * there but not executable.  An executable (a.out, a shell script, one in
@@ -39,7 +40,7 @@ static int standalone_id(struct options *o)
                  "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4],
                  b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
                  b[14], b[15]) < 0 || !options_keep(o, s))
-        return cmd_fail(EXIT_FAIL, "out of memory");
+        return say_fail(EXIT_FAIL, "out of memory");
     o->torch.run_id = s;
     return 0;
 }
@@ -55,20 +56,20 @@ int dialect_finish(struct options *o, int argc, char **argv)
      * only, as torchrun's (a filter that shows no rank on the console) */
     if (o->torch.redirects == 3 && o->output_dir && !o->ranks_filter &&
         !(o->ranks_filter = calloc(1, sizeof *o->ranks_filter)))
-        return cmd_fail(EXIT_FAIL, "out of memory");
+        return say_fail(EXIT_FAIL, "out of memory");
     if (n <= 0)
         return 0;
     py = dialect_mpmd(o, argv + o->prog, n);
     if (py != 0)
         return py == 1 ? 0 : py;
     if (o->torch.module && o->torch.no_python)
-        return cmd_fail(EXIT_USAGE, "torchrun's -m and --no-python exclude "
+        return say_fail(EXIT_USAGE, "torchrun's -m and --no-python exclude "
                         "each other: -m runs python3 -m MODULE");
     py = (o->torch.used || o->dialect == D_TORCHRUN) && !o->torch.no_python &&
          (o->torch.module || wants_python(argv[o->prog]));
     o->progv = calloc((size_t)n + 4, sizeof *o->progv);
     if (!o->progv)
-        return cmd_fail(EXIT_FAIL, "out of memory");
+        return say_fail(EXIT_FAIL, "out of memory");
     if (py) {
         o->progv[k++] = (char *)(python && *python ? python : "python3");
         o->progv[k++] = "-u";   /* torchrun's: output as it is written */
@@ -97,17 +98,17 @@ int dialect_check_program(char **prog)
     /* "–np" (en dash) copied from a web page is not -np */
     if ((unsigned char)p[0] == 0xe2 && (unsigned char)p[1] == 0x80 &&
         (unsigned char)p[2] >= 0x90 && (unsigned char)p[2] <= 0x95)
-        return cmd_fail(EXIT_USAGE, "'%s' starts with a typographic dash "
+        return say_fail(EXIT_USAGE, "'%s' starts with a typographic dash "
                         "(copied from a web page?): type it as -%s", p, p + 3);
     if (!strchr(p, '/')) {
         if (!here || find_program(p, path, found, sizeof found) == 0)
             return 0;
-        return cmd_fail(EXIT_NOTFOUND, "cannot run '%s': not in PATH, but a "
+        return say_fail(EXIT_NOTFOUND, "cannot run '%s': not in PATH, but a "
                         "file here: run it as %s%s", p,
                         runs ? "./" : ends_py(p) ? "python3 " : "./", p);
     }
     if (!here || runs)
         return 0;
-    return cmd_fail(EXIT_NOEXEC, "cannot run '%s': not executable; %s%s", p,
+    return say_fail(EXIT_NOEXEC, "cannot run '%s': not executable; %s%s", p,
                     ends_py(p) ? "run it as python3 " : "chmod +x ", p);
 }

@@ -1,11 +1,14 @@
 /* dialect.h - the spellings of torchrun, Open MPI's mpirun, MPICH's
  * mpiexec (Hydra) and horovodrun next to dlrun's own: one table of every
- * option word (cmd/dialect_table.c), and the torchrun rules applied after
- * parsing (cmd/dialect_torch.c).  Only cmd/options.c uses this. */
+ * option word (dialect_table.c, read by lib/util/optparse), what the other
+ * tools' words do (dialect_opts.c) and the torchrun rules applied after
+ * parsing (dialect_torch.c, dialect_mpmd.c).  Only job/runopts.c uses
+ * this. */
 #ifndef DLRUN_DIALECT_H
 #define DLRUN_DIALECT_H
 
-#include "options.h"
+#include "job/jobopts.h"
+#include "util/optparse.h"
 
 /* Option codes: short letters stand for themselves. */
 enum {
@@ -32,59 +35,46 @@ enum {
     OPT_RANK_BY, OPT_HVD_MPI, OPT_GLOO, OPT_START_TIMEOUT,
     OPT_TOKEN_FILE,     /* one dlrun per node by hand: the group's token */
     OPT_ACCEPT,         /* accepted, nothing to do here (the note says why) */
-    OPT_ACCEPT_ARG,     /* the same, with a value */
-    OPT_REFUSE,         /* refused: the note names the dlrun way */
-    OPT_REFUSE_ARG,
+    OPT_REFUSED,        /* OPTP_REFUSE: the note names the dlrun way */
     OPT_HELP = 'h',
 };
 
-struct optdef {
-    const char *name;   /* without dashes, '-' between words (the parser
-                           reads '_' as '-': torchrun's --nproc_per_node) */
-    int code;
-    int nargs;          /* values it takes: 0, 1 or 2 (-mca K V) */
-    int dialects;       /* D_* where this meaning holds */
-    int torch;          /* a torchrun word: its program convention applies */
-    const char *note;   /* OPT_REFUSE: the dlrun way; else NULL */
-};
+/* An entry's flag (struct optp_opt): a torchrun word, whose program
+ * convention applies (train.py under Python). */
+#define DIALECT_TORCH OPTP_USER
+
+/* Every option word of run, env and plan, in the dialects D_* where each
+ * meaning holds; ended by a NULL name. */
+extern const struct optp_opt dialect_table[];
 
 /* The dialect named by argv[0]'s file name (mpirun, mpiexec, torchrun,
  * horovodrun), D_DLRUN for any other name. */
 int dialect_of(const char *argv0);
 
-/* The entry for name (normalized: no dashes, '-' between words) in
- * dialect d, or NULL. */
-const struct optdef *dialect_find(const char *name, int d);
-
-/* The known spelling closest to name, when close enough to be a typo;
- * else NULL (borrowed, from the table). */
-const char *dialect_suggest(const char *name);
-
 /* torchrun's --nproc-per-node N|auto|gpu|cpu into a count; 0 / -1 after
- * printing. */
+ * saying why. */
 int dialect_nproc(const char *s, int *out);
 
 /* After the options: torchrun's rules (--nnodes MIN:MAX, one node by hand,
  * the program under Python) and mpirun's MPMD form.  argv+prog is the
  * program; o->progv gets the argv to run (owned array, borrowed strings
- * and o->strs).  0 or the exit code after printing. */
+ * and o->strs).  0 or the exit code after saying why. */
 int dialect_finish(struct options *o, int argc, char **argv);
 
 /* mpirun's MPMD form in the program words w (n of them): o->progv gets a
  * trampoline that runs each rank's part, o->mpmd_first the first part's
- * program, o->plan.ranks the sum (cmd/dialect_mpmd.c).  0 when w is one
- * program, 1 when MPMD, or the exit code (2) after printing. */
+ * program, o->plan.ranks the sum (dialect_mpmd.c).  0 when w is one
+ * program, 1 when MPMD, or the exit code (2) after saying why. */
 int dialect_mpmd(struct options *o, char **w, int n);
 
 /* The codes from OPT_PER_NODE on (other tools' words), named name, with
  * their values v1, v2 (borrowed from argv or NULL).  0 / -1 after
- * printing (cmd/dialect_opts.c). */
+ * saying why (dialect_opts.c). */
 int dialect_option(int code, const char *name, char *v1, char *v2,
                    struct options *o);
 
-/* In cmd/options.c: a whole number of opt from min to max; an -x entry
- * (x borrowed, kept).  0 / -1 after printing. */
-int options_count(const char *opt, const char *s, int min, int max, int *out);
+/* In job/runopts.c: an -x entry (x borrowed, kept).  0 / -1 after saying
+ * why. */
 int options_export(struct options *o, char *x);
 
 #endif

@@ -1,6 +1,6 @@
 /* dialect_opts.c - what the other tools' option words do in dlrun
- * (cmd/dialect_table.c lists them). */
-#include "dialect.h"
+ * (dialect_table.c lists them). */
+#include "job/dialect.h"
 
 #include <sched.h>
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "where/alloc.h"
-#include "cmd.h"
+#include "util/say.h"
 
 extern char **environ;
 
@@ -32,12 +32,12 @@ int dialect_nproc(const char *s, int *out)
     if (strcmp(s, "cpu") == 0)
         return *out = cpu_count(), 0;
     if (strcmp(s, "gpu") != 0 && strcmp(s, "auto") != 0)
-        return options_count("--nproc-per-node", s, 1, 65536, out);
+        return optp_int("--nproc-per-node", s, 1, 65536, out);
     gpus = alloc_local_gpu_count(environ);
     if (gpus > 0)
         return *out = gpus, 0;
     if (strcmp(s, "gpu") == 0)
-        return cmd_fail(EXIT_USAGE, "--nproc-per-node gpu: no GPU is visible "
+        return say_fail(EXIT_USAGE, "--nproc-per-node gpu: no GPU is visible "
                         "here (CUDA_VISIBLE_DEVICES, /proc/driver/nvidia); "
                         "use a number or cpu"), -1;
     return *out = cpu_count(), 0;
@@ -51,11 +51,11 @@ static int parse_nnodes(struct options *o, const char *s)
     int lo, hi;
 
     snprintf(min, sizeof min, "%.*s", (int)(colon ? colon - s : 31), s);
-    if (options_count("--nnodes", min, 1, 1 << 24, &lo) < 0 ||
-        (colon && options_count("--nnodes", colon + 1, lo, 1 << 24, &hi) < 0))
+    if (optp_int("--nnodes", min, 1, 1 << 24, &lo) < 0 ||
+        (colon && optp_int("--nnodes", colon + 1, lo, 1 << 24, &hi) < 0))
         return -1;
     /* MIN:MAX with MIN < MAX is elastic: one dlrun per node by hand only
-     * (cmd/job.c refuses it elsewhere) */
+     * (the job refuses it elsewhere) */
     o->plan.nodes = lo;
     o->torch.nnodes_max = colon ? hi : lo;
     return 0;
@@ -73,7 +73,7 @@ static int parse_std(const char *name, const char *s, int *out,
         size_t digits = strspn(p, "0123456789");
         if (!digits || p[digits] != ':' || p[digits + 1] < '0' ||
             p[digits + 1] > '3' || (p[digits + 2] && p[digits + 2] != ','))
-            return cmd_fail(EXIT_USAGE, "--%s '%s': expected 0-3 or a map "
+            return say_fail(EXIT_USAGE, "--%s '%s': expected 0-3 or a map "
                             "such as 0:1,1:2", name, s), -1;
         p += digits + 2 + (p[digits + 2] == ',');
     }
@@ -81,7 +81,7 @@ static int parse_std(const char *name, const char *s, int *out,
     /* --tee's map: the files get every stream anyway */
     if (out != redirects)
         return 0;
-    return cmd_fail(EXIT_USAGE, "--%s '%s': a map per local rank is not "
+    return say_fail(EXIT_USAGE, "--%s '%s': a map per local rank is not "
                     "supported; give one value 0-3 for every rank, or "
                     "--output-dir DIR --ranks-filter LIST (the ranks shown "
                     "on the console)", name, s), -1;
@@ -98,7 +98,7 @@ static int export_pair(struct options *o, const char *prefix, char *v1,
         return options_export(o, v1);
     if (asprintf(&s, "%s%s%s%s", prefix, v1, v2 ? "=" : "", v2 ? v2 : "") < 0 ||
         !options_keep(o, s))
-        return cmd_fail(EXIT_FAIL, "out of memory"), -1;
+        return say_fail(EXIT_FAIL, "out of memory"), -1;
     return options_export(o, s);
 }
 
@@ -108,7 +108,7 @@ static int export_list(struct options *o, const char *list)
     char *copy = options_keep(o, strdup(list)), *save = NULL;
 
     if (!copy)
-        return cmd_fail(EXIT_FAIL, "out of memory"), -1;
+        return say_fail(EXIT_FAIL, "out of memory"), -1;
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save))
         if (options_export(o, t) < 0)
             return -1;
@@ -128,7 +128,7 @@ static int torch_option(int code, const char *name, char *v, struct options *o)
             o->alloc.force = "local";   /* torchrun's: this host alone */
         return 0;
     case OPT_NODE_RANK:
-        return options_count("--node-rank", v, 0, 1 << 24, &t->node_rank);
+        return optp_int("--node-rank", v, 0, 1 << 24, &t->node_rank);
     case OPT_RDZV_BACKEND: t->rdzv_backend = v; return 0;
     case OPT_RDZV_ENDPOINT: t->rdzv_endpoint = v; return 0;
     case OPT_RDZV_ID: t->run_id = v; return 0;
@@ -146,12 +146,12 @@ static int torch_option(int code, const char *name, char *v, struct options *o)
     case OPT_LOCAL_ADDR: t->local_addr = v; return 0;
     case OPT_START_METHOD:
         if (strcmp(v, "spawn") && strcmp(v, "fork") && strcmp(v, "forkserver"))
-            return cmd_fail(EXIT_USAGE, "--start-method %s: expected spawn, "
+            return say_fail(EXIT_USAGE, "--start-method %s: expected spawn, "
                             "fork or forkserver", v), -1;
         return 0;   /* dlrun starts each rank as a fresh process (spawn) */
     case OPT_MONITOR:
         if (atof(v) <= 0)
-            return cmd_fail(EXIT_USAGE, "--monitor-interval %s: expected "
+            return say_fail(EXIT_USAGE, "--monitor-interval %s: expected "
                             "seconds above 0", v), -1;
         return 0;   /* dlrun hears of a rank's end at once */
     default: return -1;
@@ -166,22 +166,22 @@ int dialect_option(int code, const char *name, char *v1, char *v2,
     snprintf(shown, sizeof shown, "-%s", name);
     switch (code) {
     case OPT_PER_NODE:
-        return options_count(shown, v1, 1, 65536, &o->plan.per_node);
+        return optp_int(shown, v1, 1, 65536, &o->plan.per_node);
     case OPT_MCA: return export_pair(o, "OMPI_MCA_", v1, v2);
     case OPT_GENV: return export_pair(o, "", v1, v2);
     case OPT_GENVLIST: return export_list(o, v1);
     case OPT_RANK_BY:
         if (strcmp(v1, "slot") == 0)
             return 0;
-        return cmd_fail(EXIT_USAGE, "%s %s: dlrun numbers ranks in slot "
+        return say_fail(EXIT_USAGE, "%s %s: dlrun numbers ranks in slot "
                         "order, node after node (--rank-by slot); use "
                         "--map-by for placement", shown, v1), -1;
     case OPT_HVD_MPI: o->mpi = MPI_PMIX; return 0;
     case OPT_GLOO: o->gloo = 1; return 0;
     case OPT_TOKEN_FILE: o->token_file = v1; return 0;
     case OPT_START_TIMEOUT:
-        return options_count(shown, v1, 1, 3600, &o->remote.connect_timeout_s);
-    case OPT_ACCEPT: case OPT_ACCEPT_ARG: return 0;
+        return optp_int(shown, v1, 1, 3600, &o->remote.connect_timeout_s);
+    case OPT_ACCEPT: return 0;
     default: return torch_option(code, name, v1, o);
     }
 }

@@ -2,15 +2,15 @@
  * several programs in one world, ranks numbered in the order of the parts.
  * Every rank runs a small sh trampoline that execs its part's program by
  * DLRUN_RANK, so the rank's pid, signals and exit code stay the program's. */
-#include "dialect.h"
+#include "job/dialect.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd.h"
 #include "util/shquote.h"
 #include "util/strv.h"
+#include "util/say.h"
 
 /* "-np N" (or -n, --np, --n, -c) at the head of part k; 0 / -1 after
  * printing.  *i moves past it. */
@@ -20,14 +20,14 @@ static int part_count(char **w, int n, int *i, int k, int *count)
 
     if (strcmp(opt, "-np") && strcmp(opt, "-n") && strcmp(opt, "--np") &&
         strcmp(opt, "--n") && strcmp(opt, "-c"))
-        return cmd_fail(EXIT_USAGE, "MPMD part %d: start it with -np N (other "
+        return say_fail(EXIT_USAGE, "MPMD part %d: start it with -np N (other "
                         "options go before the first program, for all parts)",
                         k + 1), -1;
     if (*i + 1 >= n)
-        return cmd_fail(EXIT_USAGE, "MPMD part %d: missing value for %s",
+        return say_fail(EXIT_USAGE, "MPMD part %d: missing value for %s",
                         k + 1, opt), -1;
     *i += 2;
-    return options_count(opt, w[*i - 1], 1, 1 << 24, count);
+    return optp_int(opt, w[*i - 1], 1, 1 << 24, count);
 }
 
 /* Append "elif [ "$r" -lt END ]; then exec WORDS;" for one part. */
@@ -55,7 +55,7 @@ static char *trampoline(char **w, int n, int *total, struct options *o)
     int i = 0, k = 0, count = *total, rc = 0;
 
     if (!m)
-        return cmd_fail(EXIT_FAIL, "out of memory"), NULL;
+        return say_fail(EXIT_FAIL, "out of memory"), NULL;
     fputs("r=$DLRUN_RANK; ", m);
     for (*total = 0; rc == 0 && i < n; k++) {
         int from;
@@ -65,22 +65,22 @@ static char *trampoline(char **w, int n, int *total, struct options *o)
         while (i < n && strcmp(w[i], ":") != 0)
             i++;
         if (rc == 0 && i == from)
-            rc = cmd_fail(EXIT_USAGE, "MPMD part %d: no program", k + 1);
+            rc = say_fail(EXIT_USAGE, "MPMD part %d: no program", k + 1);
         *total += count;
         if (rc == 0 && k == 0 && !(o->mpmd_first = calloc((size_t)(i + 1),
                                                          sizeof (char *))))
-            rc = cmd_fail(EXIT_FAIL, "out of memory");
+            rc = say_fail(EXIT_FAIL, "out of memory");
         if (rc == 0 && k == 0)
             memcpy(o->mpmd_first, w, (size_t)i * sizeof (char *));
         if (rc == 0 && add_part(m, w, from, i, *total, k == 0) < 0)
-            rc = cmd_fail(EXIT_FAIL, "out of memory");
+            rc = say_fail(EXIT_FAIL, "out of memory");
         i += i < n;     /* the ":" */
     }
     fputs("fi; exit 127", m);
     buf = membuf_close(&b);
     if (!buf || rc != 0) {
         free(buf);
-        return rc == 0 ? (cmd_fail(EXIT_FAIL, "out of memory"), NULL) : NULL;
+        return rc == 0 ? (say_fail(EXIT_FAIL, "out of memory"), NULL) : NULL;
     }
     return buf;
 }
@@ -95,7 +95,7 @@ int dialect_mpmd(struct options *o, char **w, int n)
     if (!mpmd)
         return 0;
     if (!total)
-        return cmd_fail(EXIT_USAGE, "MPMD (PROG : PROG): give -np N before "
+        return say_fail(EXIT_USAGE, "MPMD (PROG : PROG): give -np N before "
                         "each program");
     script = options_keep(o, trampoline(w, n, &total, o));
     if (!script)
@@ -103,7 +103,7 @@ int dialect_mpmd(struct options *o, char **w, int n)
     o->plan.ranks = o->alloc.want_ranks = total;
     o->progv = calloc(5, sizeof *o->progv);
     if (!o->progv)
-        return cmd_fail(EXIT_FAIL, "out of memory");
+        return say_fail(EXIT_FAIL, "out of memory");
     o->progv[0] = "/bin/sh";
     o->progv[1] = "-c";
     o->progv[2] = script;

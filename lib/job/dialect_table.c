@@ -2,15 +2,14 @@
  * Open MPI's mpirun, MPICH's mpiexec (Hydra) and horovodrun's.  A word
  * another tool has and dlrun cannot honour is here too, refused with the
  * dlrun way, so that no line copied from those tools runs wrong. */
-#include "dialect.h"
+#include "job/dialect.h"
 
 #include <string.h>
 
-#include "util/editdist.h"
+#define T DIALECT_TORCH
+#define R OPTP_REFUSE
 
-#define T 1     /* a torchrun word */
-
-static const struct optdef table[] = {
+const struct optp_opt dialect_table[] = {
     /* how many, where */
     { "np", 'n', 1, D_ALL, 0, NULL },
     { "n", 'n', 1, D_ALL, 0, NULL },
@@ -49,7 +48,9 @@ static const struct optdef table[] = {
     { "envlist", OPT_GENVLIST, 1, D_ALL, 0, NULL },
     { "genvall", OPT_ACCEPT, 0, D_ALL, 0, NULL },
     { "envall", OPT_ACCEPT, 0, D_ALL, 0, NULL },
-    { "mpi", OPT_MPI, 1, D_ALL & ~D_HOROVODRUN, 0, NULL },
+    /* dlrun's --mpi MODE; without a MODE, horovodrun's flag */
+    { "mpi", OPT_MPI, 1, D_ALL & ~D_HOROVODRUN, OPTP_MAYBE,
+      "auto,none,pmix,srun" },
     { "mpi", OPT_HVD_MPI, 0, D_HOROVODRUN, 0, NULL },
     { "gloo", OPT_GLOO, 0, D_ALL, 0, NULL },
     { "keep-env", OPT_KEEP_ENV, 0, D_ALL, 0, NULL },
@@ -129,42 +130,43 @@ static const struct optdef table[] = {
     { "monitor-interval", OPT_MONITOR, 1, D_ALL, T, NULL },
     { "use-env", OPT_ACCEPT, 0, D_ALL, T, NULL },
     /* refused, naming the dlrun way */
-    { "max-nodes", OPT_REFUSE_ARG, 1, D_ALL, 0, "torchrun's --max-nodes "
+    { "max-nodes", OPT_REFUSED, 1, D_ALL, R, "torchrun's --max-nodes "
       "(elastic): give --nnodes MIN:MAX with --rdzv-backend c10d, one dlrun "
       "per node by hand" },
-    { "display-map", OPT_REFUSE, 0, D_ALL, 0, "mpirun's --display-map: run "
+    { "display-map", OPT_REFUSED, 0, D_ALL, R, "mpirun's --display-map: run "
       "`dlrun plan` with the same options to see every rank's host" },
-    { "display-allocation", OPT_REFUSE, 0, D_ALL, 0, "mpirun's "
+    { "display-allocation", OPT_REFUSED, 0, D_ALL, R, "mpirun's "
       "--display-allocation: `dlrun plan` shows the allocation" },
-    { "cpus-per-proc", OPT_REFUSE_ARG, 1, D_ALL, 0, "mpirun's --cpus-per-proc: "
+    { "cpus-per-proc", OPT_REFUSED, 1, D_ALL, R, "mpirun's --cpus-per-proc: "
       "use --map-by ppr:N:socket:PE=n" },
-    { "cpus-per-rank", OPT_REFUSE_ARG, 1, D_ALL, 0, "mpirun's --cpus-per-rank: "
+    { "cpus-per-rank", OPT_REFUSED, 1, D_ALL, R, "mpirun's --cpus-per-rank: "
       "use --map-by ppr:N:socket:PE=n" },
-    { "prefix", OPT_REFUSE_ARG, 1, D_ALL, 0, "mpirun's --prefix: dlrun finds "
+    { "prefix", OPT_REFUSED, 1, D_ALL, R, "mpirun's --prefix: dlrun finds "
       "the program by PATH on every node; pass -x PATH or --remote-dlrun" },
-    { "preload-binary", OPT_REFUSE, 0, D_ALL, 0, "mpirun's --preload-binary: "
+    { "preload-binary", OPT_REFUSED, 0, D_ALL, R, "mpirun's --preload-binary: "
       "put the program on a shared file system" },
-    { "s", OPT_REFUSE, 0, D_MPIRUN, 0, "mpirun's -s (preload binary): put the "
+    { "s", OPT_REFUSED, 0, D_MPIRUN, R, "mpirun's -s (preload binary): put the "
       "program on a shared file system" },
-    { "app", OPT_REFUSE_ARG, 1, D_ALL, 0, "mpirun's --app FILE (MPMD): write "
+    { "app", OPT_REFUSED, 1, D_ALL, R, "mpirun's --app FILE (MPMD): write "
       "the parts on the command line, -np 1 ./a : -np 1 ./b" },
-    { "configfile", OPT_REFUSE_ARG, 1, D_ALL, 0, "Hydra's -configfile (MPMD): "
+    { "configfile", OPT_REFUSED, 1, D_ALL, R, "Hydra's -configfile (MPMD): "
       "write the parts on the command line, -np 1 ./a : -np 1 ./b" },
-    { "timeout", OPT_REFUSE_ARG, 1, D_ALL, 0, "mpirun's --timeout: run dlrun "
+    { "timeout", OPT_REFUSED, 1, D_ALL, R, "mpirun's --timeout: run dlrun "
       "under timeout(1), e.g. timeout 3600 dlrun ..." },
-    { "rmk", OPT_REFUSE_ARG, 1, D_ALL, 0, "Hydra's -rmk: dlrun detects the "
+    { "rmk", OPT_REFUSED, 1, D_ALL, R, "Hydra's -rmk: dlrun detects the "
       "scheduler itself; force one with --alloc NAME" },
-    { "mpi-args", OPT_REFUSE_ARG, 1, D_ALL, 0, "horovodrun's --mpi-args: "
+    { "mpi-args", OPT_REFUSED, 1, D_ALL, R, "horovodrun's --mpi-args: "
       "dlrun starts the ranks itself; pass MCA settings with --mca K V" },
-    { "hostfile-format", OPT_REFUSE_ARG, 1, D_ALL, 0, "--hostfile reads "
+    { "hostfile-format", OPT_REFUSED, 1, D_ALL, R, "--hostfile reads "
       "Open MPI, Horovod and PBS host files as they are" },
-    { "check-build", OPT_REFUSE, 0, D_ALL, 0, "horovodrun's --check-build: "
+    { "check-build", OPT_REFUSED, 0, D_ALL, R, "horovodrun's --check-build: "
       "`dlrun check` shows what dlrun finds here; Horovod's own build: "
       "python3 -c 'import horovod'" },
-    { "cb", OPT_REFUSE, 0, D_ALL, 0, "horovodrun's -cb (--check-build): "
+    { "cb", OPT_REFUSED, 0, D_ALL, R, "horovodrun's -cb (--check-build): "
       "`dlrun check` shows what dlrun finds here" },
     { "disable-cache", OPT_ACCEPT, 0, D_ALL, 0, NULL },
     { "tcp", OPT_ACCEPT, 0, D_ALL, 0, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 
 static const char *base_name(const char *p)
@@ -186,35 +188,4 @@ int dialect_of(const char *argv0)
     if (strcmp(b, "horovodrun") == 0)
         return D_HOROVODRUN;
     return D_DLRUN;
-}
-
-const struct optdef *dialect_find(const char *name, int d)
-{
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if ((table[i].dialects & d) && strcmp(table[i].name, name) == 0)
-            return &table[i];
-    return NULL;
-}
-
-const char *dialect_suggest(const char *name)
-{
-    const char *best = NULL;
-    size_t bestd = 99, len = strlen(name);
-
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        size_t d;
-
-        if (strlen(table[i].name) < 3 || table[i].code == OPT_REFUSE ||
-            table[i].code == OPT_REFUSE_ARG)
-            continue;
-        d = editdist(name, table[i].name);
-        /* a prefix (--nproc) is what argparse would have taken */
-        if (strncmp(table[i].name, name, len) == 0 && len >= 3)
-            d = 1;
-        if (d < bestd) {
-            bestd = d;
-            best = table[i].name;
-        }
-    }
-    return bestd <= (len > 6 ? 2u : 1u) ? best : NULL;
 }

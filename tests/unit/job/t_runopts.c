@@ -1,0 +1,128 @@
+/* t_runopts.c - the options of run, env and plan read through
+ * lib/util/optparse with the dialect table: dlrun's words, torchrun's,
+ * mpirun's and Hydra's spellings, horovodrun's --mpi flag, MPMD parts,
+ * the refusals and the did-you-mean, each line said as dlrun says it. */
+#include "job/runopts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job/dialect.h"
+#include "util/say.h"
+#include "tap.h"
+
+static char said[512];
+
+static void keep(void *ctx, const char *line)
+{
+    (void)ctx;
+    snprintf(said, sizeof said, "%s", line);
+}
+
+/* What o holds, in a few words: the fields a case may check. */
+static void summary(const struct options *o, char *out, size_t n)
+{
+    char words[256] = "";
+
+    for (int i = 0; o->progv && o->progv[i]; i++)
+        snprintf(words + strlen(words), sizeof words - strlen(words), "%s%s",
+                 i ? " " : "", o->progv[i]);
+    snprintf(out, n, "np=%d nodes=%d per=%d hosts=%s mpi=%d tag=%d x=%s,%s,%s "
+             "kill=%d filter=%d torch=%d prog=[%s]", o->plan.ranks,
+             o->plan.nodes, o->plan.per_node,
+             o->alloc.hosts ? o->alloc.hosts : "-", (int)o->mpi,
+             o->tag_output, o->nexports > 0 ? o->exports[0] : "-",
+             o->nexports > 1 ? o->exports[1] : "-",
+             o->nexports > 2 ? o->exports[2] : "-", o->kill_timeout_ms,
+             o->nfilter, o->torch.used, words);
+}
+
+#define DEF "nodes=0 per=0 hosts=-"
+static const struct {
+    const char *words;  /* argv[1..], space-separated */
+    int rc;
+    const char *got;    /* summary() on 0, what was said otherwise */
+} cases[] = {
+    { "-np 4 -H a:2,b:2 --tag-output prog x", 0,
+      "np=4 nodes=0 per=0 hosts=a:2,b:2 mpi=0 tag=1 x=-,-,- kill=10000 "
+      "filter=0 torch=0 prog=[prog x]" },
+    { "-n4 --label -- -prog", 0,
+      "np=4 " DEF " mpi=0 tag=1 x=-,-,- kill=10000 filter=0 torch=0 "
+      "prog=[-prog]" },
+    { "--nproc_per_node=2 --nnodes 1 train.py", 0,
+      "np=0 nodes=1 per=2 hosts=- mpi=0 tag=0 x=-,-,- kill=10000 filter=0 "
+      "torch=1 prog=[python3 -u train.py]" },
+    { "--mpi prog", 0,
+      "np=0 " DEF " mpi=2 tag=0 x=-,-,- kill=10000 filter=0 torch=0 "
+      "prog=[prog]" },
+    { "--mpi none prog", 0,
+      "np=0 " DEF " mpi=1 tag=0 x=-,-,- kill=10000 filter=0 torch=0 "
+      "prog=[prog]" },
+    { "-mca btl tcp -genv A=1 -x B prog", 0,
+      "np=0 " DEF " mpi=0 tag=0 x=OMPI_MCA_btl=tcp,A=1,B kill=10000 "
+      "filter=0 torch=0 prog=[prog]" },
+    { "--kill-timeout 3 --ranks-filter 0,3 -npernode 2", 0,
+      "np=0 nodes=0 per=2 hosts=- mpi=0 tag=0 x=-,-,- kill=3000 filter=2 "
+      "torch=0 prog=[]" },
+    { "-np 2 ./a : -np 3 ./b", 0,
+      "np=5 " DEF " mpi=0 tag=0 x=-,-,- kill=10000 filter=0 torch=0 "
+      "prog=[/bin/sh -c r=$DLRUN_RANK; if [ \"$r\" -lt 2 ]; then exec ./a; "
+      "elif [ \"$r\" -lt 5 ]; then exec ./b; fi; exit 127 dlrun-mpmd]" },
+    { "-h prog", 1, "" },
+    { "--nproc 2 prog", 2, "unknown option '--nproc'; did you mean "
+      "--nproc-per-node? (dlrun run --help)" },
+    { "-hfoo", 2, "unknown option '-hfoo' (dlrun run --help)" },
+    { "--display-map prog", 2, "mpirun's --display-map: run `dlrun plan` "
+      "with the same options to see every rank's host" },
+    { "-np x prog", 2, "-np x: expected a whole number from 1 to 16777216" },
+    { "-np", 2, "missing value for '-np' (it takes a value)" },
+    { "--oversubscribe=1", 2, "--oversubscribe takes no value (got '1')" },
+    { "--mpi=x prog", 2, "--mpi 'x': expected auto, pmix, none or srun" },
+    { "--redirects 0:1 prog", 2, "--redirects '0:1': a map per local rank "
+      "is not supported; give one value 0-3 for every rank, or --output-dir "
+      "DIR --ranks-filter LIST (the ranks shown on the console)" },
+};
+
+static void run_case(size_t k)
+{
+    char buf[256], got[512] = "", what[300], *save = NULL, *argv[24];
+    struct options o;
+    int argc = 1, rc;
+
+    snprintf(buf, sizeof buf, "%s", cases[k].words);
+    argv[0] = "run";
+    for (char *w = strtok_r(buf, " ", &save); w && argc < 23;
+         w = strtok_r(NULL, " ", &save))
+        argv[argc++] = w;
+    argv[argc] = NULL;
+    said[0] = '\0';
+    rc = runopts_parse(argc, argv, &o);
+    snprintf(what, sizeof what, "'%s': exit code", cases[k].words);
+    is_int(rc, cases[k].rc, what);
+    if (rc == 0)
+        summary(&o, got, sizeof got);
+    snprintf(what, sizeof what, "'%s': %s", cases[k].words,
+             rc == 0 ? "the options" : "what was said");
+    is_str(rc == 0 ? got : said, cases[k].got, what);
+    if (rc == 0)
+        options_free(&o);
+}
+
+int main(void)
+{
+    unsetenv("PYTHON_EXEC");
+    say_set_sink(keep, NULL);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        run_case(k);
+    is_int(dialect_of("/usr/bin/mpirun"), D_MPIRUN, "mpirun's dialect");
+    is_int(dialect_of("mpiexec.hydra"), D_MPIRUN, "Hydra's");
+    is_int(dialect_of("torchrun"), D_TORCHRUN, "torchrun's");
+    is_int(dialect_of("horovodrun"), D_HOROVODRUN, "horovodrun's");
+    is_int(dialect_of("dlrun"), D_DLRUN, "dlrun's own");
+    ok(optp_find(dialect_table, "N", D_MPIRUN)->code == OPT_PER_NODE,
+       "mpirun's -N is ranks per node");
+    ok(optp_find(dialect_table, "N", D_DLRUN)->code == 'N',
+       "dlrun's -N is nodes");
+    return tap_done();
+}
