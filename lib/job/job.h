@@ -12,6 +12,7 @@
 #include "place/rdv.h"
 #include "util/strv.h"
 #include "run/supervise.h"
+#include "job/stall_watch.h"
 
 struct pmix_host;
 
@@ -78,44 +79,12 @@ struct mpi_guard {
     int at_failure;                     /* 1: it looked when a rank failed */
 };
 
-/* --stall-timeout (cmd/stall.c): a watch over the n ranks (plan ranks,
- * borrowed) this dlrun starts, or NULL when off; made before the ranks'
- * environments (it sets PYTHONFAULTHANDLER for them).  job_stall_output
- * puts its tap into the output engine's options, job_stall_watch into
- * sv's periodic hook (b: the local broker, whose requests are progress,
- * or NULL).  job_stall_finish, after supervise_run, prints the line
- * naming where the ranks waited and returns 1 when the job stalled.
- * All take NULL. */
-struct stall_watch;
-struct output_opts;
-struct broker;
-struct stall_watch *job_stall_create(struct job *j, const int *ranks, int n);
-/* Add SIGPWR (a report on demand) to the signals blocked before the
- * ranks or agents start, when --stall-timeout is on. */
-void job_stall_block(const struct job *j, sigset_t *set);
-void job_stall_output(struct stall_watch *w, struct output_opts *oo);
-void job_stall_watch(struct stall_watch *w, struct supervise *sv,
-                     struct broker *b);
-int job_stall_finish(struct stall_watch *w);
-void job_stall_free(struct stall_watch *w);
-
-/* The head's side (cmd/stall.c): create (NULL when off; addr and token
- * of the head's broker, borrowed), watch in sv's periodic hook (the
- * agents' processes), and after supervise_run finish: 1 when the job
- * stalled, after the line naming where every node's ranks waited.  All
- * take NULL. */
-/* After dlrun was told to stop (INT, TERM, HUP, QUIT): one line saying
- * what it did with the signal and the exit code rc; agents: sv holds the
- * agents of every node (the head).  Nothing for other signals. */
+/* After dlrun was told to stop (INT, TERM, HUP, QUIT): say one line
+ * naming what it did with the signal and the exit code rc; agents: sv
+ * (borrowed) holds the agents of every node (the head).  Nothing for
+ * other signals (lib/job/interrupt_report.c). */
 void job_report_interrupt(const struct job *j, const struct supervise *sv,
                           int rc, int agents);
-
-struct head_stall;
-struct head_stall *head_stall_create(const struct job *j, const char *addr,
-                                     const char *token);
-void head_stall_watch(struct head_stall *hs, struct supervise *sv);
-int head_stall_finish(struct head_stall *hs);
-void head_stall_free(struct head_stall *hs);
 
 /* 1 when --mpi=auto resolved to hosting nothing for several ranks: the
  * head passes --mpi=auto to its agents, which then host nothing and

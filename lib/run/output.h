@@ -26,7 +26,7 @@ struct output_opts {
                                --redirects); the files still get them */
     /* When set, sees every piece of whole lines of rank (which: 1 stdout,
      * 2 stderr; len bytes at p, borrowed for the call) as it is written:
-     * the stall detector's view of the output (cmd/stall.c). */
+     * the stall watch's view of the output (lib/job/stall_watch.c). */
     void (*tap)(void *ctx, int rank, int which, const char *p, size_t len);
     void *tap_ctx;
 };
