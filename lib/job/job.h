@@ -59,11 +59,11 @@ struct job {
  * together (cmd/nodes.c).  Returns the exit code. */
 int run_nodes(struct job *j, char **prog);
 
-/* --mpi (cmd/mpi.c): resolve auto for prog (never PMIx in per-task
+/* --mpi (job/jobmpi.c): resolve auto for prog (never PMIx in per-task
  * mode, where the scheduler serves it); 0 or the exit code, printed. */
 int job_mpi_resolve(struct job *j, char **prog);
 
-/* The run-time guard of --mpi=auto (cmd/mpi.c): when dlrun hosts no PMIx
+/* The run-time guard of --mpi=auto (job/jobmpi.c): when dlrun hosts no PMIx
  * server for ranks it decided are not MPI programs, a rank that maps a
  * libmpi anyway (a module of its own, ctypes) would be an MPI job of its
  * own; the guard looks for one while the job starts (growing intervals,

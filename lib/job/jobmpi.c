@@ -1,25 +1,26 @@
-/* mpi.c - MPI programs under dlrun (docs/mpi.md): --mpi=auto|pmix|none
+/* jobmpi.c - MPI programs under dlrun (docs/mpi.md): --mpi=auto|pmix|none
  * hosts a PMIx server for the ranks dlrun starts (here, or in each agent
  * across nodes); --mpi=srun lets srun --mpi=pmix start the ranks, each a
  * dlrun in per-task mode that sets the rank's variables and execs PROG. */
+#include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "run/envwire.h"
 #include "job/job.h"
-#include "where/mpidetect.h"
 #include "mpi/pmix_host.h"
+#include "run/envwire.h"
 #include "run/proc.h"
-#include "util/strv.h"
 #include "run/supervise.h"
+#include "util/clock.h"
+#include "util/say.h"
+#include "util/strv.h"
+#include "where/mpidetect.h"
 
 extern char **environ;
 
@@ -109,11 +110,11 @@ int job_mpi_resolve(struct job *j, char **prog)
                  mpidetect_argv(prog, getenv("PATH")) ? MPI_PMIX : MPI_NONE;
     guard_wanted = was_auto && o->mpi == MPI_NONE && j->plan.nranks > 1;
     if (o->mpi == MPI_PMIX && !pmix_host_available())
-        return cmd_fail(EXIT_USAGE, "--mpi=pmix: this dlrun was built "
+        return say_fail(EXIT_USAGE, "--mpi=pmix: this dlrun was built "
                         "without PMIx (install libpmix-dev and rebuild; "
                         "dlrun check)");
     if (o->mpi == MPI_PMIX && across)
-        return cmd_fail(EXIT_USAGE, "--mpi=pmix: one dlrun per node started "
+        return say_fail(EXIT_USAGE, "--mpi=pmix: one dlrun per node started "
                         "by srun cannot join the nodes' PMIx servers; run "
                         "one dlrun in the allocation, or srun --mpi=pmix "
                         "dlrun PROG");
@@ -137,18 +138,9 @@ void job_launcher_affinity(struct job *j)
         sched_getaffinity(0, sizeof now, &now) < 0 || CPU_EQUAL(&was, &now))
         return;
     if (j->opt.report_bindings)
-        fprintf(stderr, "dlrun: note: mpirun bound this task to CPUs %s; "
-                "dlrun plans on the CPUs %s of the node (put --bind-to none "
-                "on the mpirun line)\n", cpus_str(&was, a, sizeof a),
-                cpus_str(&now, b, sizeof b));
-}
-
-static long guard_now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+        say("note: mpirun bound this task to CPUs %s; dlrun plans on the "
+            "CPUs %s of the node (put --bind-to none on the mpirun line)",
+            cpus_str(&was, a, sizeof a), cpus_str(&now, b, sizeof b));
 }
 
 /* A running rank that maps a libmpi: stop every rank (SIGTERM: no restart
@@ -165,13 +157,12 @@ static void guard_check(struct mpi_guard *g)
         if (!r->running || r->rank < 0 || !mpidetect_pid(r->pid, lib, sizeof lib))
             continue;
         g->tripped = 1;
-        fprintf(stderr, "dlrun: rank %d (pid %d) loaded %s but dlrun hosts no "
-                "PMIx server for it: each rank would be an MPI job of its own; "
-                "%s\n", r->rank, (int)r->pid, lib, across ? "one dlrun per "
-                "node cannot host one across nodes: start the ranks with "
-                "srun --mpi=pmix or mpirun (dlrun per task), or run one dlrun "
-                "in the allocation with --mpi=pmix" : "run with --mpi=pmix "
-                "(--mpi=none to allow it)");
+        say("rank %d (pid %d) loaded %s but dlrun hosts no PMIx server for "
+            "it: each rank would be an MPI job of its own; %s", r->rank,
+            (int)r->pid, lib, across ? "one dlrun per node cannot host one "
+            "across nodes: start the ranks with srun --mpi=pmix or mpirun "
+            "(dlrun per task), or run one dlrun in the allocation with "
+            "--mpi=pmix" : "run with --mpi=pmix (--mpi=none to allow it)");
         sv->signal_received = SIGTERM;
         for (int k = 0; k < sv->n; k++)
             if (sv->ranks[k].running && sv->ranks[k].rank >= 0)
@@ -188,7 +179,7 @@ static int guard_tick(void *ctx, int readable)
 {
     struct mpi_guard *g = ctx;
     int inner = supervise_hook_call(&g->inner, readable);
-    long now = guard_now_ms();
+    long now = clock_ms();
 
     /* a rank failed: look at the others now, while they still map what
      * they loaded (an MPI_Init that fails by itself, e.g. under srun's
@@ -218,7 +209,7 @@ void job_mpi_guard(struct job *j, struct supervise *sv, struct mpi_guard *g)
     if (!agent_auto && (!guard_wanted || j->opt.mpi != MPI_NONE))
         return;
     *g = (struct mpi_guard){ .j = j, .sv = sv, .interval_ms = 50 };
-    g->start_ms = guard_now_ms();
+    g->start_ms = clock_ms();
     g->next_ms = g->start_ms + 50;
     supervise_hook(sv, guard_tick, g, &g->inner);
 }
@@ -227,7 +218,7 @@ void job_mpi_guard(struct job *j, struct supervise *sv, struct mpi_guard *g)
 static void pmix_log(void *ctx, const char *line)
 {
     (void)ctx;
-    fprintf(stderr, "dlrun: %s\n", line);
+    say("%s", line);
 }
 
 int job_pmix_start(struct job *j, const int *ranks, int n)
@@ -243,7 +234,7 @@ int job_pmix_start(struct job *j, const int *ranks, int n)
         po.broker = getenv("DLRUN_BROKER");
         po.token = getenv("DLRUN_TOKEN");
         if (!po.broker || !po.token)
-            return cmd_fail(EXIT_FAIL, "--mpi=pmix: agent without "
+            return say_fail(EXIT_FAIL, "--mpi=pmix: agent without "
                             "DLRUN_BROKER/DLRUN_TOKEN");
         /* every agent names the namespace alike: the head's broker (a new
          * one for each run of the head's agents), not DLRUN_BROKER, which
@@ -256,7 +247,7 @@ int job_pmix_start(struct job *j, const int *ranks, int n)
     po.job_id = id;
     j->pmix = pmix_host_start(&po, &err);
     if (!j->pmix)
-        return cmd_fail(EXIT_FAIL, "cannot host PMIx for the MPI ranks: %s "
+        return say_fail(EXIT_FAIL, "cannot host PMIx for the MPI ranks: %s "
                         "(--mpi=none to run without)", err.msg);
     return 0;
 }
@@ -266,7 +257,7 @@ int job_pmix_begin(struct job *j)
     struct err err = { "" };
 
     if (j->pmix && pmix_host_job_begin(j->pmix, j->restart, &err) < 0)
-        return cmd_fail(EXIT_FAIL, "%s", err.msg);
+        return say_fail(EXIT_FAIL, "%s", err.msg);
     return 0;
 }
 
@@ -372,23 +363,23 @@ int job_mpi_srun(struct job *j, char **argv, int prog)
     int fd, e;
 
     if (j->plan.per_task || strcmp(j->alloc.source, "slurm-job") != 0)
-        return cmd_fail(EXIT_USAGE, "--mpi=srun: run dlrun inside a Slurm "
+        return say_fail(EXIT_USAGE, "--mpi=srun: run dlrun inside a Slurm "
                         "allocation (sbatch, salloc), not inside srun's "
                         "tasks (allocation source: %s)", j->alloc.source);
     if (j->opt.output_dir || j->opt.nfilter || j->opt.max_restarts ||
         j->opt.summary)
-        return cmd_fail(EXIT_USAGE, "--mpi=srun: srun handles output and "
+        return say_fail(EXIT_USAGE, "--mpi=srun: srun handles output and "
                         "supervision; --output-dir, --ranks-filter, "
                         "--max-restarts and --summary need --mpi=pmix");
     fd = rank_hostfile(&j->plan);
     if (fd < 0)
-        return cmd_fail(EXIT_FAIL, "--mpi=srun: cannot write the host file");
+        return say_fail(EXIT_FAIL, "--mpi=srun: cannot write the host file");
     snprintf(file, sizeof file, "/proc/self/fd/%d", fd);
     srun_argv(j, argv + prog, &a);
     if (a.failed || setenv("SLURM_HOSTFILE", file, 1) < 0)
-        return cmd_fail(EXIT_FAIL, "out of memory");
+        return say_fail(EXIT_FAIL, "out of memory");
     proc_exec(a.v, NULL, NULL, &e, &err);
     strv_free(&a);
-    return cmd_fail(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC, "--mpi=srun: %s",
+    return say_fail(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC, "--mpi=srun: %s",
                     err.msg);
 }
