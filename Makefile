@@ -73,7 +73,7 @@ FUZZ_SRCS := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 # (hidden by default, dlrun.h's declarations visible, lib/libdlrun.map).
 SO_MAJOR  := 0
 SO_SRCS   := lib/rendezvous/client.c lib/rendezvous/broker_proto.c lib/rendezvous/token.c \
-             lib/util/err.c
+             lib/util/err.c lib/util/clock.c
 SO_OBJS   := $(SO_SRCS:%.c=$(BUILD)/pic/%.o)
 SO_FILE   := libdlrun.so.$(VERSION)
 

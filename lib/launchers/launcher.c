@@ -8,6 +8,8 @@
 #include <time.h>
 #include <sys/wait.h>
 
+#include "util/clock.h"
+
 static const struct launcher *const launchers[] = {
     &launcher_local, &launcher_srun, &launcher_ssh,
 };
@@ -136,7 +138,7 @@ static int reap_one(struct sv_rank *r, int block)
     r->running = 0;
     if (got == r->pid) {
         r->status = status;
-        r->end = supervise_wall_time();
+        r->end = clock_wall();
     }
     killpg(r->pid, SIGKILL);    /* what it left in its group ends with it */
     return 1;

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <string.h>
 
+#include "util/clock.h"
 #include "util/net.h"
 #include "run/proc.h"
 #include "util/findprog.h"
@@ -81,7 +82,7 @@ static int local_start(const struct launch_req *req, struct launched *run,
             break;
         }
         ranks[i].running = 1;
-        ranks[i].start = supervise_wall_time();
+        ranks[i].start = clock_wall();
         run->n = i + 1;
     }
     if (nul > 0)       /* 0: stdin was closed; it is every rank's now */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "run/proc.h"
+#include "util/clock.h"
 #include "util/strv.h"
 
 /* "node1,node2" for --nodelist (caller frees); NULL when out of memory. */
@@ -88,7 +89,7 @@ static int srun_start(const struct launch_req *req, struct launched *run,
     }
     procs[0].rank = INT_MIN;
     procs[0].running = 1;
-    procs[0].start = supervise_wall_time();
+    procs[0].start = clock_wall();
     run->n = 1;
     rc = 0;
 out:

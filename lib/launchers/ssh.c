@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/clock.h"
 #include "util/net.h"
 #include "run/proc.h"
 #include "where/ranges.h"
@@ -125,7 +126,7 @@ static int ssh_start(const struct launch_req *req, struct launched *run,
         }
         procs[c].rank = -1 - job->nodes[lo];
         procs[c].running = 1;
-        procs[c].start = supervise_wall_time();
+        procs[c].start = clock_wall();
         run->n = c + 1;
     }
     return 0;

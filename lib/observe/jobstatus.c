@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "observe/procstat.h"
+#include "util/clock.h"
 
 void js_put_rank(FILE *f, const struct js_rank *r)
 {
@@ -101,14 +101,6 @@ int js_parse_ranks(const char *buf, size_t len, struct js_rank *out, int max,
     return 0;
 }
 
-static long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* The resident set of pid from /proc/PID/statm, in KiB; -1 unknown. */
 static long long rss_kb(pid_t pid)
 {
@@ -130,7 +122,7 @@ int js_sample(pid_t pid, const unsigned long long *group,
 {
     struct procstat st;
     unsigned long long now_ticks = 0;
-    long now = mono_ms();
+    long now = clock_ms();
 
     if (procstat_read(pid, &st) < 0)
         return -1;

@@ -16,20 +16,12 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rendezvous/client.h"
 #include "run/proc.h"
+#include "util/clock.h"
 #include "util/findprog.h"
-
-static long now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000000L + ts.tv_nsec / 1000L;
-}
 
 /* The first of names that dlopen finds, into out ("" when none). */
 static void find_library(const char *const *names, char *out)
@@ -277,12 +269,12 @@ static int round_trips(int fd, int timeout_ms, long *best)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     *best = -1;
     for (int i = 0; i < 5; i++) {
-        long t = now_us();
+        long t = clock_us();
         char c = (char)('a' + i), back = 0;
         if (write(fd, &c, 1) != 1 || poll(&p, 1, timeout_ms) <= 0 ||
             read(fd, &back, 1) != 1 || back != c)
             return -1;
-        t = now_us() - t;
+        t = clock_us() - t;
         if (*best < 0 || t < *best)
             *best = t;
     }

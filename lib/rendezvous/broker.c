@@ -33,11 +33,11 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rendezvous/broker_proto.h"
 #include "rendezvous/broker_store.h"
+#include "util/clock.h"
 
 #define DEFAULT_MAX_CONNS 65536
 #define DEFAULT_UNAUTH_PER_SRC 1024
@@ -121,14 +121,6 @@ struct broker {
 /* The listening socket's tag in the epoll set (connections use their
  * struct conn). */
 static char listen_tag;
-
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 /* ---- memory ---- */
 
@@ -757,7 +749,7 @@ static void expire_auth(struct broker *b)
 
 int broker_timeout_ms(const struct broker *b)
 {
-    uint64_t next = bs_next_deadline(b->store), now = now_ms();
+    uint64_t next = bs_next_deadline(b->store), now = clock_ms();
 
     if (b->ahead && b->ahead->auth_deadline < next)
         next = b->ahead->auth_deadline;
@@ -797,7 +789,7 @@ int broker_run_once(struct broker *b, int timeout_ms, struct err *err)
         return err_set(err, "broker: epoll_wait: %s", strerror(errno));
     if (n < 0)
         n = 0;
-    b->now = now_ms();
+    b->now = clock_ms();
     was = b->pressure;
     for (int i = 0; i < n; i++)
         handle(b, &ev[i]);
@@ -993,7 +985,7 @@ struct broker *broker_create(const char *bind_addr, int port,
     if (add_listener(b, err) < 0)
         goto fail;
     b->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    b->now = now_ms();
+    b->now = clock_ms();
     return b;
 fail:
     broker_destroy(b);

@@ -13,11 +13,11 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rendezvous/broker_relay.h"
 #include "rendezvous/client.h"
+#include "util/clock.h"
 
 #define MAX_OUT (64u << 20)     /* answers queued for one peer */
 #define CONNECT_MS 30000
@@ -40,14 +40,6 @@ struct relay_srv {
     int started;
     char dir[PATH_MAX], addr[PATH_MAX + 16];
 };
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void mark_dead(struct rconn *c)
 {
@@ -205,9 +197,9 @@ static void on_readable(struct relay_srv *s, struct rconn *c)
             return;
         }
         if ((c == &s->up ? br_relay_from_parent(s->r, buf, (size_t)n,
-                                                mono_ms(), &err)
+                                                clock_ms(), &err)
                          : br_relay_from_peer(s->r, c->p, buf, (size_t)n,
-                                              mono_ms(), &err)) < 0)
+                                              clock_ms(), &err)) < 0)
             mark_dead(c);
     }
     if (!c->dead)
@@ -234,7 +226,7 @@ static void *serve(void *arg)
     struct epoll_event ev[64];
 
     for (;;) {
-        uint64_t dl = br_relay_next_deadline(s->r), now = mono_ms();
+        uint64_t dl = br_relay_next_deadline(s->r), now = clock_ms();
         int tmo = dl == UINT64_MAX ? -1 : dl <= now ? 0 : (int)(dl - now);
         int i, n = epoll_wait(s->ep, ev, 64, tmo);
 
@@ -244,7 +236,7 @@ static void *serve(void *arg)
             on_event(s, &ev[i]);
         }
         sweep(s);   /* after the batch: later events may name the dead */
-        br_relay_tick(s->r, mono_ms());
+        br_relay_tick(s->r, clock_ms());
         sweep(s);
     }
 }

@@ -22,6 +22,7 @@
 #pragma GCC visibility pop
 #include "rendezvous/broker_proto.h"
 #include "rendezvous/token.h"
+#include "util/clock.h"
 
 /* How long to wait for an answer beyond the request's own timeout: the
  * broker answers at the deadline, this only catches a hung broker. */
@@ -48,14 +49,6 @@ struct client {
     uint8_t rbuf[65536];
 };
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ms left until deadline (-1: none), at least 0. */
 static int left_ms(int64_t deadline)
 {
@@ -63,7 +56,7 @@ static int left_ms(int64_t deadline)
 
     if (deadline < 0)
         return -1;
-    left = deadline - mono_ms();
+    left = deadline - clock_ms();
     return left < 0 ? 0 : left > 1000000000 ? 1000000000 : (int)left;
 }
 
@@ -141,7 +134,7 @@ static void backoff(int tries, int64_t deadline)
 {
     int ms = tries < 6 ? 20 << (tries - 1) : 1000;
 
-    ms = ms / 2 + (int)((unsigned)(mono_ms() ^ getpid()) % (unsigned)(ms / 2 + 1));
+    ms = ms / 2 + (int)((unsigned)(clock_ms() ^ getpid()) % (unsigned)(ms / 2 + 1));
     ms = ms < left_ms(deadline) ? ms : left_ms(deadline);
     nanosleep(&(struct timespec){ ms / 1000, ms % 1000 * 1000000L }, NULL);
 }
@@ -217,7 +210,7 @@ static int dial_any(const char *broker, int64_t deadline, struct err *err)
 
 int client_dial(const char *broker, int timeout_ms, struct err *err)
 {
-    return dial_any(broker, mono_ms() + timeout_ms, err);
+    return dial_any(broker, clock_ms() + timeout_ms, err);
 }
 
 /* ---- one request, one answer ---- */
@@ -353,7 +346,7 @@ static int transact(struct client *c, struct bp_msg *m, int64_t deadline,
     if (!c->next_id)
         c->next_id = 1;     /* id 0 is the broker's notice */
     c->want_op = m->op;
-    if (send_frame(c, m, mono_ms() + c->grace_ms, err) < 0)
+    if (send_frame(c, m, clock_ms() + c->grace_ms, err) < 0)
         return -1;
     return recv_answer(c, deadline, err);
 }
@@ -361,7 +354,7 @@ static int transact(struct client *c, struct bp_msg *m, int64_t deadline,
 /* When to give up on the answer to a request that waits timeout_ms. */
 static int64_t answer_deadline(const struct client *c, int timeout_ms)
 {
-    return timeout_ms < 0 ? -1 : mono_ms() + timeout_ms + c->grace_ms;
+    return timeout_ms < 0 ? -1 : clock_ms() + timeout_ms + c->grace_ms;
 }
 
 void client_set_answer_grace(struct client *c, int ms)
@@ -475,7 +468,7 @@ static int connect_auth(struct client *c, const char *broker,
                         const uint8_t tok[TOKEN_BYTES], int64_t deadline,
                         struct err *err)
 {
-    int64_t start = mono_ms();
+    int64_t start = clock_ms();
     int rc = 1, tries = 0, dialed;
     uint8_t last = 0;
 
@@ -495,7 +488,7 @@ static int connect_auth(struct client *c, const char *broker,
         if ((rc == 1 || (rc < 0 && dialed && last && !c->notice)) &&
             left_ms(deadline) == 0) {
             c->notice = c->notice ? c->notice : last;
-            turned_away(c, broker, tries, (int)(mono_ms() - start), err);
+            turned_away(c, broker, tries, (int)(clock_ms() - start), err);
             rc = -1;
         }
     }
@@ -505,7 +498,7 @@ static int connect_auth(struct client *c, const char *broker,
 struct client *client_connect(const char *broker, const char *token_hex,
                               int timeout_ms, struct err *err)
 {
-    int64_t deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : 1);
+    int64_t deadline = clock_ms() + (timeout_ms > 0 ? timeout_ms : 1);
     struct client *c = NULL;
     uint8_t tok[TOKEN_BYTES];
     char host[256];

@@ -21,8 +21,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "util/clock.h"
 
 enum { READING, WRITING, DRAINING };
 
@@ -46,14 +47,6 @@ struct hvd_server {
     struct pollfd *pfds;
     int logged;                 /* a refusal was logged this attempt */
 };
-
-static long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 int hvd_answer(struct hvd_store *st, const struct http_request *r,
                const void **body, size_t *len, struct err *err)
@@ -152,7 +145,7 @@ static void accept_all(struct hvd_server *s)
         memset(c, 0, sizeof *c);
         c->fd = fd;
         c->srv = s;
-        c->last_ms = now_ms();
+        c->last_ms = clock_ms();
         if (http_req_init(&c->req, 8192, s->o.max_body, on_request, c,
                           NULL) < 0) {
             close(fd);
@@ -232,7 +225,7 @@ static void *serve(void *arg)
             accept_all(s);
         /* backwards: closing i moves the last one (done or new) into i */
         for (int i = n - 1; i >= 0; i--)
-            conn_event(s, i, s->pfds[2 + i].revents, now_ms());
+            conn_event(s, i, s->pfds[2 + i].revents, clock_ms());
     }
     return NULL;
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "rendezvous/client.h"
+#include "util/clock.h"
 #include "util/net.h"
 
 #define NG_TEXT_MAX 600     /* longest record or outcome accepted */
@@ -21,14 +22,6 @@ struct nodegroup {
     long *seen_ms;          /* when it last moved */
     int nwatch;
 };
-
-static long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 /* ---- records and outcomes ---- */
 
@@ -326,7 +319,7 @@ static int fetch(struct nodegroup *ng, int gen, int i, long deadline,
             return -1;
         if (stop && stop(ctx))
             return 1;
-        if (mono_ms() > deadline)
+        if (clock_ms() > deadline)
             return err_set(err, "node rank %d did not join within %d s: "
                            "start dlrun on every node with the same "
                            "rendezvous (%s)", i,
@@ -338,7 +331,7 @@ static int fetch(struct nodegroup *ng, int gen, int i, long deadline,
 static int gather(struct nodegroup *ng, struct ng_group *g, int (*stop)(void *),
                   void *ctx, struct err *err)
 {
-    long deadline = mono_ms() + ng->conf.join_timeout_ms;
+    long deadline = clock_ms() + ng->conf.join_timeout_ms;
 
     for (int i = 0; i < g->nnodes; i++) {
         int rc = fetch(ng, g->gen, i, deadline, stop, ctx, &g->nodes[i], err);
@@ -407,7 +400,7 @@ static int group_size(struct nodegroup *ng, int gen, int self, int *size,
                       int (*stop)(void *), void *ctx, struct err *err)
 {
     const struct ng_conf *c = &ng->conf;
-    long deadline = mono_ms() + c->join_timeout_ms, min_at = 0;
+    long deadline = clock_ms() + c->join_timeout_ms, min_at = 0;
     char k[64], val[32];
     int64_t n = 0;
 
@@ -419,8 +412,8 @@ static int group_size(struct nodegroup *ng, int gen, int self, int *size,
         if (add(ng, gen, "arrive", -1, 0, &n, err) < 0)
             return -1;
         if (n >= c->nnodes && !min_at)
-            min_at = mono_ms();
-        if (n >= c->max_nodes || (min_at && mono_ms() - min_at >= c->last_call_ms)) {
+            min_at = clock_ms();
+        if (n >= c->max_nodes || (min_at && clock_ms() - min_at >= c->last_call_ms)) {
             snprintf(val, sizeof val, "%d", n < c->max_nodes ? (int)n : c->max_nodes);
             if (client_put(ng->c, k, val, strlen(val), err) != CLIENT_OK)
                 return -1;
@@ -428,7 +421,7 @@ static int group_size(struct nodegroup *ng, int gen, int self, int *size,
         }
         if (stop && stop(ctx))
             return 1;
-        if (mono_ms() > deadline)
+        if (clock_ms() > deadline)
             return err_set(err, "only %lld of at least %d nodes joined within "
                            "%d s", (long long)n, c->nnodes,
                            c->join_timeout_ms / 1000);
@@ -526,7 +519,7 @@ int ng_ranks_broker(struct nodegroup *ng, const struct ng_group *g,
                     const char *addr, char *out, size_t len,
                     int (*stop)(void *ctx), void *ctx, struct err *err)
 {
-    long deadline = mono_ms() + ng->conf.join_timeout_ms;
+    long deadline = clock_ms() + ng->conf.join_timeout_ms;
     char k[64], host[NG_ADDR_MAX + 8];
     int port;
 
@@ -552,7 +545,7 @@ int ng_ranks_broker(struct nodegroup *ng, const struct ng_group *g,
             return -1;
         if (stop && stop(ctx))
             return 1;
-        if (mono_ms() > deadline)
+        if (clock_ms() > deadline)
             return err_set(err, "node rank 0 did not say where the ranks' "
                            "broker is");
     }
@@ -561,7 +554,7 @@ int ng_ranks_broker(struct nodegroup *ng, const struct ng_group *g,
 int ng_watch_begin(struct nodegroup *ng, const struct ng_group *g,
                    struct err *err)
 {
-    long now = mono_ms();
+    long now = clock_ms();
 
     free(ng->hb);
     free(ng->seen_ms);
@@ -595,7 +588,7 @@ static int post_first(struct nodegroup *ng, int gen, const struct ng_end *e,
 int ng_watch(struct nodegroup *ng, const struct ng_group *g, int wait_ms,
              struct ng_end *e, struct err *err)
 {
-    long now = mono_ms();
+    long now = clock_ms();
     int64_t v = 0;
 
     if (ng->nwatch != g->nnodes)
@@ -662,12 +655,12 @@ int ng_outcome(struct nodegroup *ng, const struct ng_group *g, int wait_ms,
 int ng_leave(struct nodegroup *ng, const struct ng_group *g, int expect,
              int wait_ms, struct err *err)
 {
-    long deadline = mono_ms() + wait_ms;
+    long deadline = clock_ms() + wait_ms;
     int64_t n = 0;
 
     if (add(ng, g->gen, "left", -1, 1, &n, err) < 0)
         return -1;
-    while (wait_ms > 0 && n < expect && mono_ms() < deadline) {
+    while (wait_ms > 0 && n < expect && clock_ms() < deadline) {
         struct timespec ts = { 0, 50 * 1000000L };
         nanosleep(&ts, NULL);
         if (add(ng, g->gen, "left", -1, 0, &n, err) < 0)

@@ -28,10 +28,10 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "run/guard.h"
+#include "util/clock.h"
 #include "util/findprog.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -280,7 +280,7 @@ int proc_reap_ended(void)
 }
 
 /* The child's output into buf until EOF, len - 1 bytes kept (the rest
- * read and dropped) or deadline_ms (CLOCK_MONOTONIC; 0: none) passed.
+ * read and dropped) or deadline_ms (clock_ms; 0: none) passed.
  * 0, or -1 when the deadline passed. */
 static int read_until(int fd, char *buf, size_t len, long deadline_ms)
 {
@@ -289,12 +289,10 @@ static int read_until(int fd, char *buf, size_t len, long deadline_ms)
 
     for (;;) {
         struct pollfd p = { .fd = fd, .events = POLLIN };
-        struct timespec ts;
         long left = -1;
         ssize_t r;
         if (deadline_ms) {
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            left = deadline_ms - (ts.tv_sec * 1000L + ts.tv_nsec / 1000000);
+            left = deadline_ms - clock_ms();
             if (left <= 0)
                 break;
         }
@@ -317,12 +315,7 @@ static int read_until(int fd, char *buf, size_t len, long deadline_ms)
 
 static long deadline_after(int ms)
 {
-    struct timespec ts;
-
-    if (ms <= 0)
-        return 0;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000 + ms;
+    return ms <= 0 ? 0 : clock_ms() + ms;
 }
 
 int proc_capture(char *const *argv, int in_fd, int with_stderr,

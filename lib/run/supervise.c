@@ -8,9 +8,9 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/evloop.h"
 #include "run/guard.h"
 #include "run/output.h"
@@ -41,22 +41,6 @@ int supervise_exit_code(int status)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
-double supervise_wall_time(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 static int signal_all(struct supervise *sv, int sig)
 {
     int n = 0;
@@ -80,7 +64,7 @@ static int reap(struct supervise *sv, int stopping)
                 continue;
             r->running = 0;
             r->status = status;
-            r->end = supervise_wall_time();
+            r->end = clock_wall();
             /* leftovers in its group (workers it forked) end with it */
             killpg(pid, SIGKILL);
             guard_forget(pid);
@@ -104,7 +88,7 @@ static int any_running(const struct supervise *sv)
 static void start_teardown(struct supervise *sv, struct sv_state *st)
 {
     st->stopping = 1;
-    st->deadline = now_ms() + sv->kill_timeout_ms;
+    st->deadline = clock_ms() + sv->kill_timeout_ms;
 }
 
 static void on_signal(struct supervise *sv, struct sv_state *st, int sig)
@@ -116,9 +100,9 @@ static void on_signal(struct supervise *sv, struct sv_state *st, int sig)
         }
         return;
     }
-    int kill_now = sig == SIGINT && now_ms() - st->last_int < 1000;
+    int kill_now = sig == SIGINT && clock_ms() - st->last_int < 1000;
     if (sig == SIGINT)
-        st->last_int = now_ms();
+        st->last_int = clock_ms();
     sv->signal_received = sig;
     if (sv->forward)
         sv->forward(sv->forward_ctx, kill_now ? SIGKILL : sig);
@@ -142,7 +126,7 @@ static void wait_once(struct supervise *sv, struct sv_state *st, int sfd,
                       struct pollfd *pfd, int *ids)
 {
     int nout = sv->out ? output_poll_fds(sv->out, ids, ids + 2 * sv->n) : 0;
-    long wait = st->deadline < 0 ? 1000 : st->deadline - now_ms();
+    long wait = st->deadline < 0 ? 1000 : st->deadline - clock_ms();
     struct err err = { "" };
     struct pollfd *xp = &pfd[1 + nout];
     int n;
@@ -167,7 +151,7 @@ static void wait_once(struct supervise *sv, struct sv_state *st, int sfd,
         st->extra_ms = sv->extra(sv->extra_ctx, n > 0 && xp->revents);
     if (n == 0)
         on_signal(sv, st, SIGCHLD);     /* a periodic reap, in case */
-    if (st->deadline >= 0 && now_ms() >= st->deadline) {
+    if (st->deadline >= 0 && clock_ms() >= st->deadline) {
         signal_all(sv, SIGKILL);
         st->deadline = -1;
     }

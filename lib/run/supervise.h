@@ -11,11 +11,8 @@ struct sv_rank {
     pid_t pid;          /* also its process group */
     int running;
     int status;         /* wait status once it ended */
-    double start, end;  /* wall-clock seconds (CLOCK_REALTIME) */
+    double start, end;  /* wall-clock seconds (clock_wall) */
 };
-
-/* Now in wall-clock seconds, for sv_rank times. */
-double supervise_wall_time(void);
 
 struct output;
 

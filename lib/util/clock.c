@@ -16,6 +16,16 @@ long clock_ms(void)
     return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
 }
 
+long clock_us(void)
+{
+    struct timespec ts;
+
+    if (fake_fn)
+        return fake_fn(fake_ctx) * 1000L;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000000L + ts.tv_nsec / 1000L;
+}
+
 double clock_wall(void)
 {
     struct timespec ts;

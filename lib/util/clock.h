@@ -10,6 +10,10 @@
 /* Milliseconds on the monotonic clock (or the fake one). */
 long clock_ms(void);
 
+/* The same clock in microseconds (the fake one's milliseconds * 1000):
+ * for a network round trip, which a millisecond cannot measure. */
+long clock_us(void);
+
 /* Seconds since the epoch, with a fraction (CLOCK_REALTIME, or the fake
  * one's milliseconds / 1000): the times --summary and status report. */
 double clock_wall(void);

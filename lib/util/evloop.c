@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
+
 struct watch {
     int fd;                     /* -1: removed, dropped at the next turn */
     evloop_fd_fn fn;
@@ -34,14 +36,6 @@ struct evloop {
     void *sig_ctx;
     int stopped, code;
 };
-
-static long long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 struct evloop *evloop_create(struct err *err)
 {
@@ -130,7 +124,7 @@ struct evloop_timer *evloop_add_timer(struct evloop *l, int first_ms,
 void evloop_timer_set(struct evloop_timer *t, int ms)
 {
     t->armed = ms >= 0;
-    t->due_ms = mono_ms() + (ms > 0 ? ms : 0);
+    t->due_ms = clock_ms() + (ms > 0 ? ms : 0);
 }
 
 /* The signalfd's watch: every signal waiting, one call each. */
@@ -212,7 +206,7 @@ static int prepare(struct evloop *l)
 /* Milliseconds until the first armed timer is due, -1 when none is. */
 static int next_wait(const struct evloop *l)
 {
-    long long now = mono_ms(), best = -1;
+    long long now = clock_ms(), best = -1;
 
     for (int i = 0; i < l->nt; i++) {
         long long left = l->t[i]->due_ms - now;
@@ -239,7 +233,7 @@ static int dispatch_fds(struct evloop *l, int n, struct err *err)
 /* The timers due now, each disarmed (or moved a period on) first. */
 static int dispatch_timers(struct evloop *l, struct err *err)
 {
-    long long now = mono_ms();
+    long long now = clock_ms();
 
     for (int i = 0; i < l->nt && !l->stopped; i++) {
         struct evloop_timer *t = l->t[i];

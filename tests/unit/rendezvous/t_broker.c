@@ -15,13 +15,13 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../../../contrib/include/dlrun.h"
 #include "rendezvous/broker.h"
 #include "rendezvous/broker_proto.h"
 #include "rendezvous/client.h"
+#include "util/clock.h"
 #include "tap.h"
 
 static const uint8_t token[TOKEN_BYTES] = "secret-token-16b";
@@ -42,14 +42,6 @@ struct tc {
     char log[256];          /* "op#id status[ 'value'];..." */
     int nans;
 };
-
-static int64_t now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static int tc_answer(void *ctx, const struct bp_msg *m)
 {
@@ -148,7 +140,7 @@ static void tc_pump(struct tc *t)
 static int run_until(struct broker *b, struct tc *ts, size_t n,
                      int (*done)(struct tc *ts, size_t n), int ms)
 {
-    int64_t end = now_ms() + ms;
+    int64_t end = clock_ms() + ms;
     struct err err = { "" };
 
     do {
@@ -158,7 +150,7 @@ static int run_until(struct broker *b, struct tc *ts, size_t n,
             tc_pump(&ts[i]);
         if (done(ts, n))
             return 1;
-    } while (now_ms() < end);
+    } while (clock_ms() < end);
     return 0;
 }
 
@@ -229,7 +221,7 @@ static void test_many_clients(size_t n)
 {
     struct tc *ts = calloc(n + 1, sizeof *ts);
     size_t good = 0;
-    int64_t t0 = now_ms();
+    int64_t t0 = clock_ms();
     char what[120];
     int done;
 
@@ -251,7 +243,7 @@ static void test_many_clients(size_t n)
     snprintf(what, sizeof what, "%zu clients: AUTH, GET answered by a later "
              "PUT, barrier of all", n);
     ok(done && good == n, what);
-    printf("# %zu clients served in %lld ms\n", n, (long long)(now_ms() - t0));
+    printf("# %zu clients served in %lld ms\n", n, (long long)(clock_ms() - t0));
     is_str(ts[n].log, "auth#1 ok;put#2 ok;get#3 ok 'v';", "the putter");
     for (size_t i = 0; i <= n; i++)
         tc_close(&ts[i]);
@@ -294,13 +286,13 @@ static void test_bad_peers(void)
 {
     struct tc ts[NBAD];
     struct broker_stats s;
-    int64_t t0 = now_ms(), took;
+    int64_t t0 = clock_ms(), took;
     int done;
 
     st0 = stats();
     bad_peers_open(ts);
     done = run_until(g_b, ts, NBAD, all_closed, 60000);
-    took = now_ms() - t0;
+    took = clock_ms() - t0;
     s = stats();
     ok(done, "wrong token, garbage, PUT first, oversized value and key, "
        "silence, half an AUTH: all dropped");
@@ -511,12 +503,12 @@ static int drain(int *fd, char *buf, size_t *len, size_t cap)
  * time. */
 static int serve_children(const pid_t *pids, int *fds, int n)
 {
-    int64_t end = now_ms() + 30000;
+    int64_t end = clock_ms() + 30000;
     int alive = n, open_fds = n, status;
     size_t len[4] = { 0 };
     struct err err = { "" };
 
-    while ((alive || open_fds) && now_ms() < end) {
+    while ((alive || open_fds) && clock_ms() < end) {
         broker_run_once(g_b, 5, &err);
         for (int i = 0; i < n; i++)
             open_fds -= drain(&fds[i], outs[i], &len[i], sizeof outs[i]);
@@ -580,10 +572,10 @@ static void child_api(int idx, FILE *out)
     free(val);
     fprintf(out, "miss=%d:%s\n", client_get(c, "nope", 0, &val, &len, &err),
             err.msg);
-    t0 = now_ms();
+    t0 = clock_ms();
     fprintf(out, "wait=%d:%s", client_get(c, "nope", 200, &val, &len, &err),
             err.msg);
-    fprintf(out, ":%s\n", now_ms() - t0 >= 190 ? "waited" : "too soon");
+    fprintf(out, ":%s\n", clock_ms() - t0 >= 190 ? "waited" : "too soon");
     client_add(c, "cn", 5, &n, &err);
     rc = client_add(c, "cn", -1, &n, &err);
     fprintf(out, "add=%d:%lld\n", rc, (long long)n);

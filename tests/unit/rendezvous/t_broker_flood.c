@@ -23,24 +23,16 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rendezvous/broker.h"
 #include "rendezvous/broker_proto.h"
 #include "rendezvous/client.h"
+#include "util/clock.h"
 #include "tap.h"
 
 static const uint8_t token[TOKEN_BYTES] = "flood-token-16by";
 static char token_hex[TOKEN_HEX_LEN + 1];
-
-static long now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 /* A blocking TCP connection to the broker that sends nothing. */
 static int silent(const struct broker *b)
@@ -76,9 +68,9 @@ static void send_req(int fd, uint8_t op, uint32_t id, const char *key,
 static void serve_for(struct broker *b, int ms)
 {
     struct err err = { "" };
-    long end = now_ms() + ms;
+    long end = clock_ms() + ms;
 
-    while (now_ms() < end)
+    while (clock_ms() < end)
         broker_run_once(b, 5, &err);
 }
 
@@ -129,14 +121,14 @@ static void rank_wait(struct broker *b, int fd, pid_t pid, char *out,
                       size_t len, int at_ms, void (*hook)(struct broker *))
 {
     struct err err = { "" };
-    long start = now_ms();
+    long start = clock_ms();
     size_t have = 0;
     ssize_t r = -1;
 
     out[0] = '\0';
-    while (now_ms() - start < 60000) {
+    while (clock_ms() - start < 60000) {
         broker_run_once(b, 5, &err);
-        if (hook && now_ms() - start >= at_ms) {
+        if (hook && clock_ms() - start >= at_ms) {
             hook(b);
             hook = NULL;
         }
