@@ -137,7 +137,6 @@ done
 circle_allow() {
     cat <<'LIST'
 cmd/agent.c
-cmd/head.c
 cmd/horovod.c
 cmd/job.c
 cmd/launch.c

@@ -1,5 +1,5 @@
-/* head.h - what the head (cmd/head.c) gives its agents: their command
- * line and the launch job (head_args.c). */
+/* head.h - the head (head.c: run_head in job.h) and what it gives its
+ * agents: their command line and the launch job (head_args.c). */
 #ifndef DLRUN_HEAD_H
 #define DLRUN_HEAD_H
 
@@ -10,6 +10,13 @@
 #include "launchers/launcher.h"
 #include "place/planwire.h"
 #include "util/strv.h"
+
+/* run_head with the backend l (borrowed; one with LAUNCHER_AGENTS)
+ * instead of the one the plan and --launcher select: a test's fake agents.
+ * Blocks the signals the supervisor takes (for good: the caller is about
+ * to exit).  Returns the exit code, after the line saying how the job
+ * ended (lib/util/say.h). */
+int run_head_with(struct job *j, char **prog, const struct launcher *l);
 
 /* Every plan node's index, 0..nnodes-1 (caller frees); NULL when out of
  * memory. */

@@ -113,7 +113,7 @@ void job_pmix_end(struct job *j);
 void job_pmix_stop(struct job *j);
 
 /* The head: the plan spans other hosts inside a Slurm allocation, so one
- * `dlrun agent` per node is started with srun (cmd/head.c). */
+ * `dlrun agent` per node is started with srun (lib/job/head.c). */
 int run_head(struct job *j, char **prog);
 
 /* Is this a plan for run_head (ranks on other hosts, inside Slurm)? */

@@ -8,6 +8,8 @@
  * (ssh cannot deliver signals to root's commands).  An agent whose counter
  * stops for --heartbeat-timeout is lost (killed, or its network cut): the
  * job ends.  The agents watch the head the same way. */
+#include "job/head.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,19 +17,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rendezvous/broker.h"
 #include "rendezvous/broker_loop.h"
 #include "rendezvous/client.h"
 #include "run/engine.h"
-#include "cmd.h"
 #include "util/envset.h"
 #include "run/errfile.h"
 #include "run/failwire.h"
 #include "util/evloop.h"
-#include "job/head.h"
 #include "run/headlink.h"
 #include "run/heartbeat.h"
 #include "job/horovod.h"
@@ -40,6 +39,8 @@
 #include "run/supervise.h"
 #include "rendezvous/token.h"
 #include "run/watch.h"
+#include "util/clock.h"
+#include "util/say.h"
 
 extern char **environ;
 
@@ -70,19 +71,11 @@ int head_wanted(const struct job *j)
     return 0;
 }
 
-static long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* In the broker thread: has an agent gone silent?  The first one found
  * ends the job (SIGTERM to dlrun itself, which its supervisor forwards). */
 static void watch_heartbeats(struct head *h)
 {
-    if (heartbeat_check(h->hb, h->broker, mono_ms()) >= 0)
+    if (heartbeat_check(h->hb, h->broker, clock_ms()) >= 0)
         kill(getpid(), SIGTERM);
 }
 
@@ -110,7 +103,7 @@ static int serve(void *arg, int wake)
         evloop_stop_on_fd(l, wake, &err) < 0 ||
         !evloop_add_timer(l, 0, 250, head_tick, h, &err) ||
         evloop_run(l, &err) < 0)
-        cmd_fail(0, "warning: the head's broker stopped: %s", err.msg);
+        say("warning: the head's broker stopped: %s", err.msg);
     /* a last look: steps a short job passed between two looks */
     progress_head_tick(&h->prog, h->broker, heartbeat_counters(h->hb), 1);
     evloop_destroy(l);
@@ -166,8 +159,8 @@ static void head_stop_broker(struct head *h)
     if (getenv("DLRUN_BROKER_STATS")) {     /* tests: who connected */
         struct broker_stats st;
         broker_get_stats(h->broker, &st);
-        fprintf(stderr, "dlrun: broker: %zu connections, %zu requests\n",
-                st.accepted, st.requests);
+        say("broker: %zu connections, %zu requests", st.accepted,
+            st.requests);
     }
     broker_destroy(h->broker);
     h->broker = NULL;
@@ -191,14 +184,14 @@ static void forward_to_agents(void *ctx, int sig)
     if (headlink_forward(h->ctl, &h->ctl_seq, sig, &err) == 0)
         return;
 fail:
-    cmd_fail(0, "cannot pass signal %d to the agents: %s", sig, err.msg);
+    say("cannot pass signal %d to the agents: %s", sig, err.msg);
 }
 
 static void bad_report(void *ctx, const char *key, const char *why)
 {
     (void)ctx;
-    cmd_fail(0, "ignoring the failure report %s: %s (not written by an "
-             "agent)", key, why);
+    say("ignoring the failure report %s: %s (not written by an agent)", key,
+        why);
 }
 
 /* Which rank failed first, as the agents told the broker
@@ -235,8 +228,8 @@ static void head_root_cause(const struct head *h, int rank)
     snprintf(key, sizeof key, "dlrun.cause.%d", rank);
     if (c && client_get(c, key, 0, &val, &len, &err) == CLIENT_OK &&
         errfile_from_wire(val, len, &ef) == 0)
-        cmd_fail(0, "rank %d's root cause (its TORCHELASTIC_ERROR_FILE): %s",
-                 rank, ef.message);
+        say("rank %d's root cause (its TORCHELASTIC_ERROR_FILE): %s", rank,
+            ef.message);
     free(val);
     client_close(c);
 }
@@ -263,17 +256,17 @@ static int head_outcome(const struct job *j, struct head *h,
                supervise_exit_code(status);
     }
     if (lost >= 0)
-        return cmd_fail(EXIT_FAIL, "lost the agent on %s: no heartbeat for "
+        return say_fail(EXIT_FAIL, "lost the agent on %s: no heartbeat for "
                         "%d s (killed, or its network is down); %s",
                         j->plan.nodes[lost].host,
                         heartbeat_timeout_ms(h->hb) / 1000, stopped);
     if (sv->failed >= 0 && !sv->signal_received) {
         const struct sv_rank *r = &sv->ranks[sv->failed];
         if (r->rank == INT_MIN)
-            cmd_fail(0, "srun (the agents) ended with code %d", rc);
+            say("srun (the agents) ended with code %d", rc);
         else
-            cmd_fail(0, "the agent on %s ended with code %d; %s",
-                     j->plan.nodes[agent_proc_node(r->rank)].host, rc, stopped);
+            say("the agent on %s ended with code %d; %s",
+                j->plan.nodes[agent_proc_node(r->rank)].host, rc, stopped);
     }
     job_report_interrupt(j, sv, rc, 1);
     return rc;
@@ -327,7 +320,7 @@ static int head_supervise(struct job *j, struct head *h,
     int rc;
 
     if (!procs)
-        return cmd_fail(EXIT_FAIL, "out of memory");
+        return say_fail(EXIT_FAIL, "out of memory");
     if (!(l->caps & LAUNCHER_SIGNALS)) {    /* ssh: through the broker */
         sv.forward = forward_to_agents;
         sv.forward_ctx = h;
@@ -340,7 +333,7 @@ static int head_supervise(struct job *j, struct head *h,
     head_stall_watch(h->stall, &sv);
     fflush(NULL);
     if (l->start(&(struct launch_req){ .agents = aj }, &run, &err) < 0) {
-        rc = cmd_fail(run.exec_errno ? proc_exec_code(run.exec_errno)
+        rc = say_fail(run.exec_errno ? proc_exec_code(run.exec_errno)
                                      : EXIT_FAIL, "%s", err.msg);
         goto out;
     }
@@ -416,7 +409,7 @@ static void head_attempt(void *ctx, const struct engine *e,
     h.failed_rank = -1;
     if (head_watch_init(&h, j, &err) < 0 ||
         head_start_broker(&h, j, &err) < 0) {
-        rc = cmd_fail(EXIT_FAIL, "cannot start the broker: %s",
+        rc = say_fail(EXIT_FAIL, "cannot start the broker: %s",
                       err.msg[0] ? err.msg : "out of memory");
         goto out;
     }
@@ -425,16 +418,16 @@ static void head_attempt(void *ctx, const struct engine *e,
     status_head_begin(j, h.addr, h.token);
     if (pipe2(life, O_CLOEXEC) < 0 || !(nodes = head_nodes(&j->plan)) ||
         agent_args(&args) < 0 || !(aj.envp = agent_envp(&h, &add))) {
-        rc = cmd_fail(EXIT_FAIL, "cannot prepare the agents: out of resources");
+        rc = say_fail(EXIT_FAIL, "cannot prepare the agents: out of resources");
         goto out;
     }
     if (head_send_plan(j, h.addr, h.token, &err) < 0) {
-        rc = cmd_fail(EXIT_FAIL, "cannot hand the agents the plan: %s", err.msg);
+        rc = say_fail(EXIT_FAIL, "cannot hand the agents the plan: %s", err.msg);
         goto out;
     }
     head_fill_job(j, &aj, &args, &relay, nodes, j->plan.nnodes, life[0],
                   hr->orig);
-    rc = relay.failed ? cmd_fail(EXIT_FAIL, "out of memory")
+    rc = relay.failed ? say_fail(EXIT_FAIL, "out of memory")
                       : head_supervise(j, &h, hr->l, &aj, e, end);
 out:
     end->rc = rc;
@@ -456,29 +449,36 @@ static void head_restarting(void *ctx, const struct engine *e)
 {
     const struct head_run *hr = ctx;
 
-    cmd_fail(0, "restarting the job on %d nodes (restart %d of %d)",
-             hr->j->plan.nnodes, *e->restart, e->max_restarts);
+    say("restarting the job on %d nodes (restart %d of %d)",
+        hr->j->plan.nnodes, *e->restart, e->max_restarts);
 }
 
-int run_head(struct job *j, char **prog)
+int run_head_with(struct job *j, char **prog, const struct launcher *l)
 {
-    struct err err = { "" };
     sigset_t block, orig;
-    struct head_run hr = { .j = j, .prog = prog, .orig = &orig };
+    struct head_run hr = { .j = j, .l = l, .prog = prog, .orig = &orig };
     struct engine e = { .max_restarts = j->opt.max_restarts,
                         .restart = &j->restart, .attempt = head_attempt,
                         .restarting = head_restarting, .ctx = &hr };
 
-    hr.l = launcher_select(&j->plan, j->alloc.source, LAUNCHER_AGENTS,
-                           j->opt.remote.launcher, &err);
-    if (!hr.l)
-        return cmd_fail(EXIT_USAGE, "%s", err.msg);
     /* blocked before the broker thread starts, so that it inherits the
      * mask and the signals reach the supervisor's signalfd, not the thread */
     supervise_signals(&block);
     job_stall_block(j, &block);
     sigprocmask(SIG_BLOCK, &block, &orig);
     if (j->opt.report_bindings)
-        fprintf(stderr, "dlrun: the agents report bindings per node\n");
+        say("the agents report bindings per node");
     return engine_run(&e, NULL);
+}
+
+int run_head(struct job *j, char **prog)
+{
+    struct err err = { "" };
+    const struct launcher *l;
+
+    l = launcher_select(&j->plan, j->alloc.source, LAUNCHER_AGENTS,
+                        j->opt.remote.launcher, &err);
+    if (!l)
+        return say_fail(EXIT_USAGE, "%s", err.msg);
+    return run_head_with(j, prog, l);
 }
