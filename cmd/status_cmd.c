@@ -1,136 +1,13 @@
-/* status_cmd.c - `dlrun status [--json]`: the running jobs of this user,
- * from the files in the user's runtime folder (lib/observe/jobstatus.h); a
- * multi-node job's ranks from its broker, where its agents put them. */
-#include <dirent.h>
-#include <errno.h>
-#include <signal.h>
+/* status_cmd.c - `dlrun status [--json]`: the running jobs of this user
+ * (lib/observe/jobscan.h reads them) as a table or one JSON object. */
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "rendezvous/client.h"
 #include "cmd.h"
-#include "observe/jobstatus.h"
+#include "observe/jobscan.h"
+#include "util/clock.h"
 #include "util/json.h"
 #include "util/optparse.h"
-#include "util/readall.h"
 #include "util/safefile.h"
-
-#define MAX_SHOWN 4096      /* ranks shown per job at most */
-
-struct js_job {
-    int pid, nodes, ranks, restarts;
-    double started;
-    char cmd[1024], broker[300], token[80];
-    struct js_rank *r;      /* owned, n of them */
-    int n;
-    char note[600];         /* what could not be read, "" when all */
-};
-
-/* "key value" header lines; what follows them are rank lines. */
-static size_t parse_header(const char *text, size_t len, struct js_job *jb)
-{
-    size_t i = 0;
-
-    while (i < len) {
-        const char *nl = memchr(text + i, '\n', len - i);
-        size_t k = nl ? (size_t)(nl - text - i) : len - i;
-        char line[1400];
-        snprintf(line, sizeof line, "%.*s", (int)(k < sizeof line - 1 ? k :
-                 sizeof line - 1), text + i);
-        if (sscanf(line, "pid %d", &jb->pid) != 1 &&
-            sscanf(line, "started %lf", &jb->started) != 1 &&
-            sscanf(line, "nodes %d", &jb->nodes) != 1 &&
-            sscanf(line, "ranks %d", &jb->ranks) != 1 &&
-            sscanf(line, "restarts %d", &jb->restarts) != 1 &&
-            sscanf(line, "broker %299s", jb->broker) != 1 &&
-            sscanf(line, "token %79s", jb->token) != 1 &&
-            strncmp(line, "dlrun-status ", 13) != 0) {
-            if (strncmp(line, "cmd ", 4) != 0)
-                break;      /* the first rank line */
-            snprintf(jb->cmd, sizeof jb->cmd, "%.1000s", line + 4);
-        }
-        i += k + 1;
-    }
-    return i < len ? i : len;
-}
-
-/* Append the rank lines of text to jb->r. */
-static void add_ranks(struct js_job *jb, const char *text, size_t len,
-                      const char *from)
-{
-    struct err err = { "" };
-    int room = MAX_SHOWN - jb->n, got = 0;
-
-    if (room <= 0)
-        return;
-    if (js_parse_ranks(text, len, jb->r + jb->n, room, &got, &err) < 0)
-        snprintf(jb->note, sizeof jb->note, "%s: %s", from, err.msg);
-    else
-        jb->n += got;
-}
-
-/* A head's job: each node's lines from the broker. */
-static void read_broker(struct js_job *jb)
-{
-    struct err err = { "" };
-    struct client *c = client_connect(jb->broker, jb->token, 3000, &err);
-    int missing = 0;
-
-    for (int i = 0; c && i < jb->nodes; i++) {
-        char key[64], from[80];
-        void *v = NULL;
-        size_t len = 0;
-        snprintf(key, sizeof key, "dlrun.st.%d", i);
-        snprintf(from, sizeof from, "node %d", i);
-        if (client_get(c, key, 0, &v, &len, &err) == CLIENT_OK)
-            add_ranks(jb, v, len, from);
-        else
-            missing++;
-        free(v);
-    }
-    if (!c)
-        snprintf(jb->note, sizeof jb->note, "cannot reach its broker: %s",
-                 err.msg);
-    else if (missing)
-        snprintf(jb->note, sizeof jb->note, "%d of %d nodes have not "
-                 "reported yet (agents starting)", missing, jb->nodes);
-    client_close(c);
-}
-
-/* One job file; 0, or -1 when it is not a running job's (then removed
- * when its dlrun is gone). */
-static int read_job(const char *dir, const char *name, struct js_job *jb)
-{
-    char path[4400];
-    char *text = NULL;
-    size_t len = 0, body;
-
-    FILE *f;
-
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    f = fopen(path, "re");
-    text = f ? read_all(f, 1 << 24, &len) : NULL;
-    if (f)
-        fclose(f);
-    if (!text)
-        return -1;
-    body = parse_header(text, len, jb);
-    if (jb->pid <= 0 || (kill(jb->pid, 0) < 0 && errno == ESRCH)) {
-        unlink(path);   /* a dlrun that was killed left it */
-        free(text);
-        return -1;
-    }
-    jb->r = calloc(MAX_SHOWN, sizeof *jb->r);
-    if (jb->r && jb->broker[0])
-        read_broker(jb);
-    else if (jb->r)
-        add_ranks(jb, text + body, len - body, name);
-    free(text);
-    return jb->r ? 0 : -1;
-}
 
 static void fmt_rss(long long kb, char *out, size_t len)
 {
@@ -187,7 +64,8 @@ static void print_job(const struct js_job *jb, double now)
 
 static void json_job(const struct js_job *jb, double now, int first)
 {
-    printf("%s{\"pid\":%d,\"command\":", first ? "" : ",", jb->pid);
+    printf("%s{\"pid\":%d,\"command\":", first ? "{\"jobs\":[" : ",",
+           jb->pid);
     json_string(stdout, jb->cmd);
     printf(",\"nodes\":%d,\"world_size\":%d,\"restarts\":%d,\"uptime_s\":%.1f,"
            "\"note\":", jb->nodes, jb->ranks, jb->restarts, now - jb->started);
@@ -227,16 +105,32 @@ static int status_option(void *ctx, const struct optp_hit *h)
     return 1;
 }
 
+/* How the jobs are shown: a table, or one JSON object. */
+struct shown {
+    int json;
+    double now;     /* wall-clock seconds */
+    int n;          /* jobs shown so far */
+};
+
+static void show_job(void *ctx, const struct js_job *jb)
+{
+    struct shown *sh = ctx;
+
+    if (sh->json)
+        json_job(jb, sh->now, sh->n == 0);
+    else
+        print_job(jb, sh->now);
+    sh->n++;
+}
+
 int cmd_status(int argc, char **argv)
 {
     static const struct optp p = { status_opts, "status", 0, 0 };
     struct err err = { "" };
+    struct shown sh = { 0, clock_wall(), 0 };
     char dir[4096];
-    struct dirent *e;
-    DIR *d;
-    int json = 0, njobs = 0, first = argc;
-    int rc = optp_parse(&p, argc, argv, &first, status_option, &json);
-    struct timespec ts;
+    int first = argc, njobs = 0;
+    int rc = optp_parse(&p, argc, argv, &first, status_option, &sh.json);
 
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;
@@ -245,26 +139,10 @@ int cmd_status(int argc, char **argv)
                         "(usage: dlrun status [--json])", argv[first]);
     if (safefile_rundir(dir, sizeof dir, &err) < 0)
         return cmd_fail(EXIT_USAGE, "status: %s", err.msg);
-    if (!(d = opendir(dir)))
-        return cmd_fail(EXIT_FAIL, "status: cannot read %s", dir);
-    clock_gettime(CLOCK_REALTIME, &ts);
-    if (json)
-        printf("{\"jobs\":[");
-    while ((e = readdir(d))) {
-        struct js_job jb = { 0 };
-        if (strncmp(e->d_name, "job-", 4) != 0 ||
-            read_job(dir, e->d_name, &jb) < 0)
-            continue;
-        if (json)
-            json_job(&jb, ts.tv_sec + ts.tv_nsec / 1e9, njobs == 0);
-        else
-            print_job(&jb, ts.tv_sec + ts.tv_nsec / 1e9);
-        njobs++;
-        free(jb.r);
-    }
-    closedir(d);
-    if (json)
-        printf("]}\n");
+    if (jobscan_each(dir, show_job, &sh, &njobs, &err) < 0)
+        return cmd_fail(EXIT_FAIL, "status: %s", err.msg);
+    if (sh.json)
+        printf("%s]}\n", njobs ? "" : "{\"jobs\":[");
     else if (njobs == 0)
         printf("no running dlrun jobs of yours on this host\n");
     return fflush(stdout) == 0 ? EXIT_OK : EXIT_FAIL;

@@ -1,0 +1,39 @@
+/* jobscan.h - the running jobs of this user, as `dlrun status` shows
+ * them: each job file in the runtime folder (observe/jobstatus.h says
+ * what a dlrun keeps there) read with its ranks, a multi-node job's ranks
+ * from its broker, where its agents put them (dlrun.st.NODE). */
+#ifndef DLRUN_JOBSCAN_H
+#define DLRUN_JOBSCAN_H
+
+#include "observe/jobstatus.h"
+#include "util/err.h"
+
+#define JS_MAX_SHOWN 4096   /* ranks read per job at most */
+
+/* One running job. */
+struct js_job {
+    int pid, nodes, ranks, restarts;    /* its dlrun's pid; the world */
+    double started;         /* wall-clock seconds when it started */
+    char cmd[1024];         /* its command line */
+    char broker[300], token[80];    /* a head's broker; "" for one node */
+    struct js_rank *r;      /* its ranks (owned by the scan), n of them */
+    int n;
+    char note[600];         /* what could not be read, "" when all */
+};
+
+/* Called for each running job (borrowed for the call). */
+typedef void (*js_job_fn)(void *ctx, const struct js_job *job);
+
+/* Read every job file ("job-*") of dir (the runtime folder, borrowed) and
+ * call fn(ctx, job) for each running job; the file of a dlrun that is gone
+ * is removed (a dlrun that was killed left it).  *njobs gets how many were
+ * shown.  0, or -1 with err when dir cannot be read. */
+int jobscan_each(const char *dir, js_job_fn fn, void *ctx, int *njobs,
+                 struct err *err);
+
+/* The header lines of a job file's text (len bytes) into job: "pid N",
+ * "started T", "nodes N", "ranks N", "restarts N", "broker ADDR",
+ * "token HEX", "cmd LINE".  Returns where the rank lines begin. */
+size_t jobscan_header(const char *text, size_t len, struct js_job *job);
+
+#endif
