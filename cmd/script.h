@@ -20,6 +20,11 @@ struct script_result {
  * exit code after printing the one-line error (cmd/script.c). */
 int script_build(int argc, char **argv, int submit, struct script_result *r);
 
+struct options;
+
+/* What lib/scripts/ places of dlrun run's options o: into l. */
+void script_line_of(const struct options *o, struct dlrun_line *l);
+
 /* dlrun run's parser on a script's dlrun line: a scriptcheck_parse_fn
  * (ctx unused; cmd/script_check.c). */
 int script_parse_line(void *ctx, const struct strv *words,

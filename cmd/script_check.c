@@ -12,6 +12,15 @@
 #include "scripts/scriptcheck.h"
 #include "util/strv.h"
 
+void script_line_of(const struct options *o, struct dlrun_line *l)
+{
+    l->bind = o->bind;
+    l->bind_given = o->bind_given;
+    l->per_node = o->plan.per_node;
+    l->ranks = o->plan.ranks;
+    l->nodes = o->plan.nodes;
+}
+
 int script_parse_line(void *ctx, const struct strv *words,
                       const char *context, struct dlrun_line *out)
 {
@@ -41,10 +50,8 @@ int script_parse_line(void *ctx, const struct strv *words,
                       "a dlrun option (dlrun-options and --dlrun-arg take "
                       "dlrun run's options, see dlrun run --help)", context,
                       o.prog < argc ? argv[o.prog] : "?");
-    else {
-        out->bind = o.bind;
-        out->per_node = o.plan.per_node;
-    }
+    else
+        script_line_of(&o, out);
     free(argv);
     options_free(&o);
     return rc;

@@ -18,10 +18,13 @@
 struct strv;
 struct topo;
 
-/* What dlrun run's parser made of a dlrun line: what the check places. */
+/* What dlrun run's parser made of a dlrun line: what is placed. */
 struct dlrun_line {
     struct bind_opts bind;  /* --map-by, --bind-to, --gpu-bind */
+    int bind_given;         /* any of them was given */
     int per_node;           /* --nproc-per-node, 0: not given */
+    int ranks;              /* -np, 0: not given */
+    int nodes;              /* -N, 0: not given */
 };
 
 /* dlrun run's parser, given by cmd/: words ("run", then the words after
