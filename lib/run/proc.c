@@ -132,6 +132,55 @@ int proc_exec_code(int exec_errno)
     return exec_errno == ENOENT ? 127 : 126;
 }
 
+/* A script's #! interpreter into buf (len bytes): the word after "#!",
+ * with a '\r' that ends it kept.  0, or -1 when file has no #! line. */
+static int shebang(const char *file, char *buf, size_t len)
+{
+    char head[256];
+    ssize_t n;
+    size_t i = 2, k = 0;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -1;
+    n = read(fd, head, sizeof head - 1);
+    close(fd);
+    if (n < 2 || head[0] != '#' || head[1] != '!')
+        return -1;
+    head[n] = '\0';
+    while (head[i] == ' ' || head[i] == '\t')
+        i++;
+    while (head[i] && !strchr(" \t\n", head[i]) && k + 1 < len)
+        buf[k++] = head[i++];
+    buf[k] = '\0';
+    return k ? 0 : -1;
+}
+
+/* Why exec of file (the path it ran, or NULL: unknown) failed with e, in
+ * words for "cannot run 'PROG': WHY": where the file exists, ENOENT is its
+ * #! interpreter's and EACCES may be a folder's. */
+static void exec_reason(const char *file, int e, char *buf, size_t len)
+{
+    struct stat st;
+    char interp[128];
+    size_t n;
+
+    snprintf(buf, len, "%s", strerror(e));
+    if (!file || stat(file, &st) < 0)
+        return;
+    if (e == EACCES && S_ISDIR(st.st_mode)) {
+        snprintf(buf, len, "it is a directory");
+    } else if (e == ENOENT && shebang(file, interp, sizeof interp) == 0) {
+        n = strlen(interp);
+        if (interp[n - 1] == '\r')
+            snprintf(buf, len, "its #! line ends in a carriage return "
+                     "('\\r': Windows line endings; dos2unix fixes them)");
+        else if (access(interp, F_OK) < 0)
+            snprintf(buf, len, "its #! interpreter '%s' does not exist",
+                     interp);
+    }
+}
+
 /* clone the child onto stack (size bytes) and wait until it has exec'd or
  * exited (CLONE_VFORK).  The child pid, or -1 with errno. */
 static pid_t clone_child(struct child_args *a, char *stack, size_t size)
@@ -156,7 +205,7 @@ int proc_spawn(const struct proc_spec *spec, pid_t *pid, int *exec_errno,
     struct child_args a = { .spec = spec, .parent = getpid(),
                             .cgroup_fd = spec->guarded ? guard_procs_fd() : -1 };
     size_t argc = 0, size;
-    char *stack = NULL;
+    char *stack = NULL, why[256];
     pid_t child;
     int fds[2], e = 0;
     ssize_t n;
@@ -196,7 +245,9 @@ int proc_spawn(const struct proc_spec *spec, pid_t *pid, int *exec_errno,
     }
     waitpid(child, NULL, 0);
     *exec_errno = e;
-    return err_set(err, "cannot run '%s': %s", spec->argv[0], strerror(e));
+    exec_reason(spec->path ? spec->path : strchr(spec->argv[0], '/') ?
+                spec->argv[0] : NULL, e, why, sizeof why);
+    return err_set(err, "cannot run '%s': %s", spec->argv[0], why);
 }
 
 static int is_kept(pid_t p, const pid_t *keep, int n)
@@ -367,10 +418,19 @@ out:
     return code;
 }
 
+/* The PATH of envp (NULL: environ's), or NULL when it has none. */
+static const char *path_of(char *const *envp)
+{
+    for (envp = envp ? envp : environ; *envp; envp++)
+        if (strncmp(*envp, "PATH=", 5) == 0)
+            return *envp + 5;
+    return NULL;
+}
+
 int proc_exec(char *const *argv, char *const *envp, const sigset_t *mask,
               int *exec_errno, struct err *err)
 {
-    char **saved = environ;
+    char **saved = environ, file[PATH_MAX], why[256];
     struct sigaction sa, dfl = { .sa_handler = SIG_DFL };
 
     fflush(NULL);
@@ -386,8 +446,11 @@ int proc_exec(char *const *argv, char *const *envp, const sigset_t *mask,
     execvp(argv[0], argv);
     *exec_errno = errno;
     environ = saved;
-    return err_set(err, "cannot run '%s': %s", argv[0],
-                   strerror(*exec_errno));
+    if (find_program(argv[0], path_of(envp), file, sizeof file) < 0)
+        snprintf(file, sizeof file, "%s", argv[0]);
+    exec_reason(strchr(file, '/') ? file : NULL, *exec_errno, why,
+                sizeof why);
+    return err_set(err, "cannot run '%s': %s", argv[0], why);
 }
 
 int proc_self_exe(char *buf, size_t len)

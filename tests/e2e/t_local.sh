@@ -100,6 +100,11 @@ expect_rc "program not found" 127 clean_env "$DLRUN" -np 2 pyhton
 expect_grep "  message" "rank 0: cannot run 'pyhton': No such file or directory" "$TMP/err"
 echo 'echo hi' >"$TMP/noexec"; chmod 644 "$TMP/noexec"
 expect_rc "program not executable" 126 clean_env "$DLRUN" -np 1 "$TMP/noexec"
+printf '#!/bin/sh\r\necho hi\r\n' >"$TMP/crlf.sh"; chmod 755 "$TMP/crlf.sh"
+expect_rc "a script with CRLF line endings" 127 clean_env "$DLRUN" -np 1 "$TMP/crlf.sh"
+expect_grep "  names the carriage return" "crlf.sh': its #! line ends in a carriage return" "$TMP/err"
+expect_rc "a directory" 126 clean_env "$DLRUN" -np 1 "$TMP"
+expect_grep "  says so" "cannot run '$TMP': it is a directory" "$TMP/err"
 # a rank that forks a grandchild into its own session, then fails
 expect_rc "grandchild that escaped" 5 clean_env "$DLRUN" -np 1 sh -c \
     "setsid $SLEEP 30 & sleep 0.2; exit 5"

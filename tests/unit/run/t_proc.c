@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -165,6 +166,58 @@ static void exec_in_place(void)
            "proc_exec: searched envp's PATH; 127 and the reason");
 }
 
+/* A file that exists but cannot run: the reason names what is wrong
+ * (the #! interpreter, a '\r' ending the #! line, a folder), not "No such
+ * file or directory" for a file that is there; the codes stay 127/126. */
+static void exec_reasons(void)
+{
+    char dir[] = "/tmp/t_proc_why.XXXXXX", bad[64], crlf[64], sub[64];
+    char buf[256], *argv[] = { NULL, NULL };
+    char *nopath[] = { "PATH=/nonexistent", NULL };
+    struct err err = { "" };
+    FILE *f;
+
+    if (!mkdtemp(dir))
+        return (void)ok(0, "a folder for the scripts");
+    snprintf(bad, sizeof bad, "%s/bad", dir);
+    snprintf(crlf, sizeof crlf, "%s/crlf", dir);
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    if ((f = fopen(bad, "w")))
+        fputs("#! /nonexistent/pyhton3 -u\nprint(1)\n", f), fclose(f);
+    if ((f = fopen(crlf, "w")))
+        fputs("#!/bin/sh\r\necho hi\r\n", f), fclose(f);
+    chmod(bad, 0755);
+    chmod(crlf, 0755);
+    mkdir(sub, 0755);
+
+    argv[0] = bad;
+    is_int(proc_capture(argv, 0, 0, 0, buf, sizeof buf, &err), 127,
+           "a missing #! interpreter: 127");
+    ok(strstr(err.msg, "its #! interpreter '/nonexistent/pyhton3' does not "
+              "exist"), err.msg);
+    argv[0] = crlf;
+    is_int(proc_capture(argv, 0, 0, 0, buf, sizeof buf, &err), 127,
+           "a #! line ending in \\r: 127");
+    ok(strstr(err.msg, "its #! line ends in a carriage return"), err.msg);
+    argv[0] = sub;
+    is_int(proc_capture(argv, 0, 0, 0, buf, sizeof buf, &err), 126,
+           "a directory: 126");
+    ok(strstr(err.msg, "it is a directory"), err.msg);
+    argv[0] = crlf;
+    exec_child(argv, nopath, NULL, buf, sizeof buf);
+    ok(strncmp(buf, "127 ", 4) == 0 && strstr(buf, "carriage return"),
+       "proc_exec (a task in place): the same reason");
+    printf("# %s\n", buf);
+    argv[0] = sub;
+    exec_child(argv, nopath, NULL, buf, sizeof buf);
+    ok(strncmp(buf, "126 ", 4) == 0 && strstr(buf, "it is a directory"),
+       "proc_exec: a directory said");
+    unlink(bad);
+    unlink(crlf);
+    rmdir(sub);
+    rmdir(dir);
+}
+
 static void self_exe(void)
 {
     char buf[4096], tiny[4] = "x";
@@ -207,6 +260,7 @@ int main(void)
     capture_stdin();
     capture_signals();
     exec_in_place();
+    exec_reasons();
     reap_ended();
     return tap_done();
 }
