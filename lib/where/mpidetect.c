@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,14 +16,54 @@
 
 #define SCRIPT_SCAN (64 * 1024)
 
-int mpidetect_python_text(const unsigned char *b, size_t n)
+/* Where the code of a line of Python (n bytes) ends: at a '#' outside
+ * quotes, so that "# import horovod" in a comment does not count. */
+static size_t code_end(const unsigned char *s, size_t n)
 {
+    unsigned char q = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (q && s[i] == '\\')
+            i++;
+        else if (q && s[i] == q)
+            q = 0;
+        else if (!q && (s[i] == '\'' || s[i] == '"'))
+            q = s[i];
+        else if (!q && s[i] == '#')
+            return i;
+    }
+    return n;
+}
+
+/* The first word of MPI in the code (not the comments) of the first
+ * SCRIPT_SCAN bytes, its line (from 1) into *line; NULL when none. */
+static const char *python_word(const unsigned char *b, size_t n, size_t *line)
+{
+    static const char *const words[] = { "mpi4py", "horovod", "pyrannc",
+                                         "libmpi" };
+    size_t at = 0, no = 1;
+
     if (n > SCRIPT_SCAN)
         n = SCRIPT_SCAN;
-    return memmem(b, n, "mpi4py", 6) != NULL ||
-           memmem(b, n, "horovod", 7) != NULL ||
-           memmem(b, n, "pyrannc", 7) != NULL ||
-           memmem(b, n, "libmpi", 6) != NULL;
+    for (; at < n; no++) {
+        const unsigned char *nl = memchr(b + at, '\n', n - at);
+        size_t end = nl ? (size_t)(nl - b) : n, code = code_end(b + at, end - at);
+
+        for (size_t w = 0; w < sizeof words / sizeof words[0]; w++)
+            if (memmem(b + at, code, words[w], strlen(words[w]))) {
+                *line = no;
+                return words[w];
+            }
+        at = end + 1;
+    }
+    return NULL;
+}
+
+int mpidetect_python_text(const unsigned char *b, size_t n)
+{
+    size_t line;
+
+    return python_word(b, n, &line) != NULL;
 }
 
 /* Program header i of the file into *ph: 1, or 0 when it lies outside. */
@@ -127,8 +168,44 @@ int mpidetect_file(const unsigned char *b, size_t n)
     return 0;
 }
 
-/* Map path and test it: mode 0 = mpidetect_file, 1 = Python text. */
-static int test_path(const char *path, int python)
+/* The reason into why (len bytes), when one is wanted (why not NULL). */
+static void because(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void because(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!why || !len)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+}
+
+/* The reason when nothing of MPI is seen in what runs. */
+static void no_mpi(const char *what, char *why, size_t len)
+{
+    because(why, len, "%s: no MPI library linked, no mpi4py, horovod, "
+            "pyrannc or libmpi in its code", what);
+}
+
+/* The n bytes of path, as a program (python 0) or Python text (1). */
+static int test_bytes(const char *path, const unsigned char *b, size_t n,
+                      int python, char *why, size_t len)
+{
+    int rc = python ? mpidetect_python_text(b, n) : mpidetect_file(b, n);
+    size_t line = 0;
+    const char *word = rc == 1 && !python ? NULL : python_word(b, n, &line);
+
+    if (word)
+        because(why, len, "%s names %s on line %zu", path, word, line);
+    else if (rc)
+        because(why, len, "%s links an MPI library (libmpi*)", path);
+    return rc != 0;
+}
+
+/* Map path and test it (test_bytes); 0 when it cannot be read. */
+static int test_path(const char *path, int python, char *why, size_t len)
 {
     struct stat st;
     int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
@@ -141,51 +218,63 @@ static int test_path(const char *path, int python)
     close(fd);
     if (m == MAP_FAILED)
         return 0;
-    rc = python ? mpidetect_python_text(m, (size_t)st.st_size)
-                : mpidetect_file(m, (size_t)st.st_size);
+    rc = test_bytes(path, m, (size_t)st.st_size, python, why, len);
     munmap(m, (size_t)st.st_size);
-    return rc != 0;
+    return rc;
 }
 
 /* python [OPTIONS] (SCRIPT | -m MODULE | -c CODE) */
-static int python_argv(char *const *argv)
+static int python_argv(char *const *argv, char *why, size_t len)
 {
     for (int i = 1; argv[i]; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "-m") == 0)
-            return argv[i + 1] && (strncmp(argv[i + 1], "mpi4py", 6) == 0 ||
-                                   strncmp(argv[i + 1], "horovod", 7) == 0 ||
-                                   strncmp(argv[i + 1], "pyrannc", 7) == 0);
+        if (strcmp(a, "-m") == 0) {
+            int rc = argv[i + 1] && (strncmp(argv[i + 1], "mpi4py", 6) == 0 ||
+                                     strncmp(argv[i + 1], "horovod", 7) == 0 ||
+                                     strncmp(argv[i + 1], "pyrannc", 7) == 0);
+            if (rc)
+                because(why, len, "python -m %s", argv[i + 1]);
+            return rc;
+        }
         if (strcmp(a, "-c") == 0)
             return argv[i + 1] &&
-                   mpidetect_python_text((const void *)argv[i + 1],
-                                         strlen(argv[i + 1]));
+                   test_bytes("python -c", (const void *)argv[i + 1],
+                              strlen(argv[i + 1]), 1, why, len);
         if (strcmp(a, "-W") == 0 || strcmp(a, "-X") == 0) {
             i++;
             continue;
         }
-        if (a[0] != '-')
-            return test_path(a, 1);
+        if (a[0] != '-') {
+            no_mpi(a, why, len);
+            return test_path(a, 1, why, len);
+        }
         if (!argv[i + 1])
             return 0;
     }
     return 0;
 }
 
-int mpidetect_argv(char *const *argv, const char *path)
+int mpidetect_argv_why(char *const *argv, const char *path, char *why,
+                       size_t len)
 {
     const char *base;
     char file[PATH_MAX];
 
+    no_mpi(argv && argv[0] ? argv[0] : "?", why, len);
     if (!argv || !argv[0])
         return 0;
     base = strrchr(argv[0], '/');
     base = base ? base + 1 : argv[0];
     if (strncmp(base, "python", 6) == 0)
-        return python_argv(argv);
+        return python_argv(argv, why, len);
     if (find_program(argv[0], path, file, sizeof file) < 0)
         return 0;
-    return test_path(file, 0);
+    return test_path(file, 0, why, len);
+}
+
+int mpidetect_argv(char *const *argv, const char *path)
+{
+    return mpidetect_argv_why(argv, path, NULL, 0);
 }
 
 /* What maps lines said so far: a libmpi* (its name), and whether Open

@@ -4,7 +4,8 @@
  *  - an ELF executable whose DT_NEEDED names a libmpi* (Open MPI's
  *    libmpi.so.40, MPICH's libmpich.so.12, libmpi_cxx...);
  *  - a script (#! line naming python) or `python SCRIPT` whose first
- *    64 KiB mention mpi4py, horovod, pyrannc (RaNNC) or libmpi (ctypes);
+ *    64 KiB mention mpi4py, horovod, pyrannc (RaNNC) or libmpi (ctypes)
+ *    in their code: a comment ("# import horovod") does not count;
  *    `python -m mpi4py`, `python -c CODE` with the same words.
  * A program that loads MPI some other way (through a module of its own,
  * dlopen, a shell wrapper) is not seen here: at run time
@@ -22,6 +23,13 @@
  * would; path may be NULL) runs an MPI program, else 0 (also when the
  * files cannot be read: the launch reports that itself). */
 int mpidetect_argv(char *const *argv, const char *path);
+
+/* The same, with why it decided into why (len bytes; NULL: not wanted),
+ * for -v: "train.py names horovod on line 3", "./a.out links an MPI
+ * library (libmpi*)", "PROG: no MPI library linked, ...".  Comments
+ * (from a '#' outside quotes) never count. */
+int mpidetect_argv_why(char *const *argv, const char *path, char *why,
+                       size_t len);
 
 /* The same test on the n bytes of a whole file (mapped or read): 1 when
  * it is an ELF that needs libmpi*, 2 when it is a #! python script that

@@ -160,6 +160,41 @@ static void test_more_words(void)
        "ctypes.CDLL of libmpi: MPI");
 }
 
+/* Comments do not count (a '#' in a string is no comment); -v's reason
+ * names the file, the word and its line, or what was looked for. */
+static void test_comments_and_why(void)
+{
+    static const char commented[] = "import torch\n# import horovod\n"
+        "x = 1  # like horovod does\n";
+    static const char quoted[] = "s = 'a # b'; import horovod\n";
+    static const char esc[] = "s = \"\\\"#\"; from mpi4py import MPI\n";
+    char dir[] = "/tmp/t_mpidetect.XXXXXX", f[128], why[160];
+
+    ok(!mpidetect_python_text((const void *)commented, strlen(commented)),
+       "'# import horovod' in comments: not MPI");
+    ok(mpidetect_python_text((const void *)quoted, strlen(quoted)),
+       "a '#' inside quotes starts no comment");
+    ok(mpidetect_python_text((const void *)esc, strlen(esc)),
+       "an escaped quote does not end the string");
+    if (!mkdtemp(dir))
+        return;
+    snprintf(f, sizeof f, "%s/train.py", dir);
+    write_file(f, commented, 0644);
+    is_int(mpidetect_argv_why((char *[]){ "python3", f, NULL }, NULL, why,
+                              sizeof why), 0, "a script with horovod in comments only");
+    ok(strstr(why, "train.py: no MPI library linked, no mpi4py, horovod") != NULL,
+       why);
+    write_file(f, "import os\n\nimport horovod.torch as hvd\n", 0644);
+    is_int(mpidetect_argv_why((char *[]){ "python3", f, NULL }, NULL, why,
+                              sizeof why), 1, "a script importing horovod");
+    ok(strstr(why, "train.py names horovod on line 3") != NULL, why);
+    is_int(mpidetect_argv_why((char *[]){ "python3", "-m", "mpi4py", f, NULL },
+                              NULL, why, sizeof why), 1, "python -m mpi4py");
+    is_str(why, "python -m mpi4py", "  the reason");
+    unlink(f);
+    rmdir(dir);
+}
+
 /* /proc/PID/maps lines: a libmpi* file is MPI, its name is given. */
 static void test_maps(void)
 {
@@ -196,6 +231,7 @@ int main(void)
     test_elf();
     test_text();
     test_more_words();
+    test_comments_and_why();
     test_maps();
     test_argv();
     return tap_done();
