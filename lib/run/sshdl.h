@@ -32,6 +32,7 @@ struct sshdl {
     __typeof__(&ssh_get_error) get_error;
     __typeof__(&ssh_get_fd) get_fd;
     __typeof__(&ssh_get_fingerprint_hash) get_fingerprint_hash;
+    __typeof__(&ssh_get_log_level) get_log_level;
     __typeof__(&ssh_get_publickey_hash) get_publickey_hash;
     __typeof__(&ssh_get_server_publickey) get_server_publickey;
     __typeof__(&ssh_key_free) key_free;
@@ -41,6 +42,8 @@ struct sshdl {
     __typeof__(&ssh_options_set) options_set;
     __typeof__(&ssh_session_is_known_server) session_is_known_server;
     __typeof__(&ssh_set_channel_callbacks) set_channel_callbacks;
+    __typeof__(&ssh_set_log_callback) set_log_callback;
+    __typeof__(&ssh_set_log_level) set_log_level;
     __typeof__(&ssh_string_free_char) string_free_char;
     __typeof__(&ssh_userauth_none) userauth_none;
     __typeof__(&ssh_userauth_publickey_auto) userauth_publickey_auto;

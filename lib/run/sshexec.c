@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "run/sshdl.h"
+#include "util/say.h"
 
 /* libssh is opened with dlopen (sshdl.h): its functions through the table */
 #define ssh_channel_close sshdl.channel_close
@@ -31,6 +32,7 @@
 #define ssh_get_error sshdl.get_error
 #define ssh_get_fd sshdl.get_fd
 #define ssh_get_fingerprint_hash sshdl.get_fingerprint_hash
+#define ssh_get_log_level sshdl.get_log_level
 #define ssh_get_publickey_hash sshdl.get_publickey_hash
 #define ssh_get_server_publickey sshdl.get_server_publickey
 #define ssh_key_free sshdl.key_free
@@ -40,6 +42,8 @@
 #define ssh_options_set sshdl.options_set
 #define ssh_session_is_known_server sshdl.session_is_known_server
 #define ssh_set_channel_callbacks sshdl.set_channel_callbacks
+#define ssh_set_log_callback sshdl.set_log_callback
+#define ssh_set_log_level sshdl.set_log_level
 #define ssh_string_free_char sshdl.string_free_char
 #define ssh_userauth_none sshdl.userauth_none
 #define ssh_userauth_publickey_auto sshdl.userauth_publickey_auto
@@ -70,6 +74,55 @@ static void on_exit_signal(ssh_session s, ssh_channel ch, const char *name,
     x->exit_signal = SIGKILL;   /* a name we do not know: still a death */
 }
 
+/* libssh's log, which it would write raw on stderr, timestamped, at the
+ * level ssh_config's LogLevel gives (LogLevel ERROR: its warnings): this
+ * thread's session's host and the level shown (log_begin). */
+static _Thread_local char log_host[256];
+static _Thread_local int log_shown;
+
+/* Each message as one whole line through say(), or dropped. */
+static void on_log(int priority, const char *function, const char *buffer,
+                   void *userdata)
+{
+    char line[512];
+
+    (void)function, (void)userdata;
+    if (priority > log_shown || !buffer)
+        return;
+    snprintf(line, sizeof line, "%s", buffer);
+    for (char *p = line; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    say("ssh %s: libssh: %s", log_host, line);
+}
+
+/* Before the config is read: what is shown is what -v asks for, until
+ * log_config sees the config's LogLevel. */
+static void log_begin(const char *host, int verbose)
+{
+    static int installed;
+
+    if (!installed) {       /* process-wide in libssh: once */
+        ssh_set_log_callback(on_log);
+        installed = 1;
+    }
+    snprintf(log_host, sizeof log_host, "%s", host);
+    log_shown = verbose ? SSH_LOG_WARNING : SSH_LOG_NOLOG;
+    ssh_set_log_level(log_shown);
+}
+
+/* After the config: LogLevel VERBOSE or DEBUG asks for libssh's steps and
+ * gets them; QUIET, FATAL, ERROR and INFO add nothing (dlrun says the
+ * errors itself).  The session's level set to what is shown. */
+static int log_config(ssh_session s)
+{
+    int level = ssh_get_log_level();
+
+    if (level >= SSH_LOG_PROTOCOL && level > log_shown)
+        log_shown = level;
+    return ssh_options_set(s, SSH_OPTIONS_LOG_VERBOSITY, &log_shown);
+}
+
 /* ~/.ssh/config first, so that what the user gave on the command line
  * wins over it (libssh applies the config file over earlier options). */
 static int set_options(struct sshexec *x, const struct sshexec_opts *o)
@@ -77,8 +130,10 @@ static int set_options(struct sshexec *x, const struct sshexec_opts *o)
     long timeout = o->timeout_s > 0 ? o->timeout_s : 10;
     int rc = 0;
 
+    log_begin(x->host, o->verbose);
     rc |= ssh_options_set(x->s, SSH_OPTIONS_HOST, o->host);
     rc |= ssh_options_parse_config(x->s, o->config);
+    rc |= log_config(x->s);
     if (o->user)
         rc |= ssh_options_set(x->s, SSH_OPTIONS_USER, o->user);
     if (o->port > 0)
@@ -193,8 +248,9 @@ int sshexec_host_name(const struct sshexec_opts *o, char *out, size_t len,
         err_set(err, "ssh %s: out of memory", o->host);
         goto out;
     }
+    log_begin(o->host, o->verbose);
     if (ssh_options_set(s, SSH_OPTIONS_HOST, o->host) < 0 ||
-        ssh_options_parse_config(s, o->config) < 0 ||
+        ssh_options_parse_config(s, o->config) < 0 || log_config(s) < 0 ||
         ssh_options_get(s, SSH_OPTIONS_HOST, &host) != SSH_OK || !host) {
         err_set(err, "ssh %s: cannot read the ssh configuration: %s", o->host,
                 ssh_get_error(s));

@@ -4,7 +4,11 @@
  * bytes with the command and learn how it ended.
  *
  * Host keys are never accepted silently: an unknown or changed key is
- * refused with the fingerprint and the way to add it. */
+ * refused with the fingerprint and the way to add it.
+ *
+ * libssh's own log never reaches the terminal raw: each message is one
+ * line said through util/say.h ("ssh HOST: libssh: ..."), and only those
+ * that opts.verbose or the config's LogLevel VERBOSE/DEBUG asks for. */
 #ifndef DLRUN_SSHEXEC_H
 #define DLRUN_SSHEXEC_H
 
@@ -22,6 +26,9 @@ struct sshexec_opts {
     int timeout_s;              /* connect timeout; 0: 10 s */
     const char *config;         /* an ssh_config file instead of
                                    ~/.ssh/config, or NULL */
+    int verbose;                /* libssh's warnings said (util/say.h);
+                                   0: only when the config's LogLevel is
+                                   VERBOSE or DEBUG* (then its steps) */
 };
 
 struct sshexec;

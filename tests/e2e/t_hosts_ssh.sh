@@ -16,6 +16,16 @@ expect_eq "-H root@node: runs there as root, node1 is the master host" \
     "$(sort "$TMP/root.out" | tr '\n' ' ')" "0 root node1 $a1 1 root node2 $a1 " ||
     sed 's/^/  | /' "$TMP/root.err"
 
+# LogLevel ERROR (a line users add to silence OpenSSH; libssh reads it as
+# its log level): a clean launch writes the ranks' output and nothing else
+printf 'Host *\n  LogLevel ERROR\n' >"$TMP/ssh_config_quiet"
+within 300 "$DLRUN" -H node1:1,node2:1 --ssh-config "$TMP/ssh_config_quiet" $SSH \
+    -- sh -c 'echo "$RANK $(hostname)"' >"$TMP/quiet.out" 2>"$TMP/quiet.err"
+expect_eq "LogLevel ERROR in ssh_config: the ranks' output" \
+    "$(sort "$TMP/quiet.out" | tr '\n' ' ')" "0 node1 1 node2 "
+expect_eq "  and nothing on stderr (libssh's log stays dlrun's)" \
+    "$(head -c 600 "$TMP/quiet.err")" ""
+
 # nobody has no key: the login given in the host file is the one ssh tries
 printf 'root@node1 slots=1\nnobody@node2 slots=1\n' >"$TMP/hosts"
 within 300 "$DLRUN" --hostfile "$TMP/hosts" $SSH -- true >"$TMP/nobody.out" 2>&1

@@ -5,6 +5,7 @@
  * with the fingerprint, a key the server does not take refused, then a
  * command's stdin, stdout, stderr, exit code and death by a signal.  And
  * without a server: a port nobody listens on, a peer that is not SSH. */
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 #include "sshd.h"
 #include "run/sshexec.h"
+#include "util/say.h"
 #include "tap.h"
 
 /* Run command to its end: stdin given, both streams collected. */
@@ -119,6 +121,72 @@ static void through_alias(struct sshexec_opts *o)
     o->host = "127.0.0.1";
 }
 
+/* The lines said through util/say.h, kept. */
+struct said {
+    int n, bad;                 /* lines; lines not one whole "ssh" line */
+};
+
+static void keep_line(void *ctx, const char *line)
+{
+    struct said *k = ctx;
+
+    k->n++;
+    if (strncmp(line, "ssh 127.0.0.1: libssh: ", 23) != 0 ||
+        strchr(line, '\n'))
+        k->bad++;
+}
+
+/* One command with config text: what libssh said through say(), and
+ * how many bytes reached stderr meanwhile. */
+static int logged(struct sshexec_opts *o, const char *config, struct said *k)
+{
+    char tmp[] = "/tmp/t_sshexec_err.XXXXXX", out[64], errs[64];
+    struct err err = { "" };
+    struct sshexec *x;
+    int fd = mkstemp(tmp), saved = dup(2);
+    say_sink_fn old = say_set_sink(keep_line, k);
+    off_t size;
+
+    write_file(path[SSH_CONF], config);
+    memset(k, 0, sizeof *k);
+    fflush(stderr);
+    dup2(fd, 2);
+    x = sshexec_start(o, "echo hi", &err);
+    if (x)
+        run(x, NULL, out, errs, sizeof out);
+    sshexec_close(x);
+    dup2(saved, 2);
+    close(saved);
+    say_set_sink(old, NULL);
+    size = lseek(fd, 0, SEEK_END);
+    close(fd);
+    unlink(tmp);
+    if (!x)
+        printf("# %s\n", err.msg);
+    return x ? (int)size : -1;
+}
+
+/* LogLevel ERROR, which users add to silence OpenSSH and libssh reads
+ * as its own level: nothing on stderr, nothing said; -v (verbose) or
+ * LogLevel DEBUG: libssh's messages as whole lines through say(). */
+static void log_lines(struct sshexec_opts *o)
+{
+    struct said k;
+
+    is_int(logged(o, "Host *\n  LogLevel ERROR\n", &k), 0,
+           "LogLevel ERROR: libssh writes nothing on stderr");
+    is_int(k.n, 0, "  and dlrun says nothing of it");
+    o->verbose = 1;
+    is_int(logged(o, "Host *\n  LogLevel ERROR\n", &k), 0,
+           "verbose: still nothing raw on stderr");
+    is_int(k.bad, 0, "  what it says is whole lines 'ssh HOST: libssh: ...'");
+    o->verbose = 0;
+    is_int(logged(o, "Host *\n  LogLevel DEBUG\n", &k), 0,
+           "LogLevel DEBUG: nothing raw on stderr");
+    ok(k.n > 0 && k.bad == 0, "  libssh's steps said, each a whole line");
+    write_file(path[SSH_CONF], "");
+}
+
 /* The host ssh would connect to, read from a config, nothing connected. */
 static void host_names(void)
 {
@@ -167,6 +235,7 @@ static void with_server(void)
     refusals(&o);
     commands(&o);
     through_alias(&o);
+    log_lines(&o);
     kill(srv, SIGKILL);
     waitpid(srv, NULL, 0);
     sh("rm -rf %s%s", dir, "");
