@@ -14,8 +14,13 @@
 #include "util/safefile.h"
 #include "run/writeq.h"
 
-/* A longer line is written in pieces: memory stays bounded per stream. */
+/* A line not ended by one read is kept in its stream's part: up to
+ * LINE_BUF in the read buffer's room before what a read brings, longer in
+ * a part grown to hold it whole, up to LINE_HELD: a longer line (a binary
+ * dump, no newline in sight) is written in LINE_HELD pieces, so that a
+ * stream's memory stays bounded (dlrun(1), --tag-output). */
 #define LINE_BUF (64 * 1024)
+#define LINE_HELD (16 * 1024 * 1024)
 /* One read takes what a stream's pipe holds (F_SETPIPE_SZ below), up to
  * this: fewer reads, polls and writes per byte.  The console gets writes
  * of up to OUT_BUF bytes from a writer thread (lib/run/writeq.c), OUT_BUFS of
@@ -39,9 +44,9 @@ struct stream {
     int show;               /* shown on the console */
     char tag[16];           /* "[RANK] " */
     size_t taglen;
-    char *part;             /* the start of a line not ended yet, LINE_BUF
-                               bytes (allocated at the first one), or NULL */
-    size_t len;             /* bytes in part, < LINE_BUF */
+    char *part;             /* the start of a line not ended yet (cap
+                               bytes, allocated at the first one), or NULL */
+    size_t len, cap;        /* bytes in part, <= LINE_HELD; its size */
     int grown;              /* its pipe was made PIPE_BIG */
 };
 
@@ -169,32 +174,44 @@ int output_poll_fds(const struct output *o, int *fds, int *ids)
     return k;
 }
 
-/* Queue the len bytes at p tagged for fd: each line, and each LINE_BUF
- * piece of a longer one, gets the stream's tag; a piece without its
- * newline gets one, so that the next tag starts a line. */
+/* Copy len bytes to the console buffer being filled (*k bytes in it),
+ * submitting it for fd each time it is full. */
+static void put(struct output *o, int fd, size_t *k, const char *p, size_t len)
+{
+    while (len > 0) {
+        size_t n = OUT_BUF - *k < len ? OUT_BUF - *k : len;
+        memcpy(writeq_buffer(o->q) + *k, p, n);
+        *k += n;
+        p += n;
+        len -= n;
+        if (*k == OUT_BUF) {
+            writeq_submit(o->q, fd, *k);
+            *k = 0;
+        }
+    }
+}
+
+/* Queue the len bytes at p tagged for fd: each line gets the stream's
+ * tag, however long; a piece without its newline (the last of a stream,
+ * or of a line longer than LINE_HELD) gets one, so that the next tag
+ * starts a line.  The writer thread writes the buffers in order: a line
+ * over several stays whole on the console. */
 static void queue_tagged(struct output *o, const struct stream *s, int fd,
                          const char *p, size_t len)
 {
-    char *out = writeq_buffer(o->q);
     size_t k = 0;
 
     for (size_t i = 0; i < len;) {
-        size_t rest = len - i < LINE_BUF ? len - i : LINE_BUF;
-        const char *nl = memchr(p + i, '\n', rest);
-        size_t n = nl ? (size_t)(nl - (p + i)) + 1 : rest;
-        if (k + s->taglen + n + 1 > OUT_BUF) {
-            writeq_submit(o->q, fd, k);
-            out = writeq_buffer(o->q);
-            k = 0;
-        }
-        memcpy(out + k, s->tag, s->taglen);
-        memcpy(out + k + s->taglen, p + i, n);
-        k += s->taglen + n;
+        const char *nl = memchr(p + i, '\n', len - i);
+        size_t n = nl ? (size_t)(nl - (p + i)) + 1 : len - i;
+        put(o, fd, &k, s->tag, s->taglen);
+        put(o, fd, &k, p + i, n);
         if (!nl)
-            out[k++] = '\n';
+            put(o, fd, &k, "\n", 1);
         i += n;
     }
-    writeq_submit(o->q, fd, k);
+    if (k > 0)
+        writeq_submit(o->q, fd, k);
 }
 
 /* Queue the len bytes at p for fd as they are. */
@@ -233,26 +250,66 @@ static int emit(struct output *o, struct stream *s, const char *p, size_t len,
     return 0;
 }
 
+/* Keep the len bytes at p (the start of a line) after the stream's part,
+ * the part grown to hold them; past LINE_HELD the part is written as a
+ * piece first. */
+static int keep(struct output *o, struct stream *s, const char *p, size_t len,
+                struct err *err)
+{
+    size_t cap = s->cap ? s->cap : LINE_BUF;
+    char *grown;
+
+    if (s->len + len > LINE_HELD) {
+        if (emit(o, s, s->part, s->len, err) < 0)
+            return -1;
+        s->len = 0;
+    }
+    while (cap < s->len + len)
+        cap *= 2;
+    if (cap != s->cap || !s->part) {
+        if (!(grown = realloc(s->part, cap)))
+            return err_set(err, "out of memory");
+        s->part = grown;
+        s->cap = cap;
+    }
+    memcpy(s->part + s->len, p, len);
+    s->len += len;
+    return 0;
+}
+
 /* p (len bytes, a stream's part and then what it read) holds lines: emit
- * every complete one and every LINE_BUF piece of an overlong one, keep
- * the rest as the stream's part. */
+ * every complete one, keep the rest as the stream's part. */
 static int consume(struct output *o, struct stream *s, const char *p,
                    size_t len, struct err *err)
 {
     const char *last = memrchr(p, '\n', len);
     size_t n = last ? (size_t)(last - p) + 1 : 0;
 
-    while (len - n >= LINE_BUF)
-        n += LINE_BUF;
     if (n > 0 && emit(o, s, p, n, err) < 0)
         return -1;
-    s->len = len - n;
-    if (s->len == 0)
+    s->len = 0;
+    return n < len ? keep(o, s, p + n, len - n, err) : 0;
+}
+
+/* A stream whose part is longer than LINE_BUF read r bytes at p: the part
+ * grows until the line ends, then goes whole, and the rest as usual; a
+ * part grown past LINE_BUF is freed again. */
+static int consume_long(struct output *o, struct stream *s, const char *p,
+                        size_t r, struct err *err)
+{
+    const char *nl = memchr(p, '\n', r);
+    size_t n = nl ? (size_t)(nl - p) + 1 : r;
+
+    if (keep(o, s, p, n, err) < 0)
+        return -1;
+    if (!nl)
         return 0;
-    if (!s->part && !(s->part = malloc(LINE_BUF)))
-        return err_set(err, "out of memory");
-    memmove(s->part, p + n, s->len);
-    return 0;
+    if (emit(o, s, s->part, s->len, err) < 0)
+        return -1;
+    free(s->part);
+    s->part = NULL;
+    s->len = s->cap = 0;
+    return consume(o, s, p + n, r - n, err);
 }
 
 static void stream_close(struct output *o, struct stream *s, struct err *err)
@@ -289,7 +346,8 @@ int output_ready(struct output *o, int id, struct err *err)
     for (;;) {
         ssize_t r;
         char *at = o->in + LINE_BUF;
-        if (s->len > 0)
+        int held = s->len > LINE_BUF;   /* the part stays in its own */
+        if (s->len > 0 && !held)
             memcpy(at - s->len, s->part, s->len);
         r = read(s->rfd, at, READ_BUF);
         if (r < 0 && errno == EINTR)
@@ -304,7 +362,8 @@ int output_ready(struct output *o, int id, struct err *err)
             fcntl(s->rfd, F_SETPIPE_SZ, PIPE_BIG);    /* best effort */
             s->grown = 1;
         }
-        if (consume(o, s, at - s->len, s->len + (size_t)r, err) < 0)
+        if (held ? consume_long(o, s, at, (size_t)r, err) < 0
+                 : consume(o, s, at - s->len, s->len + (size_t)r, err) < 0)
             return -1;
         if ((size_t)r < READ_BUF / 2)
             return 0;   /* the pipe is likely empty: back to poll */

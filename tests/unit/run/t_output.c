@@ -1,5 +1,5 @@
 /* t_output.c - the output engine on real pipes: whole lines only, tags,
- * overlong lines in pieces, a last line without newline, bytes kept, files
+ * long lines whole (pieces past 16 MiB), a last line without newline, bytes kept, files
  * and the console filter; data cut at every place a pipe may cut it. */
 #include <errno.h>
 #include <fcntl.h>
@@ -117,40 +117,80 @@ static void test_tags(void)
     close(oo.console_err);
 }
 
-/* "[0] " + 65536 x + "\n" twice, then the rest: as the 64 KiB buffer of
- * a stream cut it before. */
-static void test_long_line(void)
+/* A line of n bytes from rank 0, fed in pieces of step bytes, while
+ * rank 1 writes short lines between them: the console of (tag) holds
+ * rank 0's line whole, once, and rank 1's lines whole. */
+static int long_line(int tag, size_t n, size_t step, char **out, size_t *len)
 {
-    struct output_opts oo = { .tag = 1, .console_out = console("o2"),
+    struct output_opts oo = { .tag = tag, .console_out = console("o2"),
                               .console_err = console("e2") };
-    struct output *o = engine(1, &oo);
-    size_t n = 150000, len, at = 0;
-    char *line = malloc(n + 1), *out;
-    int pieces = 0, good = 1;
+    struct output *o = engine(2, &oo);
+    char *line = malloc(n + 1);
 
+    *out = NULL;
     if (!o || !line)
-        return;
+        return free(line), -1;
     memset(line, 'x', n);
     line[n] = '\n';
-    feed(o, 0, 1, line, n + 1, 40000);
-    output_close_child_ends(o, 0);
-    output_drain(o);
-    out = contents(oo.console_out, &len);
-    while (out && at < len) {
-        char *nl = memchr(out + at, '\n', len - at);
-        size_t piece = nl ? (size_t)(nl - out) - at : 0;
-        good &= nl && strncmp(out + at, "[0] ", 4) == 0 &&
-                (piece - 4 == 65536 || at + piece + 1 == len);
-        pieces++;
-        at += piece + 1;
+    for (size_t at = 0; at < n + 1; at += step) {
+        feed(o, 0, 1, line + at, n + 1 - at < step ? n + 1 - at : step, step);
+        feed(o, 1, 1, "short\n", 6, 6);
     }
-    is_int(pieces, 3, "a 150000-byte line: 3 tagged pieces");
-    ok(good && len == n + 1 + 2 + 3 * 4, "  of 64 KiB, 64 KiB and the rest");
-    free(out);
+    for (int i = 0; i < 2; i++)
+        output_close_child_ends(o, i);
+    output_drain(o);
+    *out = contents(oo.console_out, len);
     free(line);
     output_destroy(o);
     close(oo.console_out);
     close(oo.console_err);
+    return 0;
+}
+
+/* How many lines of out (len bytes) are `prefix` + `want` x's exactly. */
+static int whole_lines(const char *out, size_t len, const char *prefix,
+                       size_t want)
+{
+    size_t at = 0, p = strlen(prefix);
+    int n = 0;
+
+    while (out && at < len) {
+        const char *nl = memchr(out + at, '\n', len - at);
+        size_t l = nl ? (size_t)(nl - (out + at)) : len - at;
+        if (l == p + want && strncmp(out + at, prefix, p) == 0 &&
+            (want == 0 || (out[at + p] == 'x' && out[at + l - 1] == 'x')))
+            n++;
+        at += l + 1;
+    }
+    return n;
+}
+
+/* A line longer than the 64 KiB a stream used to hold: never split, with
+ * -l one tag; and past LINE_HELD (16 MiB) in pieces, so memory stays
+ * bounded. */
+static void test_long_line(void)
+{
+    size_t len;
+    char *out;
+
+    if (long_line(1, 150000, 40000, &out, &len) == 0) {
+        is_int(whole_lines(out, len, "[0] ", 150000), 1,
+               "-l: a 150000-byte line, fed in 40000-byte pieces: one tagged line");
+        is_int(whole_lines(out, len, "[1] short", 0), 4,
+               "  the other rank's lines whole beside it");
+        is_int((long)len, 150000 + 5 + 4 * 10, "  and nothing else");
+    }
+    free(out);
+    if (long_line(0, 1000000, 300000, &out, &len) == 0) {
+        is_int(whole_lines(out, len, "", 1000000), 1,
+               "untagged: a 1 MB line whole, another rank's lines not inside it");
+        is_int((long)len, 1000001 + 4 * 6, "  and nothing else");
+    }
+    free(out);
+    if (long_line(1, 17 << 20, 1 << 20, &out, &len) == 0)
+        is_int(whole_lines(out, len, "[0] ", 16 << 20), 1,
+               "-l: a 17 MiB line: a 16 MiB piece first (the bound)");
+    free(out);
 }
 
 static void test_raw_and_files(void)
