@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "job/job.h"
+#include "job/progress.h"
 #include "mpi/pmix_host.h"
 #include "run/envwire.h"
 #include "run/proc.h"
@@ -88,6 +89,22 @@ static void drop_launcher_env(void)
     }
 }
 
+/* --mpi=auto: a PMIx server for an MPI program (mpidetect.h); -v says
+ * what decided. */
+static int resolve_auto(char **prog, int across)
+{
+    char why[400] = "";
+    int mpi = !across && pmix_host_available() &&
+              mpidetect_argv_why(prog, getenv("PATH"), why, sizeof why);
+
+    progress_step("--mpi=auto: %s: %s", mpi ? "hosting a PMIx server"
+                                            : "no PMIx server",
+                  across ? "one dlrun per node cannot host one" :
+                  !pmix_host_available() ? "this dlrun was built without PMIx"
+                                         : why);
+    return mpi ? MPI_PMIX : MPI_NONE;
+}
+
 /* --mpi=auto found no MPI program and hosts nothing: the guard watches. */
 static int guard_wanted;
 
@@ -106,8 +123,7 @@ int job_mpi_resolve(struct job *j, char **prog)
         return 0;
     }
     if (o->mpi == MPI_AUTO)
-        o->mpi = !across && pmix_host_available() &&
-                 mpidetect_argv(prog, getenv("PATH")) ? MPI_PMIX : MPI_NONE;
+        o->mpi = resolve_auto(prog, across);
     guard_wanted = was_auto && o->mpi == MPI_NONE && j->plan.nranks > 1;
     if (o->mpi == MPI_PMIX && !pmix_host_available())
         return say_fail(EXIT_USAGE, "--mpi=pmix: this dlrun was built "

@@ -44,6 +44,12 @@ expect_eq "  so each rank is a world of its own (Open MPI's singleton)" \
 expect_rc "auto, a program that is not MPI: no PMIx variables" 0 \
     "$DLRUN" -np 2 sh -c 'echo "pmix=${PMIX_RANK:-none} ompi=${OMPI_MCA_schizo:-none}"'
 expect_eq "  none for either rank" "$(grep -c '^pmix=none ompi=none$' "$TMP/out")" 2
+# a comment is no import; -v says what auto decided and why
+printf 'import os  # not horovod\n# import horovod\nprint("pmix=%%s" %% os.environ.get("PMIX_RANK", "none"))\n' \
+    >"$TMP/commented.py"
+expect_rc "auto, horovod only in comments: not MPI" 0 "$DLRUN" -v -np 2 "$PY" "$TMP/commented.py"
+expect_eq "  no PMIx variables" "$(grep -c '^pmix=none$' "$TMP/out")" 2
+expect_grep "  -v says why" "mpi=auto: no PMIx server: .*commented.py: no MPI library linked" "$TMP/err"
 expect_rc "--mpi=pmix for a wrapper script: the server's variables" 0 \
     "$DLRUN" -np 2 --mpi=pmix sh -c 'echo "pmix=$PMIX_RANK of $PMIX_NAMESPACE ompi=$OMPI_MCA_schizo"'
 expect_eq "  each rank its own PMIX_RANK, one namespace" \
