@@ -10,46 +10,28 @@
 #include "tap.h"
 
 #ifdef HAVE_PMIX
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 
-#include "rendezvous/broker.h"
 #include "rendezvous/client.h"
 #include "mpi/pmix_host_int.h"
-#include "rendezvous/token.h"
-
-static atomic_int stop_broker;
-
-static void *serve(void *arg)
-{
-    struct err err = { "" };
-
-    while (!atomic_load(&stop_broker))
-        broker_run_once(arg, 50, &err);
-    return NULL;
-}
+#include "testbroker.h"
 
 /* Blobs larger than the broker's value limit go in chunks. */
 static void test_blobs(void)
 {
     uint8_t tok[TOKEN_BYTES] = { 1, 2, 3 };
-    char hex[TOKEN_HEX_LEN + 1], addr[64], data[1000], *buf = NULL;
+    char data[1000], *buf = NULL;
     struct broker_limits lim = { .max_value = 16 };
     struct err err = { "" };
-    struct broker *b = broker_create("127.0.0.1", 0, tok, &lim, &err);
+    struct testbroker tb;
     struct client *c = NULL;
-    pthread_t t;
     size_t len = 0;
     int status = -1;
 
-    ok(b != NULL, "a broker that takes 16-byte values");
-    if (!b)
+    if (!ok(testbroker_start(&tb, tok, &lim, &err) == 0,
+            "a broker that takes 16-byte values"))
         return;
-    token_to_hex(tok, hex);
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", broker_port(b));
-    pthread_create(&t, NULL, serve, b);
-    c = client_connect(addr, hex, 5000, &err);
+    c = client_connect(tb.addr, tb.hex, 5000, &err);
     for (size_t i = 0; i < sizeof data; i++)
         data[i] = (char)(i * 7);
     is_int(pmix_host_put_blob(c, "blob", data, sizeof data, 3, &err),
@@ -67,9 +49,7 @@ static void test_blobs(void)
            CLIENT_TIMEOUT, "a blob nobody put: timeout");
     free(buf);
     client_close(c);
-    atomic_store(&stop_broker, 1);
-    pthread_join(t, NULL);
-    broker_destroy(b);
+    testbroker_stop(&tb);
 }
 
 int main(void)
@@ -80,7 +60,6 @@ int main(void)
 #else
 int main(void)
 {
-    ok(1, "# skip: PMIx is not compiled in");
-    return tap_done();
+    return tap_skip_all("PMIx is not compiled in");
 }
 #endif

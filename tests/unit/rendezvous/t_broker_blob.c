@@ -3,20 +3,18 @@
  * holder are refused before anything is allocated or copied.  The head
  * `18446744073709551615 1 0` once wrapped the size computation and a
  * 4 KiB chunk was copied into a 1-byte buffer. */
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rendezvous/broker.h"
 #include "rendezvous/broker_blob.h"
 #include "rendezvous/client.h"
 #include "tap.h"
 
 #ifdef HAVE_PMIX
 #include "mpi/pmix_host_int.h"
+#include "testbroker.h"
 #endif
 
 struct head_case {
@@ -118,36 +116,20 @@ static void test_assemble(void)
 }
 
 #ifdef HAVE_PMIX
-static atomic_int stop_broker;
-
-static void *serve(void *arg)
-{
-    struct err err = { "" };
-
-    while (!atomic_load(&stop_broker))
-        broker_run_once(arg, 50, &err);
-    return NULL;
-}
-
 /* What a hostile rank can write, read back by pmix_host_get_blob. */
 static void test_hostile_blobs(void)
 {
     uint8_t tok[TOKEN_BYTES] = { 9, 8, 7 };
-    char hex[TOKEN_HEX_LEN + 1], addr[64], chunk[4096], *buf = NULL;
+    char chunk[4096], *buf = NULL;
     struct err err = { "" };
-    struct broker *b = broker_create("127.0.0.1", 0, tok, NULL, &err);
+    struct testbroker tb;
     struct client *c = NULL;
-    pthread_t t;
     size_t len = 0;
     int status = 5;
 
-    ok(b != NULL, "a broker");
-    if (!b)
+    if (!ok(testbroker_start(&tb, tok, NULL, &err) == 0, "a broker"))
         return;
-    token_to_hex(tok, hex);
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", broker_port(b));
-    pthread_create(&t, NULL, serve, b);
-    c = client_connect(addr, hex, 5000, &err);
+    c = client_connect(tb.addr, tb.hex, 5000, &err);
     memset(chunk, 'x', sizeof chunk);
     client_put(c, "evil.0", chunk, sizeof chunk, &err);
     client_put(c, "evil", "18446744073709551615 1 0", 24, &err);
@@ -167,9 +149,7 @@ static void test_hostile_blobs(void)
     ok(len == sizeof chunk && status == -3, "  its bytes and status");
     free(buf);
     client_close(c);
-    atomic_store(&stop_broker, 1);
-    pthread_join(t, NULL);
-    broker_destroy(b);
+    testbroker_stop(&tb);
 }
 #endif
 
