@@ -63,7 +63,7 @@ struct launch_req {
 };
 
 /* The processes one start made, handed back to signal() and destroy().
- * The caller supervises them meanwhile (lib/supervise reaps them and
+ * The caller supervises them meanwhile (lib/run/supervise reaps them and
  * clears .running); destroy() ends and reaps only what still runs. */
 struct launched {
     struct sv_rank *procs;      /* borrowed: room for what start() makes
@@ -131,7 +131,7 @@ const struct launcher *launcher_select(const struct plan *p,
                                        unsigned need, const char *name,
                                        struct err *err);
 
-/* lib/supervise's forward hook (ctx: a struct launcher_fwd): the signals
+/* lib/run/supervise's forward hook (ctx: a struct launcher_fwd): the signals
  * dlrun receives go to what each start made, through its signal(). */
 struct launcher_fwd {
     const struct launcher *l[2];

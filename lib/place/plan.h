@@ -55,7 +55,7 @@ void plan_free(struct plan *p);  /* frees members; p may be NULL */
  * an ssh alias's HostName, else its host (NULL when unknown).  Borrowed. */
 const char *plan_addr_name(const struct plan *p, int node);
 
-/* For plans made elsewhere (lib/planwire.h: the head's, decoded): room
+/* For plans made elsewhere (lib/place/planwire.h: the head's, decoded): room
  * for nranks ranks on nnodes nodes (zeroed; free with plan_free, also
  * after a failure), 0 / -1 with err; and, once rank_node is filled, each
  * node's rank count and first rank and each rank's local rank. */

@@ -4,7 +4,7 @@
  * this host (cmd/launch.c), agents on other hosts (cmd/head.c), one dlrun
  * per node started by hand (cmd/nodes_run.c).  What an attempt is, and
  * every line about it, is the caller's (callbacks); fail-fast within an
- * attempt is lib/supervise.h's.
+ * attempt is lib/run/supervise.h's.
  *
  * The policy: start again after an attempt that failed (a rank, an
  * agent, a lost node), while fewer than max_restarts restarts were made,

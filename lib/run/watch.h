@@ -4,7 +4,7 @@
  * stops it.
  *
  * Every watcher runs with every signal blocked: signals are the main
- * thread's, read by the supervisor's signalfd (lib/supervise.h).  The
+ * thread's, read by the supervisor's signalfd (lib/run/supervise.h).  The
  * caller blocks them there before it starts a watcher or forks. */
 #ifndef DLRUN_WATCH_H
 #define DLRUN_WATCH_H

@@ -1,6 +1,6 @@
 /* fuzz_planwire.c - libFuzzer target for the plan an agent fetches from
- * the head's broker (lib/planwire.h), which any holder of the job's token
- * (every rank) could have written.
+ * the head's broker (lib/place/planwire.h), which any holder of the job's
+ * token (every rank) could have written.
  *
  * It never crashes; a refusal says why; what it accepts is a rank table
  * that holds together (every rank on a node of the plan, each node's

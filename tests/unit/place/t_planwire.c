@@ -1,5 +1,5 @@
 /* t_planwire.c - the head's plan and settings as the agents receive them
- * (lib/planwire.h): round trips of the rank table and of every kind of
+ * (lib/place/planwire.h): round trips of the rank table and of every kind of
  * setting, the allocation and plan an agent builds from them, and every
  * refusal of the strict reader. */
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* t_engine.c - the run engine's attempts (lib/engine.h) with scripted
+/* t_engine.c - the run engine's attempts (lib/run/engine.h) with scripted
  * attempts: a success ends at once, a failure restarts up to
  * max_restarts and says so before each, a stop signal ends it, SIGUSR1
  * does not, an attempt that could not run is not retried, and the

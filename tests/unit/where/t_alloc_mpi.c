@@ -3,7 +3,7 @@
  * rank for its own ranks), this task's numbers, this host's share in
  * block order, every task on one node, and the gaps and contradictions
  * refused with the variables named.  mpirun's PMIx server (the host of
- * every rank) is exercised in mpi/t_pmixc.c. */
+ * every rank) is exercised in where/t_pmixc.c. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
