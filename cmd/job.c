@@ -22,6 +22,7 @@
 #include "run/guard.h"
 #include "mpi/pmix_host.h"
 #include "where/pmixc.h"
+#include "where/sched.h"
 #include "run/proc.h"
 #include "util/safefile.h"
 
@@ -267,9 +268,9 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
         .envp = environ,
         .restart = j->restart,
         /* an agent, or one dlrun per node under mpirun in an allocation:
-         * the Slurm variables inherited are not this rank's */
-        .slurm_job = (j->agent || j->plan.self_node >= 0) &&
-                     getenv("SLURM_JOB_ID") != NULL,
+         * the scheduler's task variables inherited are not this rank's */
+        .in_job = (j->agent || j->plan.self_node >= 0) &&
+                  sched_of_env(environ) != NULL,
         .max_restarts = j->opt.max_restarts,
         .ompi_names = j->pmix != NULL,
     };

@@ -452,7 +452,7 @@ int run_launch(struct job *j, char **prog)
         rc = EXIT_OK;
         goto out;
     }
-    l = launcher_select(&j->plan, j->alloc.source, 0, NULL, &err);
+    l = launcher_select(&j->plan, &j->alloc, 0, NULL, &err);
     if (!l) {
         rc = cmd_fail(EXIT_USAGE, "%s", err.msg);
         goto out;

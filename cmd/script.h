@@ -9,7 +9,7 @@
 
 struct script_result {
     char *text;             /* the job script (owned) */
-    int sched;              /* enum sched */
+    const struct sched *sched;  /* static: the scheduler's row */
     const char *output;     /* -o FILE, or NULL (borrowed from argv) */
     int dry_run;            /* submit --dry-run */
     int done;               /* help or --list-profiles printed: exit 0 */

@@ -10,7 +10,7 @@
 
 static int dry_run(const struct script_result *r)
 {
-    const char *file = r->output ? r->output : "SCRIPT", *argv[4];
+    const char *file = r->output ? r->output : "SCRIPT", *argv[SUBMIT_ARGV];
     int rc = r->output ? submit_write(r->output, r->text) : EXIT_OK;
     int in = submit_reads_stdin(r->sched);
 

@@ -476,7 +476,7 @@ int run_head(struct job *j, char **prog)
     struct err err = { "" };
     const struct launcher *l;
 
-    l = launcher_select(&j->plan, j->alloc.source, LAUNCHER_AGENTS,
+    l = launcher_select(&j->plan, &j->alloc, LAUNCHER_AGENTS,
                         j->opt.remote.launcher, &err);
     if (!l)
         return say_fail(EXIT_USAGE, "%s", err.msg);

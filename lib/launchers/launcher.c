@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "util/clock.h"
+#include "where/sched.h"
 
 static const struct launcher *const launchers[] = {
     &launcher_local, &launcher_srun, &launcher_ssh,
@@ -17,9 +18,12 @@ static const struct launcher *const launchers[] = {
 
 const struct launcher *launcher_find(const char *name)
 {
-    /* Hydra's -launcher/-bootstrap names */
-    if (strcmp(name, "slurm") == 0)
-        name = "srun";
+    /* Hydra's -launcher/-bootstrap names: a scheduler that starts the
+     * tasks itself ("slurm") means its launcher */
+    const struct sched *s = sched_find(name);
+
+    if (s && s->starts_tasks)
+        name = s->launcher;
     else if (strcmp(name, "fork") == 0)
         name = "local";
     for (size_t i = 0; i < NLAUNCHERS; i++)
@@ -53,7 +57,7 @@ const char *launcher_names(void)
 
 /* The named backend, when it has the caps and fits the plan. */
 static const struct launcher *select_named(const struct plan *p,
-                                           const char *alloc_source,
+                                           const struct alloc *a,
                                            unsigned need, const char *name,
                                            struct err *err)
 {
@@ -64,7 +68,7 @@ static const struct launcher *select_named(const struct plan *p,
                 launcher_names());
         return NULL;
     }
-    if ((l->caps & LAUNCHER_AGENTS) != need || l->detect(p, alloc_source) <= 0) {
+    if ((l->caps & LAUNCHER_AGENTS) != need || l->detect(p, a) <= 0) {
         err_set(err, "--launcher %s cannot run this plan: it %s", name,
                 l->needs);
         return NULL;
@@ -73,7 +77,7 @@ static const struct launcher *select_named(const struct plan *p,
 }
 
 const struct launcher *launcher_select(const struct plan *p,
-                                       const char *alloc_source,
+                                       const struct alloc *a,
                                        unsigned need, const char *name,
                                        struct err *err)
 {
@@ -81,12 +85,12 @@ const struct launcher *launcher_select(const struct plan *p,
     int best_prio = 0;
 
     if (name)
-        return select_named(p, alloc_source, need, name, err);
+        return select_named(p, a, need, name, err);
     for (size_t i = 0; i < NLAUNCHERS; i++) {
         int prio;
         if ((launchers[i]->caps & LAUNCHER_AGENTS) != need)
             continue;
-        prio = launchers[i]->detect(p, alloc_source);
+        prio = launchers[i]->detect(p, a);
         if (prio > best_prio) {
             best = launchers[i];
             best_prio = prio;

@@ -15,6 +15,7 @@
 #include "util/err.h"
 #include "run/output.h"
 #include "place/plan.h"
+#include "where/alloc.h"
 #include "run/supervise.h"
 
 /* This host's ranks: the program, and each rank's complete environment. */
@@ -90,9 +91,9 @@ struct launcher {
     const char *name;           /* for --launcher */
     unsigned caps;              /* LAUNCHER_* */
     const char *needs;          /* when detect() says 0: why, for humans */
-    /* Priority for this plan in this allocation (alloc.source:
-     * "slurm-job", "hostfile"...), 0 = cannot run it. */
-    int (*detect)(const struct plan *p, const char *alloc_source);
+    /* Priority for this plan in this allocation (NULL: none known), 0 =
+     * cannot run it. */
+    int (*detect)(const struct plan *p, const struct alloc *a);
     /* Start what req asks, into run->procs (run->n counts them).  On
      * failure what was started is destroyed (ended and reaped).  0 / -1
      * with err (run->exec_errno set for exec failures). */
@@ -127,7 +128,7 @@ const char *launcher_names(void);
  * name with the valid ones, a named backend that cannot run the plan and
  * why, or none that can). */
 const struct launcher *launcher_select(const struct plan *p,
-                                       const char *alloc_source,
+                                       const struct alloc *a,
                                        unsigned need, const char *name,
                                        struct err *err);
 

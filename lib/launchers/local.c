@@ -14,9 +14,9 @@
 
 /* Fits when every rank is on this host; in per-node mode the scheduler
  * already put this process on the node of its ranks. */
-static int local_detect(const struct plan *p, const char *alloc_source)
+static int local_detect(const struct plan *p, const struct alloc *a)
 {
-    (void)alloc_source;
+    (void)a;
     if (p->self_node >= 0)
         return 10;
     for (int i = 0; i < p->nnodes; i++)

@@ -4,7 +4,7 @@
  * srun runs in its own process group (a terminal's Ctrl-C reaches dlrun,
  * which stops the job in order), gets SIGTERM if dlrun dies (so the step
  * ends), and --kill-on-bad-exit ends every node when one agent fails.
- * Each agent finds its node from SLURMD_NODENAME.  The broker's token and
+ * Each agent finds its node from the row's node_var (SLURMD_NODENAME).  The broker's token and
  * the -x values (DLRUN_X_*) reach the agents in srun's environment, never
  * on its command line: --export=ALL, whatever SLURM_EXPORT_ENV says
  * (sbatch --export=NONE sets it, and the agents would get neither).
@@ -22,6 +22,7 @@
 #include "run/proc.h"
 #include "util/clock.h"
 #include "util/strv.h"
+#include "where/sched.h"
 
 /* "node1,node2" for --nodelist (caller frees); NULL when out of memory. */
 static char *node_list(const struct agent_job *job)
@@ -55,12 +56,14 @@ static void srun_argv(const struct agent_job *job, const char *nodes,
         strv_addf(a, "%s", *p);
 }
 
-/* The default inside a Slurm job.  Elsewhere only when named: on a Slurm
+/* The default in the job of a scheduler whose row names it (Slurm's),
+ * not inside one of its steps.  Elsewhere only when named: on a Slurm
  * login node srun makes its own allocation of the plan's nodes. */
-static int srun_detect(const struct plan *p, const char *alloc_source)
+static int srun_detect(const struct plan *p, const struct alloc *a)
 {
     (void)p;
-    return alloc_source && strcmp(alloc_source, "slurm-job") == 0 ? 20 : 1;
+    return a && a->kind == ALLOC_JOB && a->sched &&
+           strcmp(a->sched->launcher, launcher_srun.name) == 0 ? 20 : 1;
 }
 
 static int srun_start(const struct launch_req *req, struct launched *run,

@@ -75,10 +75,10 @@ static void agent_argv(const struct agent_job *job, int lo, int hi,
 }
 
 /* Any host list: the default outside a Slurm job. */
-static int ssh_detect(const struct plan *p, const char *alloc_source)
+static int ssh_detect(const struct plan *p, const struct alloc *a)
 {
     (void)p;
-    (void)alloc_source;
+    (void)a;
     return 10;
 }
 

@@ -1,6 +1,7 @@
 /* envout.c - see envout.h. */
 #include "place/envout.h"
 #include "util/strv.h"
+#include "where/sched.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,27 +258,50 @@ char *envout_tasks_per_node(const struct plan *p)
     return membuf_close(&b);
 }
 
-/* Frameworks that read Slurm's per-task variables themselves (Lightning,
- * submitit, JAX) must see the world dlrun made, not the one srun made. */
-static int set_slurm(struct envset *s, const struct plan *p,
-                     const struct facts *f, struct err *err)
+/* Each name of list set to n (to text when text is not NULL). */
+static int set_list(struct envset *s, const char *const *list, long n,
+                    const char *text, struct err *err)
 {
     const char *why = "rewritten: dlrun placed this rank (--keep-env keeps it)";
+
+    for (; list && *list; list++)
+        if (text ? envset_set(s, *list, text, err, "%s", why) < 0 :
+                   envset_setint(s, *list, n, err, "%s", why) < 0)
+            return -1;
+    return 0;
+}
+
+/* Frameworks that read the scheduler's per-task variables themselves
+ * (Lightning, submitit, JAX read Slurm's) must see the world dlrun made,
+ * not the one srun made. */
+static int set_task_vars(struct envset *s, const struct sched_task_vars *tv,
+                         const struct plan *p, const struct facts *f,
+                         struct err *err)
+{
     char *tpn = envout_tasks_per_node(p);
     int rc;
 
     if (!tpn)
         return err_set(err, "out of memory");
-    rc = envset_setint(s, "SLURM_PROCID", f->rank, err, "%s", why) ||
-        envset_setint(s, "SLURM_LOCALID", f->local_rank, err, "%s", why) ||
-        envset_setint(s, "SLURM_NODEID", f->node_rank, err, "%s", why) ||
-        envset_setint(s, "SLURM_NTASKS", f->size, err, "%s", why) ||
-        envset_setint(s, "SLURM_NPROCS", f->size, err, "%s", why) ||
-        envset_setint(s, "SLURM_STEP_NUM_TASKS", f->size, err, "%s", why) ||
-        envset_set(s, "SLURM_TASKS_PER_NODE", tpn, err, "%s", why) ||
-        envset_set(s, "SLURM_STEP_TASKS_PER_NODE", tpn, err, "%s", why) ? -1 : 0;
+    rc = set_list(s, tv->rank, f->rank, NULL, err) ||
+        set_list(s, tv->local_rank, f->local_rank, NULL, err) ||
+        set_list(s, tv->node_rank, f->node_rank, NULL, err) ||
+        set_list(s, tv->size, f->size, NULL, err) ||
+        set_list(s, tv->tasks_per_node, 0, tpn, err) ? -1 : 0;
     free(tpn);
     return rc;
+}
+
+/* The scheduler's task variables to rewrite: the allocation's, or those
+ * of the job an agent runs in (its allocation is the head's plan). */
+static const struct sched_task_vars *task_vars(const struct alloc *a,
+                                               const struct envout_opts *o)
+{
+    const struct sched *s = a->sched;
+
+    if ((!s || !s->task_vars) && o->in_job)
+        s = sched_of_env(o->envp);
+    return s ? s->task_vars : NULL;
 }
 
 static int set_exports(struct envset *s, const struct envout_opts *o,
@@ -306,7 +330,7 @@ int envout_rank(const struct alloc *a, const struct plan *p, int rank,
                 struct envset *out, struct err *err)
 {
     struct facts f;
-    int slurm = strncmp(a->source, "slurm", 5) == 0 || o->slurm_job;
+    const struct sched_task_vars *tv = task_vars(a, o);
 
     if (rank < 0 || rank >= p->nranks)
         return err_set(err, "rank %d is not in the plan (0-%d)", rank,
@@ -321,7 +345,8 @@ int envout_rank(const struct alloc *a, const struct plan *p, int rank,
     /* a rank mpirun started (dlrun in its place) keeps mpirun's own */
     if (!p->per_task && o->ompi_names && set_ompi(out, &f, err) < 0)
         return -1;
-    if (slurm && !p->per_task && !o->keep_env && set_slurm(out, p, &f, err) < 0)
+    if (tv && !p->per_task && !o->keep_env &&
+        set_task_vars(out, tv, p, &f, err) < 0)
         return -1;
     return set_exports(out, o, err);
 }

@@ -14,12 +14,14 @@
 
 struct envout_opts {
     const char *iface;      /* --iface: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME */
-    int keep_env;           /* --keep-env: leave SLURM_* alone */
+    int keep_env;           /* --keep-env: leave SLURM_* (the scheduler's task
+                               variables) alone */
     char **exports;         /* -x VAR[=VAL] entries, NULL-terminated, borrowed */
     char **envp;            /* the environment -x VAR copies from, borrowed */
     int restart;            /* how many times the job was restarted */
-    int slurm_job;          /* inside a Slurm job even if the source is -H
-                               (dlrun agent): rewrite SLURM_* for ranks */
+    int in_job;             /* inside a scheduler's job (of envp) even if
+                               the source is -H (dlrun agent): rewrite its
+                               task variables (SLURM_PROCID...) for ranks */
     int max_restarts;       /* --max-restarts */
     /* torchrun's names (torch.distributed.is_torchelastic_launched()) */
     const char *run_id;     /* TORCHELASTIC_RUN_ID; NULL: "none" */

@@ -181,7 +181,7 @@ static int plan_per_node(const struct alloc *a, struct plan *p, struct err *err)
         return err_set(err, "%s started %d tasks and names no node list%s: "
                        "drop -np/-N/--nproc-per-node (one rank per task) or "
                        "pass -H", a->source, a->task.size,
-                       strcmp(a->source, "ompi") == 0 ? " (and there is no "
+                       a->pmix_map ? " (and there is no "
                        "PMIx server to ask)" : "");
     if (a->task.local_size != 1)
         return err_set(err, "the scheduler started %d tasks on this node but "

@@ -525,6 +525,7 @@ int planwire_plan(const struct planwire *w, struct alloc *a, struct plan *p,
     memset(a, 0, sizeof *a);
     memset(p, 0, sizeof *p);
     a->source = "hosts";
+    a->kind = ALLOC_HOSTS;
     snprintf(a->why, sizeof a->why, "the head's plan (%d ranks on %d nodes)",
              w->nranks, w->nnodes);
     for (int i = 0; i < w->nnodes; i++) {

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scripts/jobspec.h"
 #include "util/shquote.h"
 #include "util/strv.h"
 #include "scripts/template.h"
@@ -17,7 +16,8 @@ enum {
     V_ACCOUNT, V_JOB_NAME, V_TIME, V_TIME_HM, V_SIGNAL, V_SIGNAL_NAME,
     V_SIGNAL_SECS, V_SIGNAL_MINUTES, V_REQUEUE, V_REQUEUE_GRACE, V_SETUP,
     V_LAUNCHER, V_LAUNCHER_DLRUN, V_LAUNCHER_MPIRUN, V_MPIRUN_ARGS, V_DLRUN_LINE,
-    V_DIRECTIVES, V_MODULES, V_ENV, V_PROFILE, V_COUNT
+    V_DIRECTIVES, V_MODULES, V_ENV, V_PROFILE, V_DIRECTIVE, V_REQUEUE_COMMAND,
+    V_COUNT
 };
 
 static const char *const var_names[V_COUNT] = {
@@ -27,7 +27,7 @@ static const char *const var_names[V_COUNT] = {
     "signal_secs", "signal_minutes", "requeue", "requeue_grace", "setup",
     "launcher", "launcher_dlrun", "launcher_mpirun", "mpirun_args",
     "dlrun_line",
-    "directives", "modules", "env", "profile",
+    "directives", "modules", "env", "profile", "directive", "requeue_command",
 };
 
 /* The texts made for one rendering (all owned). */
@@ -116,7 +116,7 @@ static char *append_word(char *line, const char *word)
     return out;
 }
 
-/* What the remote ranks of a head started under PBS, NQSV or LSF get
+/* What the remote ranks of a head started under PBS, NQSV, LSF or PJM get
  * from the script's environment (SSH gives them a fresh one): the
  * programs and libraries that module load and the setup code found. */
 static const char *const head_exports[] = {
@@ -170,7 +170,7 @@ static void head_options(struct words *w, const struct jobspec *j)
     char g[32];
 
     put(w, "--alloc");
-    put(w, sched_name(j->sched));
+    put(w, j->sched->name);
     if (j->gpus_per_node > 0) {
         snprintf(g, sizeof g, "%ld", j->gpus_per_node);
         put(w, "--nproc-per-node");
@@ -227,16 +227,16 @@ static int binds(const char *const *args)
     return 0;
 }
 
-/* dlrun [--nproc-per-node G] ARGS -- PROG ARGS; under PBS, NQSV and
- * LSF without mpirun, the head's options first.  The program's name is
- * in line only. */
+/* dlrun [--nproc-per-node G] ARGS -- PROG ARGS; under a scheduler that
+ * does not start the tasks (PBS...) without mpirun, the head's options
+ * first.  The program's name is in line only. */
 static void dlrun_words(const struct jobspec *j, struct words *w)
 {
     char g[32];
 
     if (w->line)
         w->line = append_word(w->line, j->dlrun ? j->dlrun : "dlrun");
-    if (j->sched != SCHED_SLURM && !j->mpirun) {
+    if (!j->sched->starts_tasks && !j->mpirun) {
         head_options(w, j);
     } else if (!j->per_gpu && j->gpus_per_node > 0) {
         snprintf(g, sizeof g, "%ld", j->gpus_per_node);
@@ -273,7 +273,7 @@ void jobscript_dlrun_argv(const struct jobspec *j, struct strv *out)
 
 static int check_job(const struct jobspec *j, struct err *err)
 {
-    if (j->sched < 0 || j->sched >= SCHED_COUNT)
+    if (!j->sched)
         return err_set(err, "no scheduler: give --scheduler or a profile "
                        "that names one");
     if (j->nodes < 1)
@@ -282,14 +282,15 @@ static int check_job(const struct jobspec *j, struct err *err)
         return err_set(err, "no program to run: give PROG [ARGS...] last");
     if (j->per_gpu && j->gpus_per_node < 1)
         return err_set(err, "one task per GPU needs --gpus-per-node");
-    if (j->mpirun && j->sched == SCHED_SLURM)
-        return err_set(err, "launcher mpirun is for PBS, NQSV, LSF and PJM: in a "
-                       "Slurm job dlrun starts the nodes with srun (--tasks "
-                       "per-gpu: one srun task per GPU)");
-    if (j->requeue && j->sched == SCHED_PJM)
-        return err_set(err, "--requeue is not available for PJM jobs here "
-                       "(pjsub --restart is the site's to allow): give "
-                       "--no-requeue");
+    if (j->mpirun && j->sched->starts_tasks)
+        return err_set(err, "launcher mpirun is for %s: in a %s job dlrun "
+                       "starts the nodes with %s (--tasks per-gpu: one %s "
+                       "task per GPU)", sched_titles(0), j->sched->title,
+                       j->sched->launcher, j->sched->launcher);
+    if (j->requeue && !j->sched->requeue_cmd)
+        return err_set(err, "--requeue is not available for %s jobs here "
+                       "(%s): give --no-requeue", j->sched->title,
+                       j->sched->no_requeue);
     if (j->requeue && !j->signal_name)
         return err_set(err, "--requeue needs the signal sent before the "
                        "time limit (--signal USR1@90)");
@@ -308,7 +309,9 @@ static void fill_numbers(struct vars *vs, const struct jobspec *j)
 {
     long tasks = j->per_gpu ? j->gpus_per_node : 1, mins;
 
-    set_copy(vs, V_SCHEDULER, sched_name(j->sched));
+    set_copy(vs, V_SCHEDULER, j->sched->name);
+    set_copy(vs, V_DIRECTIVE, j->sched->directive);
+    set_copy(vs, V_REQUEUE_COMMAND, j->sched->requeue_cmd);
     set_num(vs, V_NODES, j->nodes);
     set_num(vs, V_TASKS_PER_NODE, tasks);
     set_num(vs, V_NTASKS, j->nodes * tasks);

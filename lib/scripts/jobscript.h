@@ -8,10 +8,11 @@
 #define DLRUN_JOBSCRIPT_H
 
 #include "util/err.h"
+#include "where/sched.h"
 
 /* All pointers borrowed; lists NULL-terminated (NULL = empty). */
 struct jobspec {
-    int sched;                      /* enum sched */
+    const struct sched *sched;      /* static: its row; NULL: none given */
     const char *partition;          /* checked tokens, or NULL */
     const char *account;
     const char *job_name;
@@ -19,8 +20,9 @@ struct jobspec {
     long gpus_per_node;             /* 0: none asked for */
     long cores_per_node;            /* 0: not given */
     int per_gpu;                    /* one task per GPU (else per node) */
-    int mpirun;                     /* PBS, NQSV, LSF: mpirun starts the
-                                       tasks (else the one dlrun does) */
+    int mpirun;                     /* a scheduler that does not start the
+                                       tasks (PBS...): mpirun starts them
+                                       (else the one dlrun does) */
     long time_secs;                 /* 0: the queue's default */
     const char *signal_name;        /* "USR1", or NULL: none asked for */
     long signal_secs;
@@ -38,7 +40,7 @@ struct jobspec {
 /* Render the script: the template text (file names it in errors).
  * Returns the malloc'd script (caller frees) or NULL with err: an
  * inconsistent job (per-gpu without GPUs, requeue without a signal,
- * mpirun under Slurm) or
+ * mpirun under a scheduler that starts the tasks itself) or
  * a template that does not parse or names what is not there. */
 char *jobscript_render(const struct jobspec *j, const char *text,
                        const char *file, struct err *err);

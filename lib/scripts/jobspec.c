@@ -31,25 +31,15 @@ const char *jobspec_visible(const char *s, char buf[80])
     return buf;
 }
 
-static const char *const sched_names[SCHED_COUNT] = {
-    [SCHED_SLURM] = "slurm", [SCHED_PBS] = "pbs", [SCHED_NQSV] = "nqsv",
-    [SCHED_LSF] = "lsf", [SCHED_PJM] = "pjm",
-};
-
-int sched_parse(const char *s, struct err *err)
+const struct sched *jobspec_parse_sched(const char *s, struct err *err)
 {
-    for (int i = 0; i < SCHED_COUNT; i++)
-        if (strcmp(s, sched_names[i]) == 0)
-            return i;
+    const struct sched *row = sched_find(s);
     char b[80];
 
-    return err_set(err, "unknown scheduler '%s' (slurm, pbs, nqsv, lsf or pjm)",
-                   jobspec_visible(s, b));
-}
-
-const char *sched_name(int sched)
-{
-    return sched >= 0 && sched < SCHED_COUNT ? sched_names[sched] : "?";
+    if (!row)
+        err_set(err, "unknown scheduler '%s' (%s)", jobspec_visible(s, b),
+                sched_names());
+    return row;
 }
 
 int jobspec_parse_count(const char *s, long min, long max, long *out,

@@ -7,14 +7,11 @@
 #define DLRUN_JOBSPEC_H
 
 #include "util/err.h"
+#include "where/sched.h"
 
-enum sched {
-    SCHED_SLURM, SCHED_PBS, SCHED_NQSV, SCHED_LSF, SCHED_PJM, SCHED_COUNT
-};
-
-/* The scheduler named s ("slurm", "pbs", "nqsv", "lsf"), or -1 with err. */
-int sched_parse(const char *s, struct err *err);
-const char *sched_name(int sched);      /* static text */
+/* The scheduler named s (a row of lib/where/sched.h), or NULL with err
+ * naming the known ones. */
+const struct sched *jobspec_parse_sched(const char *s, struct err *err);
 
 /* A wall time: MINUTES, H:M:S, D-H, D-H:M or D-H:M:S (Slurm's forms but
  * the ambiguous M:S) into seconds, at least one minute. */

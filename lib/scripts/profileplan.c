@@ -11,6 +11,7 @@
 #include "scripts/profiles.h"
 #include "util/readall.h"
 #include "util/say.h"
+#include "where/sched.h"
 
 int profileplan_load(struct profile_plan *pp, struct sites *s,
                      char ***origin)
@@ -103,12 +104,13 @@ char **profileplan_argv(const struct profile_plan *pp, int argc,
 }
 
 /* Whether the profile's scheduler starts and binds one task a GPU itself
- * (Slurm's srun with --cpus-per-task). */
+ * (its row's starts_tasks: Slurm's srun with --cpus-per-task). */
 static int scheduler_binds_tasks(const struct site_profile *p)
 {
     const struct site_value *s = &p->v[SITE_SCHEDULER];
+    const struct sched *sched = s->set ? sched_find(s->text) : NULL;
 
-    return s->set && strcmp(s->text, "slurm") == 0;
+    return sched && sched->starts_tasks;
 }
 
 /* One task per GPU, each a rank: dlrun binds it only when told to

@@ -39,7 +39,7 @@ void profiles_template_dirs(struct template_dirs *d)
     }
 }
 
-char *profiles_template_path(int sched)
+char *profiles_template_path(const struct sched *sched)
 {
     struct template_dirs d;
     char *path = NULL;
@@ -49,7 +49,7 @@ char *profiles_template_path(int sched)
         if (!d.dirs[i] || !d.dirs[i][0])
             continue;
         free(path);
-        if (asprintf(&path, "%s/%s.sh.in", d.dirs[i], sched_name(sched)) < 0)
+        if (asprintf(&path, "%s/%s", d.dirs[i], sched->template_file) < 0)
             return NULL;
         if (access(path, R_OK) == 0 || i == 0)
             return path;    /* $DLRUN_TEMPLATES is not second-guessed */

@@ -22,10 +22,13 @@ struct template_dirs {
 };
 void profiles_template_dirs(struct template_dirs *d);
 
-/* The template for sched (enum sched): SCHED.sh.in in the first folder
- * that has one ($DLRUN_TEMPLATES is taken as it is), else the last
- * tried, for the error to name.  Caller frees; NULL when out of memory. */
-char *profiles_template_path(int sched);
+struct sched;
+
+/* The template of sched (its row's template_file, slurm.sh.in) in the
+ * first folder that has one ($DLRUN_TEMPLATES is taken as it is), else
+ * the last tried, for the error to name.  Caller frees; NULL when out of
+ * memory. */
+char *profiles_template_path(const struct sched *sched);
 
 /* The text of the template at path (at most 1 MiB, no NUL byte): caller
  * frees; NULL after saying why (exit 2). */

@@ -19,7 +19,7 @@ static int check_value(enum site_key key, const char *s, struct err *e)
     long n;
 
     switch (key) {
-    case SITE_SCHEDULER: return sched_parse(s, e);
+    case SITE_SCHEDULER: return jobspec_parse_sched(s, e) ? 0 : -1;
     case SITE_NODES: return jobspec_parse_count(s, 1, 100000, &n, e);
     case SITE_GPUS_PER_NODE: return jobspec_parse_count(s, 0, 1024, &n, e);
     case SITE_CORES_PER_NODE:
@@ -336,12 +336,12 @@ static void lines_free(struct lines *l)
     free(l->setup);
 }
 
-/* The signal for --requeue when none was given: Slurm's and LSF's
- * warning before the limit; PBS's and NQSV's SIGTERM at the limit, with
- * about 10 s before their SIGKILL. */
-static const char *default_signal(int sched)
+/* The signal for --requeue when none was given: the scheduler's (its
+ * row's requeue_signal: Slurm's and LSF's warning before the limit,
+ * PBS's and NQSV's SIGTERM at the limit, about 10 s before SIGKILL). */
+static const char *default_signal(const struct sched *sched)
 {
-    return sched == SCHED_SLURM || sched == SCHED_LSF ? "USR1@90" : "TERM@10";
+    return sched ? sched->requeue_signal : "TERM@10";
 }
 
 /* The job's size, time and signal: the command line's, else the
@@ -354,7 +354,7 @@ static void fill_shape(const struct script_req *r,
     struct err e;
 
     s = pick(r, p, SITE_SCHEDULER);
-    j->sched = s ? sched_parse(s, &e) : -1;
+    j->sched = s ? jobspec_parse_sched(s, &e) : NULL;
     j->nodes = pick_long(r, p, SITE_NODES);
     j->gpus_per_node = pick_long(r, p, SITE_GPUS_PER_NODE);
     j->cores_per_node = pick_long(r, p, SITE_CORES_PER_NODE);
@@ -428,7 +428,7 @@ static int load_template(const struct script_req *r,
 
 int scriptreq_render(const struct script_req *r, const struct site_profile *p,
                      scriptcheck_parse_fn parse, void *ctx, char **text,
-                     int *sched)
+                     const struct sched **sched)
 {
     struct jobspec j;
     struct err e = { "" };
@@ -448,7 +448,7 @@ int scriptreq_render(const struct script_req *r, const struct site_profile *p,
     if (!args)
         goto out;
     rc = EXIT_USAGE;
-    if (j.sched < 0) {
+    if (!j.sched) {
         say("no scheduler: give --scheduler slurm|pbs|nqsv|lsf|pjm or "
             "--profile NAME (dlrun script --help lists the options)");
         goto out;

@@ -63,11 +63,11 @@ int scriptreq_failed(const struct script_req *r);
 void scriptreq_free(struct script_req *r);  /* r's lists; r may be NULL */
 
 /* Profile p (NULL: none) and r into the job script: *text (caller frees)
- * and *sched (enum sched), its dlrun line checked through parse (ctx its
+ * and *sched (its row), its dlrun line checked through parse (ctx its
  * own: lib/scripts/scriptcheck.h) before anyone waits in a queue.
  * EXIT_OK, or the exit code after one line (*text NULL). */
 int scriptreq_render(const struct script_req *r, const struct site_profile *p,
                      scriptcheck_parse_fn parse, void *ctx, char **text,
-                     int *sched);
+                     const struct sched **sched);
 
 #endif

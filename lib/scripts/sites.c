@@ -214,7 +214,7 @@ static int check_text(const struct key_def *d, const char *s, struct err *err)
     long n;
 
     switch (d->key) {
-    case SITE_SCHEDULER: return sched_parse(s, err) < 0 ? -1 : 0;
+    case SITE_SCHEDULER: return jobspec_parse_sched(s, err) ? 0 : -1;
     case SITE_TASKS: return jobspec_parse_tasks(s, err) < 0 ? -1 : 0;
     case SITE_LAUNCHER: return jobspec_parse_launcher(s, err) < 0 ? -1 : 0;
     case SITE_TIME: return jobspec_parse_time(s, &n, err);

@@ -56,36 +56,30 @@ int submit_write(const char *path, const char *text)
     return submit_write_fd(fd, path, text);
 }
 
-void submit_argv(int sched, const char *file, const char *argv[4])
+void submit_argv(const struct sched *sched, const char *file,
+                 const char *argv[SUBMIT_ARGV])
 {
-    argv[0] = sched == SCHED_SLURM ? "sbatch" :
-              sched == SCHED_LSF ? "bsub" : sched == SCHED_PJM ? "pjsub" :
-              "qsub";
-    argv[1] = sched == SCHED_SLURM ? "--parsable" : file;
-    argv[2] = sched == SCHED_SLURM ? file : NULL;
-    argv[3] = NULL;
-    if (sched == SCHED_LSF)
-        argv[1] = NULL;
+    size_t n = 0;
+
+    for (; sched->submit[n] && n < SUBMIT_ARGV - 2; n++)
+        argv[n] = sched->submit[n];
+    argv[n++] = sched->submit_stdin ? NULL : file;
+    argv[n] = NULL;
 }
 
-int submit_reads_stdin(int sched)
+int submit_reads_stdin(const struct sched *sched)
 {
-    return sched == SCHED_LSF;
+    return sched->submit_stdin;
 }
 
-const char *submit_job_id(int sched, char *out)
+const char *submit_job_id(const struct sched *sched, char *out)
 {
     char *s = out, *e;
 
-    if (sched == SCHED_NQSV && (e = strstr(out, "Request ")))
-        s = e + 8;
-    if (sched == SCHED_LSF && (e = strchr(out, '<')))
-        s = e + 1;
-    if (sched == SCHED_PJM && (e = strstr(out, " Job ")))
-        s = e + 5;
+    if (sched->id_after && (e = strstr(out, sched->id_after)))
+        s = e + strlen(sched->id_after);
     s += strspn(s, " \t\n");
-    s[strcspn(s, sched == SCHED_LSF ? ">\n" : sched == SCHED_SLURM ?
-              ";\n" : " \t\n")] = '\0';
+    s[strcspn(s, sched->id_end)] = '\0';
     return s;
 }
 
@@ -116,9 +110,10 @@ static int script_file(const char *text, const char *output, char *path,
 /* The submitter's argv run on the script file (on its stdin for bsub),
  * what it printed on stdout into out (SUBMIT_OUT_MAX bytes).  Its stderr
  * stays ours: the user sees why it refused.  EXIT_OK, or EXIT_FAIL said. */
-static int run_submitter(int sched, const char *file, char *out)
+static int run_submitter(const struct sched *sched, const char *file,
+                         char *out)
 {
-    const char *argv[4];
+    const char *argv[SUBMIT_ARGV];
     struct err err = { "" };
     int in_fd = -1, status;
 
@@ -133,7 +128,7 @@ static int run_submitter(int sched, const char *file, char *out)
     if (status == 127)
         return say_fail(EXIT_FAIL, "%s: not found: submit from a login node "
                         "of the %s cluster, or use dlrun script -o FILE",
-                        argv[0], sched_name(sched));
+                        argv[0], sched->name);
     if (status < 0 || err.msg[0])    /* not started, or not run */
         return say_fail(EXIT_FAIL, "%s", err.msg);
     if (status != 0)
@@ -144,7 +139,8 @@ static int run_submitter(int sched, const char *file, char *out)
     return EXIT_OK;
 }
 
-int submit_job(int sched, const char *text, const char *output, char **id)
+int submit_job(const struct sched *sched, const char *text,
+               const char *output, char **id)
 {
     char path[64], *out = NULL;
     const char *file = NULL;

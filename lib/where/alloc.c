@@ -1,11 +1,14 @@
 /* alloc.c - probing the allocation sources in their documented order.
  *
- * Explicit flags > Open MPI > Slurm step > Slurm allocation > PMIx >
- * MPICH/Hydra > PBS Pro/Torque > NQSV > PJM > LSF > this host alone.
- * Open MPI first: only mpirun's daemons set OMPI_COMM_WORLD_RANK (not
- * MPI_Init, not srun), and inside an allocation its ranks inherit the
- * Slurm variables of the batch script or of the srun step that started
- * mpirun's daemons, which describe those, not the ranks.
+ * Explicit flags > Open MPI > the schedulers that start tasks (Slurm: a
+ * step, then an allocation) > PMIx > MPICH/Hydra > the batch schedulers
+ * (PBS Pro/Torque, NQSV, PJM, LSF) > this host alone; each scheduler's
+ * place is its row's probe (sched.h).  Open MPI first: only mpirun's
+ * daemons set OMPI_COMM_WORLD_RANK (not MPI_Init, not srun), and inside
+ * an allocation its ranks inherit the Slurm variables of the batch script
+ * or of the srun step that started mpirun's daemons, which describe
+ * those, not the ranks.  An mpirun inside a batch job gives its tasks
+ * their own variables beside the job's: the tasks' win.
  */
 #include "where/alloc.h"
 
@@ -18,39 +21,93 @@
 
 #include "where/hostlist.h"
 #include "where/hostname.h"
+#include "where/sched.h"
 
-static const struct alloc_source *const sources[] = {
-    &alloc_source_hosts, &alloc_source_hostfile, &alloc_source_ompi,
-    &alloc_source_slurm_step, &alloc_source_slurm_job, &alloc_source_pmix,
-    &alloc_source_mpich, &alloc_source_pbs, &alloc_source_nqsv,
-    &alloc_source_pjm, &alloc_source_lsf, &alloc_source_local,
+/* Sources at most, all schedulers' included. */
+#define MAX_SOURCES 32
+
+/* One source in probing order, with the scheduler whose it is. */
+struct probe {
+    const struct alloc_source *src;
+    const struct sched *sched;
+    int at;                     /* its place: SCHED_PROBE_* */
 };
-#define NSOURCES (sizeof sources / sizeof sources[0])
+
+/* The sources that are no scheduler's, in their places. */
+static const struct probe own[] = {
+    { &alloc_source_hosts, NULL, 0 },
+    { &alloc_source_hostfile, NULL, 1 },
+    { &alloc_source_ompi, NULL, 2 },
+    { &alloc_source_pmix, NULL, SCHED_PROBE_TASKS + 10 },
+    { &alloc_source_mpich, NULL, SCHED_PROBE_TASKS + 11 },
+    { &alloc_source_local, NULL, SCHED_PROBE_BATCH + 100 },
+};
+
+/* p into out[0..n) after those of the same place or before (n < max). */
+static size_t insert(struct probe *out, size_t n, struct probe p)
+{
+    size_t i = n;
+
+    while (i > 0 && out[i - 1].at > p.at) {
+        out[i] = out[i - 1];
+        i--;
+    }
+    out[i] = p;
+    return n + 1;
+}
+
+/* The sources in probing order into out (MAX_SOURCES); how many. */
+static size_t probe_order(struct probe *out)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        n = insert(out, n, own[i]);
+    for (const struct sched *const *s = sched_all(); *s; s++)
+        for (const struct alloc_source *const *src = (*s)->sources;
+             *src && n < MAX_SOURCES; src++)
+            n = insert(out, n, (struct probe){ *src, *s, (*s)->probe });
+    return n;
+}
 
 const char *const *alloc_source_names(void)
 {
-    static const char *names[NSOURCES + 1];
+    static const char *names[MAX_SOURCES + 1];
+    struct probe order[MAX_SOURCES];
+    size_t n = probe_order(order);
 
-    for (size_t i = 0; i < NSOURCES; i++)
-        names[i] = sources[i]->name;
+    for (size_t i = 0; i < n; i++)
+        names[i] = order[i].src->name;
+    names[n] = NULL;
     return names;
 }
 
-static const struct alloc_source *source_by_name(const char *name)
+static const struct probe *probe_by_name(const struct probe *order, size_t n,
+                                         const char *name)
 {
-    for (size_t i = 0; i < NSOURCES; i++)
-        if (strcmp(sources[i]->name, name) == 0)
-            return sources[i];
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(order[i].src->name, name) == 0)
+            return &order[i];
     return NULL;
 }
 
-static int read_source(const struct alloc_source *s,
-                       const struct alloc_request *req, char **envp,
-                       struct alloc *a, struct err *err)
+const struct alloc_source *alloc_source_find(const char *name)
+{
+    struct probe order[MAX_SOURCES];
+    const struct probe *p = probe_by_name(order, probe_order(order), name);
+
+    return p ? p->src : NULL;
+}
+
+static int read_source(const struct probe *p, const struct alloc_request *req,
+                       char **envp, struct alloc *a, struct err *err)
 {
     memset(a, 0, sizeof *a);
-    a->source = s->name;
-    if (s->read(req, envp, a, err) < 0) {
+    a->source = p->src->name;
+    a->kind = p->src->kind;
+    a->sched = p->sched;
+    a->pmix_map = p->src->pmix_map;
+    if (p->src->read(req, envp, a, err) < 0) {
         alloc_free(a);
         return -1;
     }
@@ -60,20 +117,22 @@ static int read_source(const struct alloc_source *s,
 int alloc_detect(const struct alloc_request *req, char **envp, struct alloc *a,
                  struct err *err)
 {
-    const struct alloc_source *s = NULL;
+    struct probe order[MAX_SOURCES];
+    size_t n = probe_order(order);
+    const struct probe *p;
 
     if (req->force) {
-        s = source_by_name(req->force);
-        if (!s)
+        p = probe_by_name(order, n, req->force);
+        if (!p)
             return err_set(err, "--alloc %s: unknown allocation source; "
                            "`dlrun check` lists them", req->force);
-        return read_source(s, req, envp, a, err);
+        return read_source(p, req, envp, a, err);
     }
     if (req->hosts && req->hostfile)
         return err_set(err, "-H and --hostfile both given: use one of them");
-    for (size_t i = 0; i < NSOURCES; i++) {
-        if (sources[i]->detect(req, envp))
-            return read_source(sources[i], req, envp, a, err);
+    for (size_t i = 0; i < n; i++) {
+        if (order[i].src->detect(req, envp))
+            return read_source(&order[i], req, envp, a, err);
     }
     return err_set(err, "no allocation source applies (not even this host)");
 }

@@ -1,7 +1,8 @@
 /* alloc.h - where dlrun runs: the allocation a scheduler (or the user) gave.
  *
- * Sources are probed in a fixed order (see alloc.c); the first whose
- * detect() says yes reads the allocation.  Every source reads from an
+ * Sources are probed in a fixed order (see alloc.c): the user's, Open
+ * MPI's, the schedulers' (lib/where/sched.h) and this host's; the first
+ * whose detect() says yes reads the allocation.  Every source reads from an
  * environment array (environ-like, "NAME=VALUE"), never from getenv(), so
  * that tests feed it environments captured from real schedulers.
  */
@@ -31,8 +32,30 @@ struct alloc_task {
         *node_rank_from;            /* static strings */
 };
 
+/* What made an allocation: what callers test (its source's name is for
+ * people: messages, dlrun env, DLRUN_ALLOC). */
+enum alloc_kind {
+    ALLOC_OTHER,        /* filled by its caller (a group started by hand) */
+    ALLOC_JOB,          /* a scheduler's job (batch script, salloc shell) */
+    ALLOC_STEP,         /* one task of many its launcher started (srun) */
+    ALLOC_HOSTS,        /* -H (or the head's plan, in an agent) */
+    ALLOC_HOSTFILE,     /* --hostfile */
+    ALLOC_MPIRUN,       /* one task of mpirun's (Open MPI, MPICH/Hydra),
+                           which binds the tasks it starts */
+    ALLOC_PMIX,         /* one task of a PMIx server's */
+    ALLOC_LOCAL,        /* this host alone: no scheduler's variables */
+};
+
+struct sched;
+
 struct alloc {
     const char *source;             /* static: "slurm-step", "pbs", ... */
+    enum alloc_kind kind;
+    const struct sched *sched;      /* static or NULL: the scheduler whose
+                                       job or step it is (lib/where/sched.h) */
+    int pmix_map;                   /* its launcher's PMIx server names
+                                       every task's node when there is one
+                                       (Open MPI's mpirun) */
     char why[256];                  /* the variables or flags that chose it */
     struct alloc_node *nodes;       /* owned, nnodes entries, in order */
     size_t nnodes, nodes_cap;
@@ -71,6 +94,11 @@ int alloc_detect(const struct alloc_request *req, char **envp, struct alloc *a,
 
 /* The names accepted by --alloc, in probing order, NULL-terminated. */
 const char *const *alloc_source_names(void);
+
+struct alloc_source;
+
+/* The source called name ("slurm-job"), or NULL. */
+const struct alloc_source *alloc_source_find(const char *name);
 
 void alloc_free(struct alloc *a);   /* frees members; a may be NULL */
 
@@ -115,18 +143,20 @@ int alloc_add_hostlist(struct alloc *a, const char *list, const char *list_var,
 int alloc_read_hostfile(const char *path, struct alloc *a, struct err *err);
 
 /* Each source: detect() returns 1 when its variables are present;
- * read() fills a (zeroed by the caller). */
+ * read() fills a (zeroed by the caller, source, kind, sched and pmix_map
+ * set from the source's). */
 struct alloc_source {
     const char *name;
+    enum alloc_kind kind;
+    int pmix_map;
     int (*detect)(const struct alloc_request *req, char **envp);
     int (*read)(const struct alloc_request *req, char **envp, struct alloc *a,
                 struct err *err);
 };
 
+/* The sources that are no scheduler's; each scheduler's are in its row. */
 extern const struct alloc_source alloc_source_hosts, alloc_source_hostfile,
-    alloc_source_slurm_step, alloc_source_slurm_job, alloc_source_pmix,
-    alloc_source_ompi, alloc_source_mpich, alloc_source_pbs,
-    alloc_source_nqsv, alloc_source_pjm, alloc_source_lsf,
+    alloc_source_pmix, alloc_source_ompi, alloc_source_mpich,
     alloc_source_local;
 
 #endif

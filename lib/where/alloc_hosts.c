@@ -32,7 +32,8 @@ static int hosts_read(const struct alloc_request *req, char **envp,
 }
 
 const struct alloc_source alloc_source_hosts = {
-    .name = "hosts", .detect = hosts_detect, .read = hosts_read,
+    .name = "hosts", .kind = ALLOC_HOSTS,
+    .detect = hosts_detect, .read = hosts_read,
 };
 
 /* Whole file into a malloc'd NUL-terminated string (caller frees). */
@@ -83,7 +84,8 @@ static int hostfile_read(const struct alloc_request *req, char **envp,
 }
 
 const struct alloc_source alloc_source_hostfile = {
-    .name = "hostfile", .detect = hostfile_detect, .read = hostfile_read,
+    .name = "hostfile", .kind = ALLOC_HOSTFILE,
+    .detect = hostfile_detect, .read = hostfile_read,
 };
 
 int alloc_local_gpu_count(char **envp)
@@ -151,5 +153,6 @@ static int local_read(const struct alloc_request *req, char **envp,
 }
 
 const struct alloc_source alloc_source_local = {
-    .name = "local", .detect = local_detect, .read = local_read,
+    .name = "local", .kind = ALLOC_LOCAL,
+    .detect = local_detect, .read = local_read,
 };

@@ -161,7 +161,8 @@ static int ompi_read(const struct alloc_request *req, char **envp,
 }
 
 const struct alloc_source alloc_source_ompi = {
-    .name = "ompi", .detect = ompi_detect, .read = ompi_read,
+    .name = "ompi", .kind = ALLOC_MPIRUN, .pmix_map = 1,
+    .detect = ompi_detect, .read = ompi_read,
 };
 
 static int mpich_detect(const struct alloc_request *req, char **envp)
@@ -194,5 +195,6 @@ static int mpich_read(const struct alloc_request *req, char **envp,
 }
 
 const struct alloc_source alloc_source_mpich = {
-    .name = "mpich", .detect = mpich_detect, .read = mpich_read,
+    .name = "mpich", .kind = ALLOC_MPIRUN,
+    .detect = mpich_detect, .read = mpich_read,
 };

@@ -345,5 +345,6 @@ static int pmix_read(const struct alloc_request *req, char **envp,
 }
 
 const struct alloc_source alloc_source_pmix = {
-    .name = "pmix", .detect = pmix_detect, .read = pmix_read,
+    .name = "pmix", .kind = ALLOC_PMIX,
+    .detect = pmix_detect, .read = pmix_read,
 };

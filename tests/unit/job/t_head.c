@@ -211,9 +211,9 @@ static void fake_destroy(struct launched *run)
     launcher_end(run, SIGTERM, 2000);
 }
 
-static int fake_detect(const struct plan *p, const char *source)
+static int fake_detect(const struct plan *p, const struct alloc *a)
 {
-    (void)p, (void)source;
+    (void)p, (void)a;
     return 1;
 }
 

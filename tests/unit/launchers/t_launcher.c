@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "launchers/launcher.h"
+#include "where/sched.h"
 #include "tap.h"
 
 /* Two nodes: this host, and one that is not (or both this host). */
@@ -30,10 +31,15 @@ static struct plan two_nodes(int other_host)
                           .self_node = -1 };
 }
 
+/* The backend for an allocation read by the source called source (as
+ * alloc_detect fills what the backends look at). */
 static const char *picked(const struct plan *p, const char *source,
                           unsigned need, const char *name, struct err *err)
 {
-    const struct launcher *l = launcher_select(p, source, need, name, err);
+    const struct alloc_source *src = alloc_source_find(source);
+    struct alloc a = { .source = source, .kind = src ? src->kind : ALLOC_OTHER,
+                       .sched = sched_of_source(source) };
+    const struct launcher *l = launcher_select(p, &a, need, name, err);
 
     return l ? l->name : NULL;
 }
@@ -49,6 +55,10 @@ static void selection(void)
            "agents in a Slurm job: srun");
     is_str(picked(&away, "hostfile", LAUNCHER_AGENTS, NULL, &err), "ssh",
            "agents on a host file: ssh");
+    is_str(picked(&away, "slurm-step", LAUNCHER_AGENTS, NULL, &err), "ssh",
+           "agents inside a Slurm step: not srun (a step in a step)");
+    is_str(picked(&away, "pbs", LAUNCHER_AGENTS, NULL, &err), "ssh",
+           "agents in a PBS job: ssh");
     is_str(picked(&away, "hosts", LAUNCHER_AGENTS, "srun", &err), "srun",
            "srun outside a Slurm job when named (it allocates the nodes)");
     is_str(picked(&away, "slurm-job", LAUNCHER_AGENTS, "ssh", &err), "ssh",

@@ -73,6 +73,7 @@ static int rank_env(int rank, const struct rdv *rdv,
 
     memset(&a, 0, sizeof a);
     a.source = "hosts";
+    a.kind = ALLOC_HOSTS;
     alloc_add_node(&a, "a", 2, 0, &err);
     alloc_add_node(&a, "b", 1, 0, &err);
     a.nodes[1].addr_name = b_addr_name ? strdup(b_addr_name) : NULL;

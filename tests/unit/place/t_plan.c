@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "where/alloc.h"
+#include "where/sched.h"
 #include "place/envout.h"
 #include "fixture.h"
 #include "util/net.h"
@@ -18,6 +19,7 @@ static void make_alloc(struct alloc *a, const char *spec, int default_ranks)
 
     memset(a, 0, sizeof *a);
     a->source = "hosts";
+    a->kind = ALLOC_HOSTS;
     snprintf(a->why, sizeof a->why, "test");
     for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         char name[64];
@@ -108,6 +110,8 @@ static void check_per_task(void)
 
     make_alloc(&a, "n1:2,n2:2", 0);
     a.source = "slurm-step";
+    a.kind = ALLOC_STEP;
+    a.sched = sched_find("slurm");
     a.has_task = 1;
     a.task = (struct alloc_task){ .rank = 3, .size = 4, .local_rank = 1,
                                   .local_size = 2, .node_rank = 1 };
@@ -138,6 +142,8 @@ static void check_per_node(void)
 
     make_alloc(&a, "n1:1,n2:1", 0);
     a.source = "slurm-step";
+    a.kind = ALLOC_STEP;
+    a.sched = sched_find("slurm");
     a.has_task = 1;
     a.task = (struct alloc_task){ .rank = 1, .size = 2, .local_rank = 0,
                                   .local_size = 1, .node_rank = 1 };
@@ -172,6 +178,8 @@ static void check_env_launch(void)
 
     make_alloc(&a, "a:2,b:1", 0);
     a.source = "slurm-job";
+    a.kind = ALLOC_JOB;
+    a.sched = sched_find("slurm");
     plan_build(&a, &req, &p, &err);
     ok(envout_rank(&a, &p, 2, &rdv, &o, &s, &err) == 0, "env of rank 2");
     is_str(get(&s, "RANK"), "2", "RANK");
@@ -206,6 +214,40 @@ static void check_env_launch(void)
     envp_free(envp);
 }
 
+/* An agent's allocation is the head's plan (-H): the scheduler's task
+ * variables are rewritten when it runs inside a job of one that has them
+ * (Slurm's), not in another's (PBS's), nor outside any. */
+static void check_env_agent(void)
+{
+    const char *slurm[] = { "SLURM_JOB_ID=7", NULL }, *pbs[] = {
+        "PBS_JOBID=7.pbs", NULL }, *none[] = { NULL };
+    const char *const *envs[] = { slurm, pbs, none };
+    const char *want[] = { "1", "(unset)", "(unset)" };
+    struct rdv rdv = { .addr = "10.0.0.1", .port = 29500 };
+    struct plan_request req = { 0 };
+    struct err err = { "" };
+
+    for (int i = 0; i < 3; i++) {
+        char **envp = envp_of(envs[i]);
+        struct envout_opts o = { .envp = envp, .in_job = 1 };
+        struct envset s = { 0 };
+        struct alloc a;
+        struct plan p;
+
+        make_alloc(&a, "a:2,b:1", 0);
+        plan_build(&a, &req, &p, &err);
+        ok(envout_rank(&a, &p, 1, &rdv, &o, &s, &err) == 0 &&
+           strcmp(get(&s, "SLURM_PROCID"), want[i]) == 0,
+           i == 0 ? "agent in a Slurm job: SLURM_PROCID rewritten" :
+           i == 1 ? "agent in a PBS job: nothing of Slurm's" :
+                    "agent in no job: nothing of Slurm's");
+        envset_free(&s);
+        plan_free(&p);
+        alloc_free(&a);
+        envp_free(envp);
+    }
+}
+
 static void check_derived_port(void)
 {
     int p1 = net_derived_port("42", "0"), p2 = net_derived_port("42", "0");
@@ -222,6 +264,7 @@ int main(void)
     check_per_task();
     check_per_node();
     check_env_launch();
+    check_env_agent();
     check_derived_port();
     return tap_done();
 }

@@ -29,7 +29,7 @@ int main(void)
                                        NULL };
     static const char *const args[] = { "--map-by", "ppr:4:socket", NULL };
     static const char *const env[] = { "NCCL_DEBUG=INFO", NULL };
-    struct jobspec j = { .sched = SCHED_SLURM, .nodes = 2, .gpus_per_node = 8,
+    struct jobspec j = { .sched = sched_find("slurm"), .nodes = 2, .gpus_per_node = 8,
                          .command = cmd, .dlrun_args = args };
     char got[512];
 
@@ -41,13 +41,13 @@ int main(void)
     is_str(got, "--map-by ppr:4:socket -- python train.py --lr 0.1",
            "slurm, one task per GPU: no --nproc-per-node");
     j.per_gpu = 0;
-    j.sched = SCHED_NQSV;
+    j.sched = sched_find("nqsv");
     j.mpirun = 1;
     words(&j, got, sizeof got);
     is_str(got, "--nproc-per-node 8 --map-by ppr:4:socket -- python train.py "
            "--lr 0.1", "nqsv under mpirun: a dlrun per node");
     j.mpirun = 0;
-    j.sched = SCHED_PJM;
+    j.sched = sched_find("pjm");
     j.env = env;
     words(&j, got, sizeof got);
     is_str(got, "--alloc pjm --nproc-per-node 8 -x PATH -x LD_LIBRARY_PATH "

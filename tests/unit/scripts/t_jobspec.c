@@ -34,7 +34,8 @@ static void moved(void)
        !strchr(err.msg, '\n'), "token with a newline refused, shown as \\n");
     ok(jobspec_check_token("a b", &err) < 0, "token with a space refused");
     ok(jobspec_check_token("$(id)", &err) < 0, "token with $( refused");
-    ok(sched_parse("pbs", &err) == 1 && sched_parse("sge", &err) < 0, "schedulers");
+    ok(jobspec_parse_sched("pbs", &err) == sched_find("pbs") &&
+       !jobspec_parse_sched("sge", &err), "schedulers");
     ok(jobspec_parse_launcher("dlrun", &err) == 0 &&
        jobspec_parse_launcher("mpirun", &err) == 1, "launchers dlrun, mpirun");
     ok(jobspec_parse_launcher("srun", &err) < 0 &&
@@ -117,12 +118,15 @@ static void schedulers_and_messages(void)
     struct err err = { "" };
     char b[80], long_text[200];
 
-    is_int(sched_parse("slurm", &err), SCHED_SLURM, "slurm");
-    is_int(sched_parse("pjm", &err), SCHED_PJM, "pjm");
-    ok(sched_parse("Slurm", &err) < 0, "names are lower case");
-    is_str(sched_name(SCHED_LSF), "lsf", "sched_name");
-    is_str(sched_name(SCHED_COUNT), "?", "sched_name out of range");
-    is_str(sched_name(-1), "?", "sched_name negative");
+    ok(jobspec_parse_sched("slurm", &err) == sched_find("slurm") &&
+       sched_find("slurm"), "slurm");
+    ok(jobspec_parse_sched("pjm", &err) == sched_find("pjm") &&
+       sched_find("pjm"), "pjm");
+    ok(!jobspec_parse_sched("Slurm", &err), "names are lower case");
+    is_str(err.msg, "unknown scheduler 'Slurm' (slurm, pbs, nqsv, lsf or pjm)",
+           "the message names the known ones");
+    is_str(jobspec_parse_sched("lsf", &err)->name, "lsf", "the row's name");
+    ok(!jobspec_parse_sched("", &err), "an empty name refused");
 
     is_str(jobspec_visible("a\nb\tc\x01\x7f", b), "a\\nb\\tc\\x01\\x7f",
            "controls written out");
@@ -133,7 +137,7 @@ static void schedulers_and_messages(void)
     memset(long_text, '\x01', sizeof long_text - 1);
     jobspec_visible(long_text, b);
     ok(strlen(b) < 80 && strstr(b, "..."), "controls to the end: still fits");
-    ok(sched_parse(long_text, &err) < 0 && !strchr(err.msg, '\x01'),
+    ok(!jobspec_parse_sched(long_text, &err) && !strchr(err.msg, '\x01'),
        "a message shows no raw control byte");
 }
 

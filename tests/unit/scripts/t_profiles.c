@@ -44,7 +44,7 @@ static void templates(const char *dir)
     ok(d.dirs[2] && strstr(d.dirs[2], "/../templates"),
        "then beside the binary, in a checkout");
     ok(d.dirs[3] && d.dirs[3][0] == '/', "then the install prefix");
-    path = profiles_template_path(SCHED_PBS);
+    path = profiles_template_path(sched_find("pbs"));
     snprintf(want, sizeof want, "%s/pbs.sh.in", dir);
     is_str(path, want, "$DLRUN_TEMPLATES taken even without the file");
     said[0] = '\0';

@@ -85,7 +85,7 @@ static void job(const struct site_profile *p)
     struct jobspec j;
 
     memset(&j, 0, sizeof j);
-    j.sched = 0;
+    j.sched = sched_find("slurm");
     j.nodes = 2;
     j.gpus_per_node = 4;
     j.command = cmdv;

@@ -107,7 +107,8 @@ static void rendered(const char *tmpl)
     char *cmdv[] = { "python", "t.py", NULL }, *text = NULL;
     struct site_profile p;
     struct script_req r;
-    int sched = -1, rc;
+    const struct sched *sched = NULL;
+    int rc;
 
     profile(&p, dirs, env, opts);
     memset(&r, 0, sizeof r);
@@ -123,7 +124,7 @@ static void rendered(const char *tmpl)
     said[0] = '\0';
     rc = scriptreq_render(&r, &p, fake_parse, NULL, &text, &sched);
     ok(rc == EXIT_OK &&
-       text && sched == SCHED_PBS, "rendered for the profile's scheduler");
+       text && sched == sched_find("pbs"), "rendered for the profile's scheduler");
     ok(text && !strstr(text, "#D -C v100") && strstr(text, "#D -l x=1\n") &&
        strstr(text, "#D -l y=2\n"), "-C dropped, the command line's added");
     ok(text && strstr(text, "export A=2") && !strstr(text, "A=1"),

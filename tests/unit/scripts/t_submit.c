@@ -28,28 +28,28 @@ static void ids(void)
          d[] = "Job <77> is submitted to queue <normal>.\n",
          e[] = "[INFO] PJM 0000 pjsub Job 55 submitted.\n", f[] = "\n";
 
-    is_str(submit_job_id(SCHED_SLURM, a), "123", "sbatch --parsable");
-    is_str(submit_job_id(SCHED_PBS, b), "4567.pbs01", "qsub (PBS)");
-    is_str(submit_job_id(SCHED_NQSV, c), "89.sqd", "qsub (NQSV)");
-    is_str(submit_job_id(SCHED_LSF, d), "77", "bsub");
-    is_str(submit_job_id(SCHED_PJM, e), "55", "pjsub");
-    is_str(submit_job_id(SCHED_PBS, f), "", "nothing printed");
+    is_str(submit_job_id(sched_find("slurm"), a), "123", "sbatch --parsable");
+    is_str(submit_job_id(sched_find("pbs"), b), "4567.pbs01", "qsub (PBS)");
+    is_str(submit_job_id(sched_find("nqsv"), c), "89.sqd", "qsub (NQSV)");
+    is_str(submit_job_id(sched_find("lsf"), d), "77", "bsub");
+    is_str(submit_job_id(sched_find("pjm"), e), "55", "pjsub");
+    is_str(submit_job_id(sched_find("pbs"), f), "", "nothing printed");
 }
 
 static void argvs(void)
 {
-    const char *v[4];
+    const char *v[SUBMIT_ARGV];
 
-    submit_argv(SCHED_SLURM, "f", v);
+    submit_argv(sched_find("slurm"), "f", v);
     ok(strcmp(v[0], "sbatch") == 0 && strcmp(v[1], "--parsable") == 0 &&
        strcmp(v[2], "f") == 0 && !v[3], "sbatch --parsable FILE");
-    submit_argv(SCHED_LSF, "f", v);
-    ok(strcmp(v[0], "bsub") == 0 && !v[1] && submit_reads_stdin(SCHED_LSF),
+    submit_argv(sched_find("lsf"), "f", v);
+    ok(strcmp(v[0], "bsub") == 0 && !v[1] && submit_reads_stdin(sched_find("lsf")),
        "bsub < FILE");
-    submit_argv(SCHED_NQSV, "f", v);
+    submit_argv(sched_find("nqsv"), "f", v);
     ok(strcmp(v[0], "qsub") == 0 && strcmp(v[1], "f") == 0 && !v[2] &&
-       !submit_reads_stdin(SCHED_NQSV), "qsub FILE");
-    submit_argv(SCHED_PJM, "f", v);
+       !submit_reads_stdin(sched_find("nqsv")), "qsub FILE");
+    submit_argv(sched_find("pjm"), "f", v);
     ok(strcmp(v[0], "pjsub") == 0, "pjsub FILE");
 }
 
@@ -94,17 +94,17 @@ static void submitted(const char *dir)
     snprintf(path, sizeof path, "%s/qsub", dir);
     put(path, "#!/bin/sh\nexit 3\n", 0755);
     setenv("PATH", dir, 1);
-    ok(submit_job(SCHED_SLURM, "#!/bin/sh\n", NULL, &id) == EXIT_OK && id &&
+    ok(submit_job(sched_find("slurm"), "#!/bin/sh\n", NULL, &id) == EXIT_OK && id &&
        strcmp(id, "991") == 0, "sbatch: its job id");
     free(id);
-    ok(submit_job(SCHED_LSF, "#BSUB -n 1\n", NULL, &id) == EXIT_OK && id &&
+    ok(submit_job(sched_find("lsf"), "#BSUB -n 1\n", NULL, &id) == EXIT_OK && id &&
        strcmp(id, "12") == 0, "bsub: the script on its stdin");
     free(id);
     said[0] = '\0';
-    ok(submit_job(SCHED_PBS, "x\n", NULL, &id) == EXIT_FAIL && !id &&
+    ok(submit_job(sched_find("pbs"), "x\n", NULL, &id) == EXIT_FAIL && !id &&
        strstr(said, "qsub failed (exit 3, its message above)"),
        "a submitter's refusal");
-    ok(submit_job(SCHED_PJM, "x\n", NULL, &id) == EXIT_FAIL &&
+    ok(submit_job(sched_find("pjm"), "x\n", NULL, &id) == EXIT_FAIL &&
        strstr(said, "pjsub: not found: submit from a login node of the pjm"),
        "a submitter not there");
 }

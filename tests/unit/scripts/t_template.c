@@ -123,7 +123,7 @@ static void test_jobscript(void)
 {
     static const char *const cmd[] = { "python", "a b", "$x", NULL };
     static const char *const env[] = { "A=x y", "B=", NULL };
-    struct jobspec j = { .sched = 0, .nodes = 2, .gpus_per_node = 4,
+    struct jobspec j = { .sched = sched_find("slurm"), .nodes = 2, .gpus_per_node = 4,
                          .command = cmd, .env = env, .time_secs = 3661 };
     struct err err = { "" };
     char *got = jobscript_render(&j, "{{nodes}} {{ntasks}} {{time}} "
@@ -160,7 +160,7 @@ static void test_launchers(void)
     static const char *const cmd[] = { "python", "a b", NULL };
     static const char *const env[] = { "NCCL_DEBUG=INFO", "B=", NULL };
     static const char *const args[] = { "--map-by", "ppr:2:socket", NULL };
-    struct jobspec j = { .sched = SCHED_PBS, .nodes = 2, .gpus_per_node = 4,
+    struct jobspec j = { .sched = sched_find("pbs"), .nodes = 2, .gpus_per_node = 4,
                          .command = cmd, .env = env, .dlrun_args = args };
     const char *text = "{{launcher}} [{{launcher_dlrun}}] [{{launcher_mpirun}}]"
                        "|{{dlrun_line}}";
@@ -175,7 +175,7 @@ static void test_launchers(void)
            "(by name: no value on a command line)");
     free(got);
     j.per_gpu = 1;
-    j.sched = SCHED_LSF;
+    j.sched = sched_find("lsf");
     j.env = NULL;
     got = jobscript_render(&j, "{{tasks_per_node}}|{{dlrun_line}}", "t.in", &err);
     is_str(got, "4|dlrun --alloc lsf --nproc-per-node 4 -x PATH "
@@ -185,7 +185,7 @@ static void test_launchers(void)
            "lsf per-gpu: 4 slots a node, the head starts 4 ranks on each");
     free(got);
     j.mpirun = 1;
-    j.sched = SCHED_NQSV;
+    j.sched = sched_find("nqsv");
     got = jobscript_render(&j, text, "t.in", &err);
     is_str(got, "mpirun [] [1]|dlrun --map-by ppr:2:socket -- python 'a b'",
            "nqsv mpirun per-gpu: each task a rank, as before");
@@ -193,7 +193,7 @@ static void test_launchers(void)
     j.per_gpu = 0;
     j.gpus_per_node = 0;
     j.mpirun = 0;
-    j.sched = SCHED_SLURM;
+    j.sched = sched_find("slurm");
     got = jobscript_render(&j, "{{launcher}}|{{dlrun_line}}", "t.in", &err);
     is_str(got, "dlrun|dlrun --map-by ppr:2:socket -- python 'a b'",
            "slurm: no --alloc, no -x (srun passes the environment)");

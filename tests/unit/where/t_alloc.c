@@ -1,9 +1,9 @@
 /* t_alloc.c - the choice among allocation sources (lib/where/alloc.c),
  * one table row per environment, and captured environments of real
  * clusters (tests/fixtures) read end to end.  Each source's own detect and
- * read are tested in t_alloc_slurm.c, t_alloc_sched.c, t_alloc_pjm.c,
- * t_alloc_mpi.c and t_alloc_hosts.c; the host list and host file grammar
- * in t_hostfile.c. */
+ * read are tested in t_sched_NAME.c (one per scheduler), t_alloc_mpi.c
+ * and t_alloc_hosts.c, the schedulers' table and probing order in
+ * t_sched.c; the host list and host file grammar in t_hostfile.c. */
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 #include "fixture.h"
 #include "tap.h"
 
-#define HOSTS (&alloc_source_hosts)
+#define HOSTS "hosts"
 
 static const struct source_row rows[] = {
     { "-H list", HOSTS, { NULL }, NULL, { .hosts = "a:2,b" }, 1, "a:2,b:1",

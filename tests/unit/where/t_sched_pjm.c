@@ -1,4 +1,4 @@
-/* t_alloc_pjm.c - the Fujitsu PJM allocation source on its own (detect
+/* t_sched_pjm.c - the Fujitsu PJM allocation source on its own (detect
  * and read): the node file, its repeats as virtual nodes, ranks per node
  * and in all from the --mpi variables, and every disagreement between
  * the job manager's variables refused, naming both. */
@@ -6,7 +6,7 @@
 #include "fixture.h"
 #include "tap.h"
 
-#define PJM (&alloc_source_pjm)
+#define PJM "pjm"
 
 static const struct source_row rows[] = {
     { "node file, 4 per node", PJM, { "PJM_JOBID=5", "PJM_O_NODEINF=@FILE@",

@@ -1,5 +1,6 @@
-/* alloc_slurm.c - Slurm: a step (srun started this process as one task)
- * or an allocation (batch script, salloc shell).
+/* sched_slurm.c - Slurm: a step (srun started this process as one task)
+ * or an allocation (batch script, salloc shell); sbatch, "#SBATCH"
+ * directives, srun starts the agents.
  *
  * A step is told from an allocation by SLURM_STEP_ID.  Inside a step the
  * SLURM_STEP_* variables describe the tasks; in a batch script or salloc
@@ -7,7 +8,7 @@
  * against each other: a silent hang on mismatched variables is the most
  * common complaint about other launchers.
  */
-#include "where/alloc.h"
+#include "where/sched.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,8 +136,9 @@ static int job_read(const struct alloc_request *req, char **envp,
                    read_gpus(envp, a, err) < 0 ? -1 : 0;
 }
 
-const struct alloc_source alloc_source_slurm_job = {
-    .name = "slurm-job", .detect = job_detect, .read = job_read,
+static const struct alloc_source job_source = {
+    .name = "slurm-job", .kind = ALLOC_JOB,
+    .detect = job_detect, .read = job_read,
 };
 
 /* --- the step (srun started us, one task per rank) --- */
@@ -253,7 +255,8 @@ static int step_read(const struct alloc_request *req, char **envp,
     if (alloc_getint(envp, ntasks_var, 1, 1 << 24, &ntasks, err) < 0)
         return -1;
     if (step_is_shell(req, ntasks) && alloc_getenv(envp, "SLURM_JOB_NODELIST")) {
-        a->source = alloc_source_slurm_job.name;
+        a->source = job_source.name;
+        a->kind = job_source.kind;
         return job_read(req, envp, a, err);
     }
     if (alloc_add_hostlist(a, list, list_var, tpn, tpn_var, ntasks, ntasks_var,
@@ -273,6 +276,42 @@ static int step_read(const struct alloc_request *req, char **envp,
     return read_gpus(envp, a, err);
 }
 
-const struct alloc_source alloc_source_slurm_step = {
-    .name = "slurm-step", .detect = step_detect, .read = step_read,
+static const struct alloc_source step_source = {
+    .name = "slurm-step", .kind = ALLOC_STEP,
+    .detect = step_detect, .read = step_read,
+};
+
+/* --- the row --- */
+
+/* A step's tasks are told from the job's allocation first. */
+static const struct alloc_source *const sources[] = {
+    &step_source, &job_source, NULL,
+};
+
+static const char *const procid[] = { "SLURM_PROCID", NULL };
+static const char *const localid[] = { "SLURM_LOCALID", NULL };
+static const char *const nodeid[] = { "SLURM_NODEID", NULL };
+static const char *const ntasks[] = {
+    "SLURM_NTASKS", "SLURM_NPROCS", "SLURM_STEP_NUM_TASKS", NULL,
+};
+static const char *const tpn[] = {
+    "SLURM_TASKS_PER_NODE", "SLURM_STEP_TASKS_PER_NODE", NULL,
+};
+static const struct sched_task_vars task_vars = {
+    procid, localid, nodeid, ntasks, tpn,
+};
+
+static const char *const submit[] = { "sbatch", "--parsable", NULL };
+
+const struct sched sched_slurm = {
+    .name = "slurm", .title = "Slurm", .sources = sources,
+    .probe = SCHED_PROBE_TASKS,
+    .starts_tasks = 1, .job_var = "SLURM_JOB_ID",
+    .node_var = "SLURMD_NODENAME", .task_vars = &task_vars,
+    .launcher = "srun", .exclude = "sbatch/salloc --exclude=",
+    .template_file = "slurm.sh.in", .directive = "#SBATCH",
+    /* --parsable: "123" or "123;cluster" */
+    .submit = submit, .id_end = ";\n",
+    /* the warning before the time limit (--signal) */
+    .requeue_signal = "USR1@90", .requeue_cmd = "scontrol requeue",
 };

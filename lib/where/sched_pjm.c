@@ -1,4 +1,4 @@
-/* alloc_pjm.c - Fujitsu Technical Computing Suite's job manager (PJM:
+/* sched_pjm.c - Fujitsu Technical Computing Suite's job manager (PJM:
  * pjsub, "#PJM" directives), as on Fugaku and Nagoya's Flow.
  *
  * PJM_O_NODEINF names the node-information file: one host name per line
@@ -10,7 +10,7 @@
  * file as Slurm's are against each other (tests/fixtures/pjm/README names
  * where each variable is documented).
  */
-#include "where/alloc.h"
+#include "where/sched.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -118,6 +118,20 @@ static int pjm_read(const struct alloc_request *req, char **envp,
     return check_counts(envp, a, lines, err) < 0 ? -1 : read_procs(envp, a, err);
 }
 
-const struct alloc_source alloc_source_pjm = {
-    .name = "pjm", .detect = pjm_detect, .read = pjm_read,
+static const struct alloc_source source = {
+    .name = "pjm", .kind = ALLOC_JOB, .detect = pjm_detect, .read = pjm_read,
+};
+
+static const struct alloc_source *const sources[] = { &source, NULL };
+static const char *const submit[] = { "pjsub", NULL };
+
+const struct sched sched_pjm = {
+    .name = "pjm", .title = "PJM", .sources = sources,
+    .probe = SCHED_PROBE_BATCH + 2,
+    .job_var = "PJM_JOBID", .launcher = "ssh",
+    .template_file = "pjm.sh.in", .directive = "#PJM",
+    /* "[INFO] PJM 0000 pjsub Job 123 submitted." */
+    .submit = submit, .id_after = " Job ", .id_end = " \t\n",
+    .requeue_signal = "TERM@10",
+    .no_requeue = "pjsub --restart is the site's to allow",
 };

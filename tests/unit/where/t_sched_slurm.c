@@ -1,4 +1,4 @@
-/* t_alloc_slurm.c - the two Slurm sources on their own (detect and read,
+/* t_sched_slurm.c - the two Slurm sources on their own (detect and read,
  * without alloc.c's choice between them): a step's nodes and task counts,
  * its task, an interactive step (srun --pty) read as the job it runs in,
  * a batch script's job with CPUs and GPUs per node, the older variable
@@ -10,8 +10,8 @@
 #include "fixture.h"
 #include "tap.h"
 
-#define STEP (&alloc_source_slurm_step)
-#define JOB (&alloc_source_slurm_job)
+#define STEP "slurm-step"
+#define JOB "slurm-job"
 
 static const struct source_row rows[] = {
     { "step 2x2", STEP, { "SLURM_JOB_ID=42", "SLURM_STEP_ID=1",
@@ -77,7 +77,7 @@ static void task(void)
     struct alloc a = { 0 };
     struct err err = { "" };
 
-    ok(STEP->read(&req, envp, &a, &err) == 0 && a.has_task, "a step's task");
+    ok(alloc_source_find(STEP)->read(&req, envp, &a, &err) == 0 && a.has_task, "a step's task");
     ok(a.task.rank == 3 && a.task.size == 4 && a.task.local_rank == 1 &&
        a.task.local_size == 2 && a.task.node_rank == 1,
        "  rank 3 of 4, local 1 of 2, on node 1");
