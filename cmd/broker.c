@@ -128,7 +128,7 @@ static int broker_option(void *ctx, const struct optp_hit *h)
 /* 0, 1 (help shown) or EXIT_USAGE. */
 static int parse_opts(int argc, char **argv, struct broker_opts *o)
 {
-    static const struct optp p = { broker_opts, "broker", 0, 0 };
+    static const struct optp p = { broker_opts, "broker", 0, 0, NULL };
     int first = argc, rc = optp_parse(&p, argc, argv, &first, broker_option,
                                       o);
 

@@ -115,7 +115,7 @@ static int check_option(void *ctx, const struct optp_hit *h)
 
 int cmd_check(int argc, char **argv)
 {
-    static const struct optp p = { check_opts, "check", 0, 0 };
+    static const struct optp p = { check_opts, "check", 0, 0, NULL };
     struct topo_summary t = { 0 };
     struct err err = { "" };
     int first = argc, rc;

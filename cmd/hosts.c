@@ -159,7 +159,8 @@ static int hosts_option(void *ctx, const struct optp_hit *h)
 
 int cmd_hosts(int argc, char **argv)
 {
-    static const struct optp p = { hosts_opts, "hosts", 0, OPTP_PERMUTE };
+    static const struct optp p = { hosts_opts, "hosts", 0, OPTP_PERMUTE,
+                                   NULL };
     const char *action;
     int first = argc, rc = optp_parse(&p, argc, argv, &first, hosts_option,
                                       NULL);

@@ -90,7 +90,7 @@ static int kv_option(void *ctx, const struct optp_hit *h)
 static int parse_args(int argc, char **argv, struct kv_args *a)
 {
     static const struct optp p = { kv_opts, "kv", 0,
-                                   OPTP_PERMUTE | OPTP_DASH_OPERANDS };
+                                   OPTP_PERMUTE | OPTP_DASH_OPERANDS, NULL };
     int first = argc, rc;
 
     a->timeout_ms = -2;

@@ -67,7 +67,7 @@ static int relay_option(void *ctx, const struct optp_hit *h)
  * (help shown) or EXIT_USAGE. */
 static int parse(int argc, char **argv, struct sshexec_opts *o, int *cmd)
 {
-    static const struct optp p = { relay_opts, "relay", 0, 0 };
+    static const struct optp p = { relay_opts, "relay", 0, 0, NULL };
     struct err err = { "" };
     int first = argc, rc = optp_parse(&p, argc, argv, &first, relay_option,
                                       o);

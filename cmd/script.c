@@ -7,7 +7,6 @@
 #include "script.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "scripts/profiles.h"
 #include "scripts/scriptreq.h"
 #include "scripts/submit.h"
+#include "util/optparse.h"
 
 static const char script_usage[] =
     "usage: dlrun script [--profile NAME] [--scheduler slurm|pbs|nqsv|lsf|pjm]\n"
@@ -81,45 +81,56 @@ enum {
     O_DIRECTIVE, O_DROP_DIRECTIVE, O_MODULE, O_ENV, O_SETUP, O_CHECK,
 };
 
-static const struct option longopts[] = {
-    { "profile", required_argument, NULL, 'P' },
-    { "scheduler", required_argument, NULL, O_SCHEDULER },
-    { "nodes", required_argument, NULL, 'N' },
-    { "nnodes", required_argument, NULL, 'N' },
-    { "gpus-per-node", required_argument, NULL, O_GPUS },
-    { "cores-per-node", required_argument, NULL, O_CORES },
-    { "tasks", required_argument, NULL, O_TASKS },
-    { "launcher", required_argument, NULL, O_LAUNCHER },
-    { "time", required_argument, NULL, 't' },
-    { "partition", required_argument, NULL, 'p' },
-    { "queue", required_argument, NULL, 'q' },
-    { "account", required_argument, NULL, 'A' },
-    { "group", required_argument, NULL, O_GROUP },
-    { "job-name", required_argument, NULL, 'J' },
-    { "signal", required_argument, NULL, O_SIGNAL },
-    { "requeue", no_argument, NULL, O_REQUEUE },
-    { "no-requeue", no_argument, NULL, O_NO_REQUEUE },
-    { "map-by", required_argument, NULL, O_MAP_BY },
-    { "bind-to", required_argument, NULL, O_BIND_TO },
-    { "gpu-bind", required_argument, NULL, O_GPU_BIND },
-    { "iface", required_argument, NULL, O_IFACE },
-    { "export", required_argument, NULL, 'x' },
-    { "tag-output", no_argument, NULL, 'l' },
-    { "dlrun-arg", required_argument, NULL, O_DLRUN_ARG },
-    { "directive", required_argument, NULL, O_DIRECTIVE },
-    { "drop-directive", required_argument, NULL, O_DROP_DIRECTIVE },
-    { "module", required_argument, NULL, O_MODULE },
-    { "env", required_argument, NULL, O_ENV },
-    { "setup", required_argument, NULL, O_SETUP },
-    { "check", required_argument, NULL, O_CHECK },
-    { "output", required_argument, NULL, 'o' },
-    { "template", required_argument, NULL, O_TEMPLATE },
-    { "config", required_argument, NULL, O_CONFIG },
-    { "dlrun", required_argument, NULL, O_DLRUN },
-    { "list-profiles", no_argument, NULL, O_LIST },
-    { "dry-run", no_argument, NULL, O_DRY_RUN },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 },
+static const struct optp_opt script_opts[] = {
+    { "profile", 'P', 1, 0, 0, NULL },
+    { "scheduler", O_SCHEDULER, 1, 0, 0, NULL },
+    { "nodes", 'N', 1, 0, 0, NULL },
+    { "nnodes", 'N', 1, 0, 0, NULL },
+    { "gpus-per-node", O_GPUS, 1, 0, 0, NULL },
+    { "cores-per-node", O_CORES, 1, 0, 0, NULL },
+    { "tasks", O_TASKS, 1, 0, 0, NULL },
+    { "launcher", O_LAUNCHER, 1, 0, 0, NULL },
+    { "time", 't', 1, 0, 0, NULL },
+    { "partition", 'p', 1, 0, 0, NULL },
+    { "queue", 'q', 1, 0, 0, NULL },
+    { "account", 'A', 1, 0, 0, NULL },
+    { "group", O_GROUP, 1, 0, 0, NULL },
+    { "job-name", 'J', 1, 0, 0, NULL },
+    { "signal", O_SIGNAL, 1, 0, 0, NULL },
+    { "requeue", O_REQUEUE, 0, 0, 0, NULL },
+    { "no-requeue", O_NO_REQUEUE, 0, 0, 0, NULL },
+    { "map-by", O_MAP_BY, 1, 0, 0, NULL },
+    { "bind-to", O_BIND_TO, 1, 0, 0, NULL },
+    { "gpu-bind", O_GPU_BIND, 1, 0, 0, NULL },
+    { "iface", O_IFACE, 1, 0, 0, NULL },
+    { "export", 'x', 1, 0, 0, NULL },
+    { "tag-output", 'l', 0, 0, 0, NULL },
+    { "dlrun-arg", O_DLRUN_ARG, 1, 0, 0, NULL },
+    { "directive", O_DIRECTIVE, 1, 0, 0, NULL },
+    { "drop-directive", O_DROP_DIRECTIVE, 1, 0, 0, NULL },
+    { "module", O_MODULE, 1, 0, 0, NULL },
+    { "env", O_ENV, 1, 0, 0, NULL },
+    { "setup", O_SETUP, 1, 0, 0, NULL },
+    { "check", O_CHECK, 1, 0, 0, NULL },
+    { "output", 'o', 1, 0, 0, NULL },
+    { "template", O_TEMPLATE, 1, 0, 0, NULL },
+    { "config", O_CONFIG, 1, 0, 0, NULL },
+    { "dlrun", O_DLRUN, 1, 0, 0, NULL },
+    { "list-profiles", O_LIST, 0, 0, 0, NULL },
+    { "dry-run", O_DRY_RUN, 0, 0, 0, NULL },
+    { "help", 'h', 0, 0, 0, NULL },
+    { "P", 'P', 1, 0, 0, NULL },
+    { "N", 'N', 1, 0, 0, NULL },
+    { "t", 't', 1, 0, 0, NULL },
+    { "p", 'p', 1, 0, 0, NULL },
+    { "q", 'q', 1, 0, 0, NULL },
+    { "A", 'A', 1, 0, 0, NULL },
+    { "J", 'J', 1, 0, 0, NULL },
+    { "x", 'x', 1, 0, 0, NULL },
+    { "l", 'l', 0, 0, 0, NULL },
+    { "o", 'o', 1, 0, 0, NULL },
+    { "h", 'h', 0, 0, 0, NULL },
+    { NULL, 0, 0, 0, 0, NULL },
 };
 
 /* What the command line asked for: the script's values (lib/scripts/
@@ -210,50 +221,52 @@ static int cli_one(struct cli *c, int opt, const char *arg)
     }
 }
 
-/* The option getopt_long refused, named by its word: an unknown letter
- * inside a group ("-np") leaves optind on that word, the last one of a
- * word moves it past.  -np and -n (mpirun's, SQUID's seed) say what
- * dlrun script counts ranks with. */
-static void bad_option(int argc, char **argv)
+/* An unknown word or a missing value, said as dlrun script always has:
+ * "WORD: unknown option" (with the closest known one), "WORD: needs a
+ * value"; -np and -n (mpirun's, SQUID's seed) say what dlrun script
+ * counts ranks with. */
+static int script_fail(void *ctx, int why, const struct optp_hit *h,
+                       const char *near)
 {
-    const char *word = argv[optind - 1];
-    char what[240];
+    char what[400];
 
-    if (optopt > 0 && optopt < 256 && optind < argc && argv[optind][0] == '-' &&
-        argv[optind][1] != '-' && strchr(argv[optind], optopt))
-        word = argv[optind];
-    if (strcmp(word, "-np") == 0 || strcmp(word, "-n") == 0)
+    (void)ctx;
+    if (why == OPTP_NO_VALUE)
+        snprintf(what, sizeof what, "%s: needs a value", h->shown);
+    else if (strcmp(h->shown, "-np") == 0 || strcmp(h->shown, "-n") == 0)
         snprintf(what, sizeof what, "%s: the ranks of a script are -N NODES "
                  "times --gpus-per-node G (give those); dlrun run's %s goes "
-                 "through --dlrun-arg", word, word);
+                 "through --dlrun-arg", h->shown, h->shown);
     else
-        snprintf(what, sizeof what, "%s: %s", word, optopt >= 256 ||
-                 (optopt && strchr("PNtpqAJxo", optopt)) ? "needs a value" :
-                 "unknown option");
-    usage_error(what);
+        snprintf(what, sizeof what, "%s: unknown option%s%s%s", h->shown,
+                 near ? "; did you mean --" : "", near ? near : "",
+                 near ? "?" : "");
+    return usage_error(what);
 }
 
+static int script_option(void *ctx, const struct optp_hit *h)
+{
+    struct cli *c = ctx;
+
+    if (h->opt->code == 'h') {
+        printf("%s%s", c->submit ? submit_usage : script_usage, options_text);
+        return 1;
+    }
+    return cli_one(c, h->opt->code, h->v[0]);
+}
+
+/* 0, 1 (help shown) or -1 after saying why. */
 static int parse_cli(int argc, char **argv, struct cli *c)
 {
-    const char *usage = c->submit ? submit_usage : script_usage;
-    int opt;
+    static const struct optp p = { script_opts, "script", 0, 0, script_fail };
+    int first = argc, rc = optp_parse(&p, argc, argv, &first, script_option,
+                                      c);
 
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+P:N:t:p:q:A:J:x:lo:h", longopts,
-                              NULL)) != -1) {
-        if (opt == 'h') {
-            printf("%s%s", usage, options_text);
-            return 1;
-        }
-        if (opt == '?')         /* optopt: the option short of its value */
-            return bad_option(argc, argv), -1;
-        if (cli_one(c, opt, optarg) < 0)
-            return -1;
-    }
+    if (rc != 0)
+        return rc == 1 ? 1 : -1;
     if (scriptreq_failed(&c->req))
         return cmd_fail(EXIT_FAIL, "out of memory"), -1;
-    c->req.command = argv + optind;
+    c->req.command = argv + first;
     return 0;
 }
 

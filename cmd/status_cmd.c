@@ -125,7 +125,7 @@ static void show_job(void *ctx, const struct js_job *jb)
 
 int cmd_status(int argc, char **argv)
 {
-    static const struct optp p = { status_opts, "status", 0, 0 };
+    static const struct optp p = { status_opts, "status", 0, 0, NULL };
     struct err err = { "" };
     struct shown sh = { 0, clock_wall(), 0 };
     char dir[4096];

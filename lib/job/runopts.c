@@ -225,7 +225,7 @@ static void defaults(struct options *o)
 
 int runopts_parse(int argc, char **argv, struct options *o)
 {
-    struct optp p = { dialect_table, argv[0], 0, 0 };
+    struct optp p = { dialect_table, argv[0], 0, 0, NULL };
     int first = argc, rc;
 
     defaults(o);

@@ -100,8 +100,8 @@ static int is_choice(const char *list, const char *s)
     return 0;
 }
 
-/* The values of d from argv at *i (advanced past them): 0, or EXIT_USAGE
- * after saying why. */
+/* The values of d from argv at *i (advanced past them): 0, -1 when one is
+ * missing, or EXIT_USAGE after saying why. */
 static int take_values(const struct optp_opt *d, int argc, char **argv,
                        int *i, char *attached, struct optp_hit *h)
 {
@@ -121,20 +121,37 @@ static int take_values(const struct optp_opt *d, int argc, char **argv,
     /* -genv NAME VALUE, or NAME=VALUE in one word */
     if (h->v[0] && d->nargs == 2 && !strchr(h->v[0], '='))
         h->v[1] = *i < argc ? argv[(*i)++] : NULL;
-    if (!h->v[0] || (d->nargs == 2 && !strchr(h->v[0], '=') && !h->v[1]))
+    return !h->v[0] || (d->nargs == 2 && !strchr(h->v[0], '=') && !h->v[1])
+           ? -1 : 0;
+}
+
+/* Say that h's word is unknown (near: the closest known name, or NULL) or
+ * that its value is missing; the exit code. */
+static int refuse(const struct optp *p, void *ctx, int why,
+                  const struct optp_hit *h, const char *near)
+{
+    if (p->fail)
+        return p->fail(ctx, why, h, near);
+    if (why == OPTP_NO_VALUE)
         return say_fail(EXIT_USAGE, "missing value for '%s' (it takes %s)",
-                        h->shown, d->nargs == 2 ? "NAME VALUE" : "a value");
-    return 0;
+                        h->shown, h->opt->nargs == 2 ? "NAME VALUE"
+                                                     : "a value");
+    if (near)
+        return say_fail(EXIT_USAGE, "unknown option '%s'; did you mean %s%s? "
+                        "(dlrun %s --help)", h->shown, near[1] ? "--" : "-",
+                        near, p->cmd);
+    return say_fail(EXIT_USAGE, "unknown option '%s' (dlrun %s --help)",
+                    h->shown, p->cmd);
 }
 
 /* The option word at argv[*i] and its values into h; *i moves past them.
  * 0, -1 when the word is an operand (OPTP_DASH_OPERANDS), or EXIT_USAGE
  * after saying why. */
-static int read_option(const struct optp *p, int argc, char **argv, int *i,
-                       struct optp_hit *h)
+static int read_option(const struct optp *p, void *ctx, int argc,
+                       char **argv, int *i, struct optp_hit *h)
 {
     char *attached = NULL;
-    const char *w = argv[*i], *near;
+    const char *w = argv[*i];
     int rc;
 
     memset(h, 0, sizeof *h);
@@ -142,14 +159,11 @@ static int read_option(const struct optp *p, int argc, char **argv, int *i,
     h->opt = find_word(p, w, h, &attached);
     if (!h->opt && (p->flags & OPTP_DASH_OPERANDS) && w[1] != '-')
         return -1;
-    if (!h->opt && (near = optp_suggest(p->opts, h->name)))
-        return say_fail(EXIT_USAGE, "unknown option '%s'; did you mean %s%s? "
-                        "(dlrun %s --help)", h->shown, near[1] ? "--" : "-",
-                        near, p->cmd);
     if (!h->opt)
-        return say_fail(EXIT_USAGE, "unknown option '%s' (dlrun %s --help)",
-                        h->shown, p->cmd);
+        return refuse(p, ctx, OPTP_UNKNOWN, h, optp_suggest(p->opts, h->name));
     rc = take_values(h->opt, argc, argv, i, attached, h);
+    if (rc < 0)
+        return refuse(p, ctx, OPTP_NO_VALUE, h, NULL);
     if (rc == 0 && (h->opt->flags & OPTP_REFUSE))
         rc = say_fail(EXIT_USAGE, "%s", h->opt->note);
     return rc;
@@ -183,7 +197,7 @@ int optp_parse(const struct optp *p, int argc, char **argv, int *first,
             break;
         }
         rc = argv[i][0] != '-' || !argv[i][1] ? -1 :
-             read_option(p, argc, argv, &i, &h);
+             read_option(p, ctx, argc, argv, &i, &h);
         if (rc < 0 && !permute)
             break;          /* the first operand */
         if (rc < 0) {

@@ -14,7 +14,7 @@
  *         { "h", 'h', 0, 0, 0, NULL }, { "help", 'h', 0, 0, 0, NULL },
  *         { NULL, 0, 0, 0, 0, NULL },
  *     };
- *     static const struct optp p = { opts, "kv", 0, OPTP_PERMUTE };
+ *     static const struct optp p = { opts, "kv", 0, OPTP_PERMUTE, NULL };
  *     rc = optp_parse(&p, argc, argv, &first, one_option, &args);
  */
 #ifndef DLRUN_OPTPARSE_H
@@ -53,12 +53,24 @@ enum {
     OPTP_DASH_OPERANDS = 2  /* a one-dash word that is no entry is an
                                operand (kv's values: -5, -) */
 };
+/* A subcommand whose words for these two (dlrun script's) are older than
+ * this parser says them itself (struct optp's fail): */
+enum {
+    OPTP_UNKNOWN = 1,       /* no entry: h->opt NULL, near the closest
+                               known name or NULL */
+    OPTP_NO_VALUE = 2       /* h->opt's value is missing */
+};
+struct optp_hit;
 struct optp {
     const struct optp_opt *opts;    /* the table */
     const char *cmd;        /* the subcommand, for "(dlrun CMD --help)" */
     unsigned dialect;       /* the entries whose dialects have these bits
                                (and those with none) apply */
     unsigned flags;         /* OPTP_PERMUTE, OPTP_DASH_OPERANDS */
+    /* NULL: the parser says the line; else this says it (ctx: optp_parse's)
+     * and returns the exit code */
+    int (*fail)(void *ctx, int why, const struct optp_hit *h,
+                const char *near);
 };
 
 /* One option found, handed to the caller's function. */

@@ -120,7 +120,8 @@ static void split(const char *words, char *buf, size_t n, char **argv,
 
 static void run_case(size_t k)
 {
-    struct optp p = { opts, "t", cases[k].dialect, cases[k].flags };
+    struct optp p = { opts, "t", cases[k].dialect, cases[k].flags,
+                      NULL };
     char buf[256], hits[512] = "", rest[256] = "", what[300];
     char *argv[16];
     int argc, first = -1, rc;
@@ -141,6 +142,36 @@ static void run_case(size_t k)
                  i > first ? " " : "", argv[i]);
     snprintf(what, sizeof what, "'%s': the operands", cases[k].words);
     is_str(rest, cases[k].rest, what);
+}
+
+/* A subcommand's own lines for an unknown word and a missing value. */
+static int own_fail(void *ctx, int why, const struct optp_hit *h,
+                    const char *near)
+{
+    (void)ctx;
+    snprintf(said, sizeof said, "%s: %s%s%s", h->shown,
+             why == OPTP_NO_VALUE ? "needs a value" : "unknown option",
+             near ? ", near " : "", near ? near : "");
+    return 7;
+}
+
+static void test_fail_hook(void)
+{
+    struct optp p = { opts, "t", 0, 0, own_fail };
+    char buf[64], hits[512] = "", *argv[16];
+    int argc, first;
+
+    split("-np", buf, sizeof buf, argv, &argc);
+    is_int(optp_parse(&p, argc, argv, &first, record, hits), 7,
+           "fail: its exit code");
+    is_str(said, "-np: needs a value", "fail says a missing value");
+    split("--timout 1", buf, sizeof buf, argv, &argc);
+    optp_parse(&p, argc, argv, &first, record, hits);
+    is_str(said, "--timout: unknown option, near timeout",
+           "fail says an unknown word, with the closest one");
+    split("-lz", buf, sizeof buf, argv, &argc);
+    optp_parse(&p, argc, argv, &first, record, hits);
+    is_str(said, "-lz: unknown option", "and one with none near");
 }
 
 static void test_int(void)
@@ -169,6 +200,7 @@ int main(void)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         run_case(k);
     test_int();
+    test_fail_hook();
     ok(optp_suggest(opts, "nproc") != NULL &&
        strcmp(optp_suggest(opts, "nproc"), "nproc-per-node") == 0,
        "a prefix of 3 or more suggests the word");
