@@ -21,8 +21,15 @@ int cmd_kv(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_submit(int argc, char **argv);
 /* dlrun check --nodes [OPTIONS] [-- PROG]: argv[0] is "--nodes"
- * (cmd/preflight.c). */
+ * (cmd/check_nodes.c). */
 int cmd_check_nodes(int argc, char **argv);
+
+/* The preflight of j's plan for prog (may be empty; borrowed), its table
+ * on stdout (lib/job/preflight_run.h's job_preflight; cmd/check_nodes.c):
+ * `dlrun check --nodes` and `dlrun --preflight`.  0 when every node
+ * passed, else the exit code after printing why. */
+struct job;
+int run_preflight(struct job *j, char **prog);
 
 /* Say "dlrun: MSG" (one line, through lib/util/say.h's sink) and return
  * code, for `return cmd_fail(...)` style exits from subcommands. */

@@ -140,7 +140,6 @@ cmd/agent.c
 cmd/horovod.c
 cmd/job.c
 cmd/launch.c
-cmd/preflight.c
 LIST
 }
 objdir=$2

@@ -15,6 +15,7 @@
 #include "job/stall_watch.h"
 
 struct pmix_host;
+struct pf_show;
 
 struct job {
     struct options opt;
@@ -25,7 +26,9 @@ struct job {
     struct status_watch *status;    /* owned while ranks run: what
                                        `dlrun status` reads, or NULL */
     int preflight;          /* the head runs the preflight (its agents only
-                               report their nodes: cmd/preflight.c) */
+                               report their nodes: job/preflight_run.h) */
+    const struct pf_show *pf_show;  /* borrowed: how the caller shows the
+                               preflight's table while it runs, or NULL */
     struct bind_rank *bind; /* owned: per plan rank, or NULL (not bound);
                                entries of nodes not planned here are empty */
     int agent;              /* dlrun agent: start one node's ranks for a head */

@@ -8,18 +8,19 @@
  * clock offset), dlrun.pf.links.NODE (the round trips), dlrun.pf.done.NODE
  * (its links are timed: the nodes that time theirs to it may stop; the
  * head puts it too, and an empty address, for an agent that ended). */
+#include "job/preflight_run.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "rendezvous/client.h"
-#include "cmd.h"
-#include "util/net.h"
 #include "observe/preflight.h"
-#include "job/preflight_run.h"
+#include "rendezvous/client.h"
 #include "run/watch.h"
+#include "util/clock.h"
+#include "util/net.h"
+#include "util/say.h"
 
 struct echo {
     int lfd;
@@ -69,14 +70,6 @@ static void echo_stop(struct echo *e)
         close(e->lfd);
 }
 
-static long mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
-
 /* Put the report, then "NODE WALL" under the next sequence number. */
 static int put_report(struct client *c, const struct pf_report *r,
                       struct err *err)
@@ -84,7 +77,6 @@ static int put_report(struct client *c, const struct pf_report *r,
     char key[64], val[64], *text = NULL;
     size_t len = 0;
     int64_t seq = 0;
-    struct timespec now;
     int rc;
 
     if (pf_encode(r, &text, &len) < 0)
@@ -95,10 +87,8 @@ static int put_report(struct client *c, const struct pf_report *r,
     if (rc != CLIENT_OK || client_add(c, "dlrun.pf.seq", 1, &seq, err) !=
         CLIENT_OK)
         return -1;
-    clock_gettime(CLOCK_REALTIME, &now);
     snprintf(key, sizeof key, "dlrun.pf.n.%lld", (long long)seq);
-    snprintf(val, sizeof val, "%d %.6f", r->node,
-             now.tv_sec + now.tv_nsec / 1e9);
+    snprintf(val, sizeof val, "%d %.6f", r->node, clock_wall());
     return client_put(c, key, val, strlen(val), err) == CLIENT_OK ? 0 : -1;
 }
 
@@ -110,7 +100,7 @@ static void time_link(struct client *c, int peer, long deadline,
     char key[64];
     void *addr = NULL;
     size_t len = 0;
-    long left = deadline - mono_ms();
+    long left = deadline - clock_ms();
 
     l->peer = peer;
     l->rtt_us = -1;
@@ -149,7 +139,7 @@ static void wait_for_callers(struct client *c, const struct job *j, int self,
         void *v = NULL;
         size_t len = 0;
         struct err err = { "" };
-        long left = deadline - mono_ms();
+        long left = deadline - clock_ms();
         if (!j->opt.pf_all_pairs && i > 1)
             break;
         snprintf(key, sizeof key, "dlrun.pf.done.%d", from);
@@ -197,7 +187,7 @@ int agent_preflight(struct job *j, char **prog)
     pf_probe(&r, prog && prog[0] ? prog : NULL, j->opt.pf_import,
              j->opt.pf_timeout_s * 1000);
     r.node = j->plan.self_node;
-    deadline = mono_ms() + j->opt.pf_timeout_s * 1000L;   /* for the links */
+    deadline = clock_ms() + j->opt.pf_timeout_s * 1000L;   /* for the links */
     echo_start(j, &e, &r, why);
     snprintf(key, sizeof key, "dlrun.pf.addr.%d", r.node);
     if (client_put(c, key, r.addr, strlen(r.addr), &err) != CLIENT_OK ||
@@ -208,10 +198,9 @@ int agent_preflight(struct job *j, char **prog)
     rc = EXIT_OK;
 out:
     if (rc != EXIT_OK)
-        cmd_fail(0, "agent --preflight on node %d: %s", j->plan.self_node,
-                 err.msg);
+        say("agent --preflight on node %d: %s", j->plan.self_node, err.msg);
     else if (why[0])
-        cmd_fail(0, "agent --preflight on node %d: %s", r.node, why);
+        say("agent --preflight on node %d: %s", r.node, why);
     echo_stop(&e);
     client_close(c);
     return rc;
