@@ -9,6 +9,7 @@
 #include "place/topo.h"
 #include "util/net.h"
 #include "util/say.h"
+#include "where/sched.h"
 
 /* The nodes to plan bindings for: those whose ranks start here (their
  * topology is this machine's), or every node with --topology. */
@@ -25,18 +26,17 @@ static int node_wanted(const struct job *j, int node)
     return net_is_this_host(p->nodes[node].host);
 }
 
-/* The GPUs the ranks may use, as indices in PCI order: what Slurm granted
- * (SLURM_STEP_GPUS/SLURM_JOB_GPUS, which name physical GPUs even when a
- * device cgroup renumbers CUDA_VISIBLE_DEVICES), else outside Slurm the
- * user's CUDA_VISIBLE_DEVICES; NULL = every GPU of the topology. */
+/* The GPUs the ranks may use, as indices in PCI order: what the
+ * scheduler granted when it names physical GPUs (Slurm's SLURM_STEP_GPUS,
+ * SLURM_JOB_GPUS, even when a device cgroup renumbers
+ * CUDA_VISIBLE_DEVICES), else, outside a scheduler whose jobs see their
+ * GPUs through such a cgroup, the user's CUDA_VISIBLE_DEVICES; NULL =
+ * every GPU of the topology. */
 static const char *granted_gpus(const struct job *j)
 {
-    const char *from = j->alloc.gpus_from;
-
-    if (from && (strcmp(from, "SLURM_STEP_GPUS") == 0 ||
-                 strcmp(from, "SLURM_JOB_GPUS") == 0))
+    if (j->alloc.gpus && j->alloc.gpus_pci)
         return j->alloc.gpus;
-    if (strncmp(j->alloc.source, "slurm", 5) != 0)
+    if (!j->alloc.sched || !j->alloc.sched->cgroup_gpus)
         return getenv("CUDA_VISIBLE_DEVICES");
     return NULL;
 }

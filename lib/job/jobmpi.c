@@ -22,6 +22,7 @@
 #include "util/say.h"
 #include "util/strv.h"
 #include "where/mpidetect.h"
+#include "where/sched.h"
 
 extern char **environ;
 
@@ -48,8 +49,7 @@ static const char *cpus_str(const cpu_set_t *s, char *buf, size_t len)
  * for two ranks or fewer, to a socket beyond; Hydra with -bind-to). */
 static int launcher_binds(const struct alloc *a)
 {
-    return a->has_task && (strcmp(a->source, "ompi") == 0 ||
-                           strcmp(a->source, "mpich") == 0);
+    return a->has_task && a->kind == ALLOC_MPIRUN;
 }
 
 /* The variables mpirun gave this task as one rank of its job: the ranks a
@@ -378,7 +378,8 @@ int job_mpi_srun(struct job *j, char **argv, int prog)
     char file[64];
     int fd, e;
 
-    if (j->plan.per_task || strcmp(j->alloc.source, "slurm-job") != 0)
+    if (j->plan.per_task || j->alloc.kind != ALLOC_JOB || !j->alloc.sched ||
+        strcmp(j->alloc.sched->launcher, "srun") != 0)
         return say_fail(EXIT_USAGE, "--mpi=srun: run dlrun inside a Slurm "
                         "allocation (sbatch, salloc), not inside srun's "
                         "tasks (allocation source: %s)", j->alloc.source);

@@ -4,10 +4,11 @@
  * srun runs in its own process group (a terminal's Ctrl-C reaches dlrun,
  * which stops the job in order), gets SIGTERM if dlrun dies (so the step
  * ends), and --kill-on-bad-exit ends every node when one agent fails.
- * Each agent finds its node from the row's node_var (SLURMD_NODENAME).  The broker's token and
- * the -x values (DLRUN_X_*) reach the agents in srun's environment, never
- * on its command line: --export=ALL, whatever SLURM_EXPORT_ENV says
- * (sbatch --export=NONE sets it, and the agents would get neither).
+ * Each agent finds its node from the variable its scheduler's row names
+ * (node_var: SLURMD_NODENAME).  The broker's token and the -x values
+ * (DLRUN_X_*) reach the agents in srun's environment, never on its
+ * command line: --export=ALL, whatever SLURM_EXPORT_ENV says (sbatch
+ * --export=NONE sets it, and the agents would get neither).
  *
  * Signals go to srun, which forwards them to every task of the step (the
  * agents), as scancel --signal would; destroy() starts with SIGTERM, on

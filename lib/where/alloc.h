@@ -69,6 +69,9 @@ struct alloc {
     char *jobid, *stepid;           /* owned or NULL */
     char *gpus;                     /* owned or NULL: GPU ids on this node */
     const char *gpus_from;          /* static: the variable they came from */
+    int gpus_pci;                   /* gpus are physical indices (PCI
+                                       order), even where a device cgroup
+                                       renumbers CUDA_VISIBLE_DEVICES */
     size_t *index, index_cap;       /* owned: hash of node names, for merging */
     size_t names_seen;              /* names added, merged or not (capped) */
 };

@@ -38,6 +38,16 @@ const struct sched *sched_of_env(char **envp)
     return found;
 }
 
+const char *sched_node_name(char **envp)
+{
+    const char *v;
+
+    for (const struct sched *const *s = table; *s; s++)
+        if ((*s)->node_var && (v = alloc_getenv(envp, (*s)->node_var)))
+            return v;
+    return NULL;
+}
+
 const struct sched *sched_of_source(const char *name)
 {
     for (const struct sched *const *s = table; *s; s++)

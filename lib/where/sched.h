@@ -55,6 +55,10 @@ struct sched {
     const char *node_var;       /* names the node to a process it started
                                    there (an agent), or NULL: the host name */
     const struct sched_task_vars *task_vars;    /* or NULL: none to rewrite */
+    int cgroup_gpus;            /* its jobs may see their GPUs through a
+                                   device cgroup, which renumbers
+                                   CUDA_VISIBLE_DEVICES from 0: not PCI
+                                   indices */
     const char *launcher;       /* the launcher (lib/launchers) that starts
                                    the agents in its jobs: "srun", "ssh" */
     const char *exclude;        /* how to leave nodes out of the next job
@@ -88,6 +92,11 @@ const struct sched *sched_find(const char *name);
 /* The scheduler whose job envp is inside (its job_var is set; the first
  * probed of several), or NULL.  envp borrowed. */
 const struct sched *sched_of_env(char **envp);
+
+/* The name the scheduler that started this process gave its node: the
+ * value of the first row's node_var set in envp (SLURMD_NODENAME), or
+ * NULL: none did.  Borrowed from envp. */
+const char *sched_node_name(char **envp);
 
 /* The scheduler whose allocation source is called name ("slurm-step"),
  * or NULL. */

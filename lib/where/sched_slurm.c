@@ -51,6 +51,7 @@ static int read_gpus(char **envp, struct alloc *a, struct err *err)
         const char *v = alloc_getenv(envp, vars[i]);
         if (v && *v) {
             a->gpus_from = vars[i];
+            a->gpus_pci = i < 2;    /* Slurm's own: the GRES indices */
             return dupstr(&a->gpus, v, err);
         }
     }
@@ -308,6 +309,7 @@ const struct sched sched_slurm = {
     .probe = SCHED_PROBE_TASKS,
     .starts_tasks = 1, .job_var = "SLURM_JOB_ID",
     .node_var = "SLURMD_NODENAME", .task_vars = &task_vars,
+    .cgroup_gpus = 1,
     .launcher = "srun", .exclude = "sbatch/salloc --exclude=",
     .template_file = "slurm.sh.in", .directive = "#SBATCH",
     /* --parsable: "123" or "123;cluster" */

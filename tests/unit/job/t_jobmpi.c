@@ -18,6 +18,7 @@
 #include "util/clock.h"
 #include "util/say.h"
 #include "where/hostfile.h"
+#include "where/sched.h"
 #include "tap.h"
 
 static long now_ms;
@@ -82,6 +83,8 @@ static void resolve(struct kept *k)
            "(sbatch, salloc), not inside srun's tasks (allocation source: "
            "hosts)", "  said");
     j.alloc.source = "slurm-job";
+    j.alloc.kind = ALLOC_JOB;
+    j.alloc.sched = sched_find("slurm");
     j.opt.max_restarts = 1;
     is_int(job_mpi_srun(&j, prog, 0), EXIT_USAGE, "--mpi=srun, --max-restarts: 2");
     ok(strstr(k->last, "--max-restarts and --summary need --mpi=pmix") != NULL,

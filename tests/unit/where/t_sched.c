@@ -157,6 +157,32 @@ static void order(void)
     detected(none, "local", NULL, ALLOC_LOCAL);
 }
 
+/* What a Slurm job's GPUs and node name look like to the table's users. */
+static void gpus_and_node(void)
+{
+    const char *job[] = { "SLURM_JOB_ID=1", "SLURM_JOB_NODELIST=n1",
+                          "SLURM_JOB_GPUS=2,3", "SLURMD_NODENAME=n1", NULL };
+    const char *cvd[] = { "SLURM_JOB_ID=1", "SLURM_JOB_NODELIST=n1",
+                          "CUDA_VISIBLE_DEVICES=0,1", NULL };
+    struct alloc_request req = { 0 };
+    struct alloc a = { 0 };
+    struct err err = { "" };
+    char **e = envp_of(job);
+
+    ok(alloc_detect(&req, e, &a, &err) == 0 && a.gpus_pci &&
+       strcmp(a.gpus, "2,3") == 0 && a.sched->cgroup_gpus,
+       "SLURM_JOB_GPUS: physical indices, under a device cgroup");
+    is_str(sched_node_name(e), "n1", "the node's name: SLURMD_NODENAME");
+    alloc_free(&a);
+    envp_free(e);
+    e = envp_of(cvd);
+    ok(alloc_detect(&req, e, &a, &err) == 0 && !a.gpus_pci && a.gpus,
+       "CUDA_VISIBLE_DEVICES in a Slurm job: not physical indices");
+    ok(!sched_node_name(e), "no node name: none");
+    alloc_free(&a);
+    envp_free(e);
+}
+
 static void lists(void)
 {
     is_str(sched_names(), "slurm, pbs, nqsv, lsf or pjm", "sched_names");
@@ -171,6 +197,7 @@ int main(void)
     rows();
     lookups();
     order();
+    gpus_and_node();
     lists();
     return tap_done();
 }
