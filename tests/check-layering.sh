@@ -145,7 +145,8 @@ LIST
 objdir=$2
 if [ -n "$objdir" ]; then
     edges=$(mktemp) || exit 2
-    for o in "$objdir"/*.o; do
+    for c in cmd/*.c; do    # objects of today's sources only, not stale ones
+        o=$objdir/$(basename "$c" .c).o
         [ -f "$o" ] || continue
         nm "$o" | awk -v m="$(basename "$o" .o)" '
             $1 == "U" { print "U", m, $2 }
