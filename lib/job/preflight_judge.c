@@ -11,6 +11,7 @@
 #include "job/job.h"
 #include "util/say.h"
 #include "where/hostlist.h"
+#include "where/sched.h"
 
 #define CLOCK_BAD_MS 1000.0     /* a node this far off the head's clock */
 
@@ -157,8 +158,8 @@ int pf_verdict(const struct pf_node *nd, const struct job *j)
     list = bad ? hostlist_fold(bad, nbad, &err) : NULL;
     say("preflight failed on %zu of %d nodes: %s", nbad, p->nnodes,
         list ? list : "(see above)");
-    if (list && j->alloc.source && strncmp(j->alloc.source, "slurm", 5) == 0)
-        say("to avoid them: sbatch/salloc --exclude=%s", list);
+    if (list && j->alloc.sched && j->alloc.sched->exclude)
+        say("to avoid them: %s%s", j->alloc.sched->exclude, list);
 out:
     free(list);
     free(bad);

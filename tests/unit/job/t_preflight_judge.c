@@ -11,6 +11,7 @@
 
 #include "job/job.h"
 #include "util/say.h"
+#include "where/sched.h"
 #include "tap.h"
 
 struct said {
@@ -79,6 +80,8 @@ int main(void)
            "(other nodes have one); clock -2.5 s off the head's",
            "each fault named");
     j.alloc.source = "slurm-job";
+    j.alloc.kind = ALLOC_JOB;
+    j.alloc.sched = sched_find("slurm");
     is_int(pf_verdict(nd, &j), EXIT_FAIL, "verdict: EXIT_FAIL");
     is_str(s.text, "preflight: gpu2: 2 GPUs visible, other nodes see 4; no "
            "NCCL library (other nodes have one); clock -2.5 s off the "
@@ -99,6 +102,8 @@ int main(void)
     s.n = 0;
     s.text[0] = '\0';
     j.alloc.source = "hosts";
+    j.alloc.kind = ALLOC_HOSTS;
+    j.alloc.sched = NULL;
     pf_verdict(nd, &j);
     ok(strstr(s.text, "preflight failed on 3 of 3 nodes: gpu[1-3]\n") &&
        !strstr(s.text, "--exclude"), "the hosts folded; no --exclude outside "
