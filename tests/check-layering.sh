@@ -137,8 +137,6 @@ done
 circle_allow() {
     cat <<'LIST'
 cmd/agent.c
-cmd/horovod.c
-cmd/job.c
 cmd/launch.c
 LIST
 }

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cmd.h"
 #include "place/envout.h"
 #include "rendezvous/hvd_server.h"
 #include "util/net.h"
+#include "util/say.h"
 
 /* Gloo's values are each rank's addresses, bytes to a few KiB a rank:
  * the budget is far above any real job and far below the machine. */
@@ -22,7 +22,7 @@ static char where[400];         /* "ADDR,PORT,IFACE" */
 static void log_refusal(void *ctx, const char *line)
 {
     (void)ctx;
-    fprintf(stderr, "dlrun: Gloo rendezvous: %s\n", line);
+    say("Gloo rendezvous: %s", line);
 }
 
 int horovod_check(const struct job *j)
@@ -30,12 +30,12 @@ int horovod_check(const struct job *j)
     if (!j->opt.gloo)
         return 0;
     if (j->plan.per_task || j->opt.mpi == MPI_SRUN)
-        return cmd_fail(EXIT_USAGE, "--gloo: srun or mpirun starts every "
+        return say_fail(EXIT_USAGE, "--gloo: srun or mpirun starts every "
                         "rank, so no dlrun can serve Horovod's rendezvous for "
                         "all; start one dlrun for the job (dlrun --gloo -np N "
                         "PROG) and let it start the ranks");
     if (j->plan.self_node >= 0 && j->plan.nnodes > 1)
-        return cmd_fail(EXIT_USAGE, "--gloo: one dlrun per node cannot share "
+        return say_fail(EXIT_USAGE, "--gloo: one dlrun per node cannot share "
                         "one rendezvous; start one dlrun for the job (it "
                         "starts an agent on every node)");
     return 0;
@@ -94,10 +94,10 @@ int horovod_begin(struct job *j)
     if (!j->opt.gloo || j->agent)
         return 0;
     if (!server && start_server(j, !head_wanted(j), &err) < 0)
-        return cmd_fail(EXIT_FAIL, "--gloo: cannot serve Horovod's "
+        return say_fail(EXIT_FAIL, "--gloo: cannot serve Horovod's "
                         "rendezvous: %s", err.msg);
     if (hvd_server_begin(server, &j->plan, &err) < 0)
-        return cmd_fail(EXIT_FAIL, "--gloo: %s", err.msg);
+        return say_fail(EXIT_FAIL, "--gloo: %s", err.msg);
     j->opt.gloo_rdv = where;
     return 0;
 }
@@ -128,11 +128,11 @@ int horovod_rank_env(const struct job *j, struct envset *out)
         return 0;       /* `dlrun env`, `plan`: nothing is served */
     if (sscanf(w, "%199[^,],%d,%63s", addr, &port, iface) < 2 || port <= 0 ||
         port > 65535)
-        return cmd_fail(EXIT_USAGE, "the head's Gloo rendezvous '%s': "
+        return say_fail(EXIT_USAGE, "the head's Gloo rendezvous '%s': "
                         "expected ADDR,PORT,[IFACE]", w);
     if (!iface[0] && route_iface(addr, iface, sizeof iface, &err) < 0)
-        return cmd_fail(EXIT_FAIL, "--gloo: %s", err.msg);
+        return say_fail(EXIT_FAIL, "--gloo: %s", err.msg);
     if (envout_gloo(addr, port, iface, out, &err) < 0)
-        return cmd_fail(EXIT_FAIL, "%s", err.msg);
+        return say_fail(EXIT_FAIL, "%s", err.msg);
     return 0;
 }

@@ -10,27 +10,27 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "place/envout.h"
-#include "run/envwire.h"
 #include "job/horovod.h"
-#include "where/hostname.h"
-#include "util/net.h"
-#include "run/sshexec.h"
+#include "mpi/pmix_host.h"
+#include "place/envout.h"
 #include "place/topo.h"
+#include "run/envwire.h"
 #include "run/errfile.h"
 #include "run/guard.h"
-#include "mpi/pmix_host.h"
+#include "run/proc.h"
+#include "run/sshexec.h"
+#include "util/net.h"
+#include "util/safefile.h"
+#include "util/say.h"
+#include "where/hostname.h"
 #include "where/pmixc.h"
 #include "where/sched.h"
-#include "run/proc.h"
-#include "util/safefile.h"
 
 extern char **environ;
 
 /* torchrun's multi-node lines on a host without a scheduler or host list
  * mean one launcher per node started by hand: `dlrun run` does that
- * (j->by_hand, cmd/nodes.c); plan and env cannot show such a group. */
+ * (j->by_hand, job/nodes.c); plan and env cannot show such a group. */
 static int torch_by_hand(struct job *j)
 {
     const struct torch_opts *t = &j->opt.torch;
@@ -41,7 +41,7 @@ static int torch_by_hand(struct job *j)
     int elastic = t->nnodes_max > j->opt.plan.nodes;
 
     if (elastic && (strcmp(j->alloc.source, "local") != 0 || !j->by_hand_ok))
-        return cmd_fail(EXIT_USAGE, "torchrun's --nnodes %d:%d (elastic): "
+        return say_fail(EXIT_USAGE, "torchrun's --nnodes %d:%d (elastic): "
                         "only with one dlrun per node started by hand "
                         "(--rdzv-backend c10d --rdzv-endpoint HOST:PORT, no "
                         "scheduler, dlrun run); else give --nnodes N",
@@ -49,12 +49,12 @@ static int torch_by_hand(struct job *j)
     if (!t->used || (j->opt.plan.nodes <= 1 && !elastic) ||
         strcmp(j->alloc.source, "local") != 0)
         return t->node_rank > 0 && j->opt.plan.nodes <= 1 ?
-               cmd_fail(EXIT_USAGE, "torchrun's --node-rank %d with one node: "
+               say_fail(EXIT_USAGE, "torchrun's --node-rank %d with one node: "
                         "node ranks run from 0 to --nnodes - 1", t->node_rank)
                : 0;
     if (j->by_hand_ok)
         return j->by_hand = 1, 0;
-    return cmd_fail(EXIT_USAGE, "torchrun's %s on a host without a scheduler "
+    return say_fail(EXIT_USAGE, "torchrun's %s on a host without a scheduler "
                     "(one dlrun per node by hand): only dlrun run starts such "
                     "a group; dlrun plan/env cannot show it", what);
 }
@@ -81,11 +81,11 @@ int job_check_hosts(const struct job *j)
         if (!n->host)
             continue;
         if (n->addr_name && net_resolves(n->addr_name, &err) < 0)
-            return cmd_fail(EXIT_USAGE, "%s, the HostName of %s in the ssh "
+            return say_fail(EXIT_USAGE, "%s, the HostName of %s in the ssh "
                             "configuration (%s): fix its HostName line",
                             err.msg, n->host, from);
         if (!n->addr_name && net_resolves(n->host, &err) < 0)
-            return cmd_fail(EXIT_USAGE, "%s (%s): fix the name, add it to "
+            return say_fail(EXIT_USAGE, "%s (%s): fix the name, add it to "
                             "DNS or /etc/hosts, or give it a HostName in "
                             "~/.ssh/config", err.msg, from);
     }
@@ -112,11 +112,11 @@ static int job_ssh_aliases(struct job *j)
         if (strcasecmp(name, n->name) == 0)     /* libssh lowercases */
             continue;
         if (hostname_check(name, &err) < 0)
-            return cmd_fail(EXIT_USAGE, "host %s: the ssh configuration "
+            return say_fail(EXIT_USAGE, "host %s: the ssh configuration "
                             "gives it %s; fix its HostName line", n->name,
                             err.msg);
         if (!(n->addr_name = strdup(name)))
-            return cmd_fail(EXIT_FAIL, "out of memory");
+            return say_fail(EXIT_FAIL, "out of memory");
     }
     return 0;
 }
@@ -134,7 +134,7 @@ static int job_topology_slots(struct job *j)
         j->alloc.nnodes != 1)
         return 0;
     if (!(t = topo_load(j->opt.topology, &err)))
-        return cmd_fail(EXIT_USAGE, "--topology: %s", err.msg);
+        return say_fail(EXIT_USAGE, "--topology: %s", err.msg);
     topo_describe(t, &sum);
     topo_free(t);
     j->alloc.nodes[0].slots = j->alloc.nodes[0].cpus = sum.pus > 0 ? sum.pus : 1;
@@ -156,10 +156,10 @@ int job_prepare(struct job *j, int collective)
     /* a head's -x values, before anything reads the environment */
     if (envwire_take_exports(&j->opt.exports, &j->opt.nexports, &j->xvalues,
                              &err) < 0)
-        return cmd_fail(EXIT_FAIL, "%s", err.msg);
+        return say_fail(EXIT_FAIL, "%s", err.msg);
     progress_enable(j->opt.verbose && !j->agent);
     if (alloc_detect(&j->opt.alloc, environ, &j->alloc, &err) < 0)
-        return cmd_fail(EXIT_USAGE, "%s", err.msg);
+        return say_fail(EXIT_USAGE, "%s", err.msg);
     if (!collective && job_topology_slots(j) != 0)
         return EXIT_USAGE;
     if ((rc = job_ssh_aliases(j)) != 0)
@@ -180,7 +180,7 @@ int job_prepare(struct job *j, int collective)
         j->opt.plan.ranks > alloc_slots(&j->alloc))
         j->opt.plan.per_node = j->opt.plan.ranks;
     if (plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) < 0)
-        return cmd_fail(EXIT_USAGE, "%s", err.msg);
+        return say_fail(EXIT_USAGE, "%s", err.msg);
     progress_step("plan: %d rank%s on %d node%s (%s)", j->plan.nranks,
                   j->plan.nranks == 1 ? "" : "s", j->plan.nnodes,
                   j->plan.nnodes == 1 ? "" : "s", j->plan.layout ?
@@ -189,7 +189,7 @@ int job_prepare(struct job *j, int collective)
      * node by hand, and each would start the whole job */
     if (j->opt.torch.node_rank >= 0 && j->plan.nnodes > 1 &&
         j->plan.self_node < 0 && !j->plan.per_task && !j->agent)
-        return cmd_fail(EXIT_USAGE, "torchrun's --node-rank with %d nodes: "
+        return say_fail(EXIT_USAGE, "torchrun's --node-rank with %d nodes: "
                         "this dlrun would start every node's ranks; drop "
                         "--node-rank, or run one dlrun per node with srun "
                         "--ntasks-per-node=1", j->plan.nnodes);
@@ -212,7 +212,7 @@ int job_prepare_planned(struct job *j, int collective)
                     &err) == 0)
         return 0;
     if (collective)
-        return cmd_fail(EXIT_USAGE, "%s", err.msg);
+        return say_fail(EXIT_USAGE, "%s", err.msg);
     /* `plan` for hosts this machine cannot resolve still shows the plan */
     snprintf(j->rdv.addr, sizeof j->rdv.addr, "(unresolved)");
     snprintf(j->rdv.addr_from, sizeof j->rdv.addr_from, "%.150s", err.msg);
@@ -229,13 +229,13 @@ static int job_isolate_gpu(const struct job *j, int rank, struct envset *out)
         return 0;
     if (bind_visible(&j->bind[rank], getenv("CUDA_VISIBLE_DEVICES"), buf,
                      sizeof buf, &err) < 0)
-        return cmd_fail(EXIT_USAGE, "rank %d: %s", rank, err.msg);
+        return say_fail(EXIT_USAGE, "rank %d: %s", rank, err.msg);
     if (!buf[0])
         return 0;
     return envset_set(out, "CUDA_VISIBLE_DEVICES", buf, &err,
                       "--gpu-bind isolate: GPU %d (%s)", j->bind[rank].gpu,
                       j->bind[rank].gpu_busid) < 0 ?
-           cmd_fail(EXIT_FAIL, "%s", err.msg) : 0;
+           say_fail(EXIT_FAIL, "%s", err.msg) : 0;
 }
 
 /* OMP_NUM_THREADS by default (torchrun's is 1): the CPUs the rank is bound
@@ -277,11 +277,11 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
     struct err err = { "" };
 
     if (envout_rank(&j->alloc, &j->plan, rank, &j->rdv, &eo, out, &err) < 0)
-        return cmd_fail(EXIT_USAGE, "%s", err.msg);
+        return say_fail(EXIT_USAGE, "%s", err.msg);
     if (horovod_rank_env(j, out) != 0)
         return EXIT_USAGE;
     if (j->pmix && pmix_host_rank_env(j->pmix, rank, out, &err) < 0)
-        return cmd_fail(EXIT_FAIL, "%s", err.msg);
+        return say_fail(EXIT_FAIL, "%s", err.msg);
     return job_isolate_gpu(j, rank, out);
 }
 
@@ -334,8 +334,8 @@ void job_report_root_cause(const struct job *j)
         }
     }
     if (best_rank >= 0)
-        cmd_fail(0, "rank %d's root cause (its TORCHELASTIC_ERROR_FILE): %s",
-                 best_rank, best.message);
+        say("rank %d's root cause (its TORCHELASTIC_ERROR_FILE): %s",
+            best_rank, best.message);
 }
 
 void job_free(struct job *j)
@@ -364,10 +364,10 @@ int job_exec(char **argv, const struct envset *s, int rank)
     int e;
 
     if (!envp)
-        return cmd_fail(EXIT_FAIL, "out of memory");
+        return say_fail(EXIT_FAIL, "out of memory");
     /* searched in the PATH the rank will have */
     proc_exec(argv, envp, NULL, &e, &err);
     envset_free_envp(envp);
-    return cmd_fail(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC, "rank %d: %s",
+    return say_fail(e == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC, "rank %d: %s",
                     rank, err.msg);
 }
