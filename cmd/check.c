@@ -8,7 +8,6 @@
 
 #include "where/alloc.h"
 #include "cmd.h"
-#include "job/preflight_run.h"
 #include "where/pmixc.h"
 #include "mpi/pmix_host.h"
 #include "place/topo.h"
