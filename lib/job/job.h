@@ -128,12 +128,12 @@ int head_wanted(const struct job *j);
 void job_report_failure(int rank, const char *host, int pid, int status,
                         const char *what_stopped);
 
-/* dlrun agent: tell the head which rank failed (cmd/agent.c). */
+/* dlrun agent: tell the head which rank failed (lib/job/agent.c). */
 struct supervise;
 void agent_report_failure(const struct job *j, const struct supervise *sv);
 
 /* dlrun agent with --summary: put how this node's ranks ended into the
- * broker (dlrun.ranks.NODE) for the head's summary (cmd/agent.c). */
+ * broker (dlrun.ranks.NODE) for the head's summary (lib/job/agent.c). */
 void agent_report_ranks(const struct job *j, const struct supervise *sv);
 
 /* The head's --summary: every node's ranks as the agents reported them
