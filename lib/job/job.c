@@ -40,14 +40,14 @@ static int torch_by_hand(struct job *j)
 
     int elastic = t->nnodes_max > j->opt.plan.nodes;
 
-    if (elastic && (strcmp(j->alloc.source, "local") != 0 || !j->by_hand_ok))
+    if (elastic && (j->alloc.kind != ALLOC_LOCAL || !j->by_hand_ok))
         return say_fail(EXIT_USAGE, "torchrun's --nnodes %d:%d (elastic): "
                         "only with one dlrun per node started by hand "
                         "(--rdzv-backend c10d --rdzv-endpoint HOST:PORT, no "
                         "scheduler, dlrun run); else give --nnodes N",
                         j->opt.plan.nodes, t->nnodes_max);
     if (!t->used || (j->opt.plan.nodes <= 1 && !elastic) ||
-        strcmp(j->alloc.source, "local") != 0)
+        j->alloc.kind != ALLOC_LOCAL)
         return t->node_rank > 0 && j->opt.plan.nodes <= 1 ?
                say_fail(EXIT_USAGE, "torchrun's --node-rank %d with one node: "
                         "node ranks run from 0 to --nnodes - 1", t->node_rank)
@@ -61,15 +61,14 @@ static int torch_by_hand(struct job *j)
 
 static int hosts_given(const struct job *j)
 {
-    return strcmp(j->alloc.source, "hosts") == 0 ||
-           strcmp(j->alloc.source, "hostfile") == 0;
+    return j->alloc.kind == ALLOC_HOSTS || j->alloc.kind == ALLOC_HOSTFILE;
 }
 
 /* Hosts given by -H or a host file that cannot be resolved: named now,
  * before any agent starts (else the broker fails with exit 1 later). */
 int job_check_hosts(const struct job *j)
 {
-    const char *from = strcmp(j->alloc.source, "hosts") ? "host file" : "-H";
+    const char *from = j->alloc.kind == ALLOC_HOSTS ? "-H" : "host file";
     struct err err = { "" };
 
     /* simulated nodes (t_agents.sh): the agents run here, the names are
@@ -130,7 +129,7 @@ static int job_topology_slots(struct job *j)
     struct topo_summary sum;
     struct topo *t;
 
-    if (!j->opt.topology || strcmp(j->alloc.source, "local") ||
+    if (!j->opt.topology || j->alloc.kind != ALLOC_LOCAL ||
         j->alloc.nnodes != 1)
         return 0;
     if (!(t = topo_load(j->opt.topology, &err)))
@@ -176,7 +175,7 @@ int job_prepare(struct job *j, int collective)
         return 0;
     /* -np N on this host alone is --nproc-per-node N (torchrun's and
      * horovodrun's users expect it to run): the binding warns instead */
-    if (strcmp(j->alloc.source, "local") == 0 && !j->opt.plan.per_node &&
+    if (j->alloc.kind == ALLOC_LOCAL && !j->opt.plan.per_node &&
         j->opt.plan.ranks > alloc_slots(&j->alloc))
         j->opt.plan.per_node = j->opt.plan.ranks;
     if (plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) < 0)

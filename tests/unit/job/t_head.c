@@ -242,6 +242,7 @@ static int make_job(struct job *j)
         plan_build(&j->alloc, &req, &j->plan, &err) < 0)
         return -1;
     j->alloc.source = "hostfile";
+    j->alloc.kind = ALLOC_HOSTFILE;
     return 0;
 }
 

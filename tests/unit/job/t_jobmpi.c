@@ -50,6 +50,7 @@ static int job_on(struct job *j, const char *hosts)
     if (hosts_parse(hosts, &j->alloc, &err) == 0 &&
         plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) == 0) {
         j->alloc.source = "hosts";
+        j->alloc.kind = ALLOC_HOSTS;
         return 0;
     }
     printf("# %s\n", err.msg);
