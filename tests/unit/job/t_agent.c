@@ -22,16 +22,16 @@
 #include "tap.h"
 #include "util/say.h"
 
-/* What cmd/ still holds of the job (job.c, launch.c, mpi.c,
- * preflight_agent.c) while issue 21 moves it into lib/job/: weak
- * stand-ins, which the real ones replace once they are there.  The
- * ranks' launch records which node it was asked for. */
+/* The ranks' launch and its failure line (cmd/launch.c while issue 21
+ * moves it into lib/job/): weak stand-ins, which the real ones replace
+ * once they are there; the launch records which node it was asked for. */
 static int launched_node = -2;
 
-__attribute__((weak)) int job_prepare_planned(struct job *j, int collective)
+__attribute__((weak)) void job_report_failure(int rank, const char *host,
+                                              int pid, int status,
+                                              const char *what_stopped)
 {
-    (void)j, (void)collective;
-    return 0;
+    (void)rank, (void)host, (void)pid, (void)status, (void)what_stopped;
 }
 
 __attribute__((weak)) int run_launch(struct job *j, char **prog)
@@ -39,26 +39,6 @@ __attribute__((weak)) int run_launch(struct job *j, char **prog)
     (void)prog;
     launched_node = j->plan.self_node;
     return 0;
-}
-
-__attribute__((weak)) int agent_preflight(struct job *j, char **prog)
-{
-    (void)j, (void)prog;
-    return 0;
-}
-
-__attribute__((weak)) int job_mpi_guarded(void)
-{
-    return 0;
-}
-
-__attribute__((weak)) void job_free(struct job *j)
-{
-    free(j->opt.exports);
-    free(j->opt.ranks_filter);
-    free(j->rdv.worker_ports);
-    plan_free(&j->plan);
-    alloc_free(&j->alloc);
 }
 
 static char said[1024];
@@ -78,6 +58,8 @@ static int head_job(struct job *j)
     memset(j, 0, sizeof *j);
     j->opt.mpi = MPI_NONE;
     j->opt.remote.heartbeat_s = 10;
+    j->opt.rdv.master_addr = "127.0.0.1";   /* node-a resolves nowhere */
+    j->opt.rdv.master_port = 29500;
     if (alloc_add_node(&j->alloc, "node-a", 2, 0, &err) < 0 ||
         alloc_add_node(&j->alloc, "node-b", 2, 0, &err) < 0 ||
         plan_build(&j->alloc, &req, &j->plan, &err) < 0)

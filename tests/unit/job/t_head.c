@@ -30,74 +30,9 @@
 #include "util/clock.h"
 #include "util/say.h"
 
-/* What cmd/ still holds of the job (horovod.c, mpi.c, launch.c,
- * preflight.c, stall.c) while issue 21 moves it into lib/job/: weak
- * stand-ins, which the real ones replace once they are there.  None of
- * them matters to these scenarios: no Horovod, no preflight, no
- * --stall-timeout, no signal from outside. */
-__attribute__((weak)) int horovod_begin(struct job *j)
-{
-    (void)j;
-    return 0;
-}
-
-__attribute__((weak)) int job_mpi_guarded(void)
-{
-    return 0;
-}
-
-__attribute__((weak)) struct pf_collect *
-preflight_collect_start(const struct job *j, const char *addr,
-                        const char *token, struct supervise *sv)
-{
-    (void)j, (void)addr, (void)token, (void)sv;
-    return NULL;
-}
-
-__attribute__((weak)) int preflight_collect_end(struct pf_collect *pf,
-                                                const struct job *j,
-                                                const struct supervise *sv)
-{
-    (void)pf, (void)j, (void)sv;
-    return 0;
-}
-
-__attribute__((weak)) struct head_stall *
-head_stall_create(const struct job *j, const char *addr, const char *token)
-{
-    (void)j, (void)addr, (void)token;
-    return NULL;
-}
-
-__attribute__((weak)) void head_stall_watch(struct head_stall *hs,
-                                            struct supervise *sv)
-{
-    (void)hs, (void)sv;
-}
-
-__attribute__((weak)) int head_stall_finish(struct head_stall *hs)
-{
-    (void)hs;
-    return 0;
-}
-
-__attribute__((weak)) void head_stall_free(struct head_stall *hs)
-{
-    (void)hs;
-}
-
-__attribute__((weak)) void job_stall_block(const struct job *j, sigset_t *set)
-{
-    (void)j, (void)set;
-}
-
-__attribute__((weak)) void job_report_interrupt(const struct job *j,
-                                                const struct supervise *sv,
-                                                int rc, int agents)
-{
-    (void)j, (void)sv, (void)rc, (void)agents;
-}
-
+/* The failure line is cmd/launch.c's while issue 21 moves it into
+ * lib/job/: a weak stand-in, which the real one replaces once it is
+ * there (its words are tested with it). */
 __attribute__((weak)) void job_report_failure(int rank, const char *host,
                                               int pid, int status,
                                               const char *what_stopped)

@@ -16,13 +16,6 @@
 #include "run/proc.h"
 #include "tap.h"
 
-/* Until --mpi's module (cmd/mpi.c) is in lib/job/ too: weak, so that the
- * real one wins once it is.  --mpi=pmix below never asks it. */
-__attribute__((weak)) int job_mpi_guarded(void)
-{
-    return 0;
-}
-
 /* The head's job: 2 nodes of 2 ranks, with settings of every kind. */
 static int head_job(struct job *j, int *filter)
 {
