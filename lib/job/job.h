@@ -43,7 +43,7 @@ struct job {
     char *errdir;           /* owned: the folder of the ranks'
                                TORCHELASTIC_ERROR_FILEs started here (removed
                                by job_free), or NULL */
-    /* one dlrun per node by hand (cmd/nodes.c) */
+    /* one dlrun per node by hand (lib/job/nodes.h) */
     int by_hand_ok;         /* run: job_prepare may find that mode */
     int by_hand;            /* found: job_prepare stopped after the
                                allocation; run_nodes plans each attempt */
@@ -59,7 +59,7 @@ struct job {
 
 /* One dlrun per node started by hand (torchrun's static and rendezvous
  * modes): meet the other nodes, run this node's ranks, end every attempt
- * together (cmd/nodes.c).  Returns the exit code. */
+ * together (lib/job/nodes_run.c).  Returns the exit code. */
 int run_nodes(struct job *j, char **prog);
 
 /* --mpi (job/jobmpi.c): resolve auto for prog (never PMIx in per-task

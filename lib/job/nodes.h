@@ -1,5 +1,5 @@
 /* nodes.h - one dlrun per node started by hand: the group's setup
- * (lib/job/nodes.c) and its attempts (cmd/nodes_run.c). */
+ * (nodes.c) and its attempts (nodes_run.c: run_nodes in job.h). */
 #ifndef DLRUN_NODES_H
 #define DLRUN_NODES_H
 

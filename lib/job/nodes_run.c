@@ -4,6 +4,8 @@
  * a thread beats and watches the group, post this node's outcome, read
  * the group's (the first posted), and restart together or exit with it.
  * Every node prints the same failure line and exits with the same code. */
+#include "job/nodes.h"
+
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,12 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cmd.h"
-#include "job/nodes.h"
 #include "run/engine.h"
 #include "util/evloop.h"
 #include "run/supervise.h"
 #include "run/watch.h"
+#include "util/say.h"
 
 /* A TERM, INT, HUP or QUIT that came while no rank runs (the signals are
  * blocked for the supervisor's signalfd): its number, else 0. */
@@ -49,9 +50,9 @@ static int plan_group(struct nodes *n)
     for (int i = 0; i < g->nnodes; i++)
         if (alloc_add_node(&j->alloc, g->nodes[i].host, g->nodes[i].nproc, 0,
                            &err) < 0)
-            return cmd_fail(EXIT_USAGE, "node rank %d: %s", i, err.msg);
+            return say_fail(EXIT_USAGE, "node rank %d: %s", i, err.msg);
     if (plan_build(&j->alloc, &req, &j->plan, &err) < 0)
-        return cmd_fail(EXIT_USAGE, "%s", err.msg);
+        return say_fail(EXIT_USAGE, "%s", err.msg);
     j->plan.self_node = g->self;
     j->plan.layout = "one dlrun per node, started by hand";
     j->restart = g->gen;
@@ -161,22 +162,21 @@ static int outcome(struct nodes *n, const struct ng_end *e, int *failed)
             job_report_root_cause(j);
         return supervise_exit_code(e->status);
     case NG_SIGNAL:
-        cmd_fail(0, "dlrun on %s (node rank %d) was stopped by signal %d "
-                 "(%s); %s", host, e->node, e->status, strsignal(e->status),
-                 stopped);
+        say("dlrun on %s (node rank %d) was stopped by signal %d (%s); %s",
+            host, e->node, e->status, strsignal(e->status), stopped);
         return 128 + e->status;
     case NG_LOST:
-        cmd_fail(0, "lost dlrun on %s (node rank %d): no heartbeat for %d s "
-                 "(killed, or its network is down); %s", host, e->node,
-                 j->opt.remote.heartbeat_s, stopped);
+        say("lost dlrun on %s (node rank %d): no heartbeat for %d s "
+            "(killed, or its network is down); %s", host, e->node,
+            j->opt.remote.heartbeat_s, stopped);
         return EXIT_FAIL;
     case NG_GROW:
-        cmd_fail(0, "a node is waiting to join the group of %d (--nnodes "
-                 "%d:%d)", g->nnodes, j->opt.plan.nodes, j->opt.torch.nnodes_max);
+        say("a node is waiting to join the group of %d (--nnodes %d:%d)",
+            g->nnodes, j->opt.plan.nodes, j->opt.torch.nnodes_max);
         return EXIT_FAIL;
     default:
-        cmd_fail(0, "dlrun on %s (node rank %d) could not start its ranks "
-                 "(exit code %d); %s", host, e->node, e->status, stopped);
+        say("dlrun on %s (node rank %d) could not start its ranks (exit "
+            "code %d); %s", host, e->node, e->status, stopped);
         return e->status;
     }
 }
@@ -196,7 +196,7 @@ static int run_watched(struct nodes *n, char **prog, int *told)
     if (started && rc == 0)
         rc = run_launch(n->j, prog);
     else if (!started)
-        cmd_fail(0, "cannot watch the group: %s", err.msg);
+        say("cannot watch the group: %s", err.msg);
     *told = atomic_exchange(&n->state, NODES_DONE) == NODES_TOLD;
     if (*told) {    /* the watcher's SIGTERM, if the supervisor left it */
         stop_watcher(n);    /* it ended: its kill is done */
@@ -222,7 +222,7 @@ static int ranks_broker(struct nodes *n)
         token_from_hex(n->token, tok, &err);
         if (!(n->ranks = broker_thread_start(a, 0, tok, &err)) &&
             !(n->ranks = broker_thread_start("0.0.0.0", 0, tok, &err)))
-            return cmd_fail(EXIT_FAIL, "cannot serve the ranks' broker: %s",
+            return say_fail(EXIT_FAIL, "cannot serve the ranks' broker: %s",
                             err.msg);
         snprintf(where, sizeof where, strchr(a, ':') ? "[%s]:%d" : "%s:%d",
                  a, broker_thread_port(n->ranks));
@@ -232,9 +232,9 @@ static int ranks_broker(struct nodes *n)
     if (rc == 1)
         return 128 + n->stopsig;
     if (rc < 0)
-        return cmd_fail(EXIT_FAIL, "%s", err.msg);
+        return say_fail(EXIT_FAIL, "%s", err.msg);
     return setenv("DLRUN_BROKER", where, 1) < 0 ?
-           cmd_fail(EXIT_FAIL, "out of memory") : 0;
+           say_fail(EXIT_FAIL, "out of memory") : 0;
 }
 
 /* The group's attempts (lib/engine.h's ctx). */
@@ -257,10 +257,10 @@ static int attempt(struct nodes_run *nr, const struct engine *eng,
 
     rc = ng_join(n->main, nr->gen, stop_signal, n, &n->g, &err);
     if (rc == 1)
-        return cmd_fail(128 + n->stopsig, "stopped by signal %d while the "
+        return say_fail(128 + n->stopsig, "stopped by signal %d while the "
                         "group at %s was forming", n->stopsig, n->endpoint);
     if (rc < 0)
-        return cmd_fail(EXIT_FAIL, "cannot join the group at %s: %s",
+        return say_fail(EXIT_FAIL, "cannot join the group at %s: %s",
                         n->endpoint, err.msg);
     nr->gen = n->g.gen;
     if ((rc = ranks_broker(n)) != 0) {
@@ -270,7 +270,7 @@ static int attempt(struct nodes_run *nr, const struct engine *eng,
     rc = run_watched(n, nr->prog, &told);
     if (settle(n, rc, told, &e, &err) < 0) {
         stop_watcher(n);
-        return cmd_fail(EXIT_FAIL, "lost the group's rendezvous at %s (%s): "
+        return say_fail(EXIT_FAIL, "lost the group's rendezvous at %s (%s): "
                         "the node that served it is gone; stopped this "
                         "node's ranks", n->endpoint, err.msg);
     }
@@ -294,8 +294,7 @@ static void nodes_restarting(void *ctx, const struct engine *e)
 {
     const struct nodes_run *nr = ctx;
 
-    cmd_fail(0, "restarting the group (restart %d of %d)", nr->gen,
-             e->max_restarts);
+    say("restarting the group (restart %d of %d)", nr->gen, e->max_restarts);
 }
 
 static int connect_both(struct nodes *n)
@@ -306,7 +305,7 @@ static int connect_both(struct nodes *n)
     if (n->main)
         n->watch = ng_connect(&n->conf, &err);
     if (!n->watch)
-        return cmd_fail(EXIT_FAIL, "cannot reach the group's rendezvous at "
+        return say_fail(EXIT_FAIL, "cannot reach the group's rendezvous at "
                         "%s: %s (is dlrun running on %s, and no other "
                         "program on that port? the same DLRUN_TOKEN or "
                         "--rdzv-id on every node?)", n->endpoint, err.msg,
@@ -334,7 +333,7 @@ int run_nodes(struct job *j, char **prog)
         rc = connect_both(&n);
     /* the ranks' DLRUN_TOKEN: the group's (DLRUN_BROKER: ranks_broker) */
     if (rc == 0 && setenv("DLRUN_TOKEN", n.token, 1) < 0)
-        rc = cmd_fail(EXIT_FAIL, "out of memory");
+        rc = say_fail(EXIT_FAIL, "out of memory");
     if (rc == 0)
         job_errdir(j);
     if (rc == 0)
