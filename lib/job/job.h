@@ -15,6 +15,7 @@
 #include "job/stall_watch.h"
 
 struct pmix_host;
+struct launcher;
 struct pf_show;
 
 struct job {
@@ -51,6 +52,11 @@ struct job {
                                and failure lines are the caller's */
     const sigset_t *child_mask; /* borrowed: the ranks' signal mask when
                                the caller blocked signals before, or NULL */
+    const struct launcher *launcher;    /* borrowed: the backend run_launch
+                               starts this host's ranks with; NULL: the
+                               one launcher_select picks.  The hook through
+                               which a unit test drives the attempts with
+                               a launcher of its own */
     struct {
         int rank, status, pid;  /* the rank that failed first, or -1 */
         int signal;             /* the signal dlrun was told to stop by */
@@ -124,7 +130,7 @@ int head_wanted(const struct job *j);
 
 /* One line on stderr: "rank R (host H, pid P) exited with code C" or
  * "... was killed by signal S (NAME)" from the wait status, then "; " and
- * what_stopped (cmd/launch.c). */
+ * what_stopped (job/launch.c). */
 void job_report_failure(int rank, const char *host, int pid, int status,
                         const char *what_stopped);
 
@@ -193,7 +199,7 @@ struct supervise;
  * after printing the error. */
 int summary_write(const struct job *j, const struct supervise *sv, int rc);
 
-/* dlrun starts the ranks itself (cmd/launch.c); returns the exit code. */
+/* dlrun starts the ranks itself (job/launch.c); returns the exit code. */
 int run_launch(struct job *j, char **prog);
 
 void job_free(struct job *j);

@@ -11,13 +11,13 @@
 
 #include "rendezvous/broker.h"
 #include "run/engine.h"
-#include "cmd.h"
 #include "place/envout.h"
 #include "run/guard.h"
 #include "job/head.h"
 #include "job/horovod.h"
 #include "job/job.h"
 #include "launchers/launcher.h"
+#include "util/say.h"
 #include "run/output.h"
 #include "run/proc.h"
 #include "job/progress.h"
@@ -125,7 +125,7 @@ static char ***rank_envps(const struct job *j, const int *ranks, int n,
         }
     }
     if (!envps)
-        cmd_fail(EXIT_FAIL, "out of memory");
+        say_fail(EXIT_FAIL, "out of memory");
     return envps;
 }
 
@@ -133,12 +133,19 @@ void job_report_failure(int rank, const char *host, int pid, int status,
                         const char *what_stopped)
 {
     if (WIFSIGNALED(status))
-        cmd_fail(0, "rank %d (host %s, pid %d) was killed by signal %d (%s); "
-                 "%s", rank, host, pid, WTERMSIG(status),
-                 strsignal(WTERMSIG(status)), what_stopped);
+        say("rank %d (host %s, pid %d) was killed by signal %d (%s); %s",
+            rank, host, pid, WTERMSIG(status), strsignal(WTERMSIG(status)),
+            what_stopped);
     else
-        cmd_fail(0, "rank %d (host %s, pid %d) exited with code %d; %s",
-                 rank, host, pid, WEXITSTATUS(status), what_stopped);
+        say("rank %d (host %s, pid %d) exited with code %d; %s", rank, host,
+            pid, WEXITSTATUS(status), what_stopped);
+}
+
+/* Is r one of the plan's ranks?  What a launcher handed back is believed
+ * only then. */
+static int plan_rank(const struct plan *p, int r)
+{
+    return r >= 0 && r < p->nranks;
 }
 
 static void report_failure(const struct job *j, const struct supervise *sv)
@@ -148,8 +155,14 @@ static void report_failure(const struct job *j, const struct supervise *sv)
 
     snprintf(stopped, sizeof stopped, "stopped %d other rank%s", sv->stopped,
              sv->stopped == 1 ? "" : "s");
-    job_report_failure(r->rank, j->plan.nodes[j->plan.rank_node[r->rank]].host,
-                       (int)r->pid, r->status, stopped);
+    if (plan_rank(&j->plan, r->rank))
+        job_report_failure(r->rank,
+                           j->plan.nodes[j->plan.rank_node[r->rank]].host,
+                           (int)r->pid, r->status, stopped);
+    else
+        say("process %d, which the launcher called rank %d (the job has %d), "
+            "ended with code %d; %s", (int)r->pid, r->rank, j->plan.nranks,
+            supervise_exit_code(r->status), stopped);
 }
 
 /* Descendants reparented to us (they escaped their process group) end
@@ -185,7 +198,7 @@ static struct output *make_output(const struct job *j, const int *ranks, int n,
     o = output_create(ranks, n, &oo, &err);
 
     if (!o)
-        cmd_fail(EXIT_FAIL, "%s", err.msg);
+        say_fail(EXIT_FAIL, "%s", err.msg);
     return o;
 }
 
@@ -223,7 +236,7 @@ static int start_subtree(struct job *j, struct launch_job *lj,
     sub->procs = sv->ranks + lj->nranks;
     if (subtree_launcher()->start(&(struct launch_req){ .agents = j->subtree },
                                   sub, &err) < 0)
-        return cmd_fail(0, "%s", err.msg), -1;
+        return say("%s", err.msg), -1;
     sv->n = lj->nranks + sub->n;
     return 0;
 }
@@ -247,7 +260,7 @@ static int attempt_prepare(struct job *j, struct launch_job *lj,
     /* a broker the caller set up (DLRUN_BROKER) stays the ranks' */
     if (!j->agent && !getenv("DLRUN_BROKER") &&
         local_broker_start(lb, j->errdir, &err) < 0)
-        return cmd_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg), -1;
+        return say_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg), -1;
     if (job_pmix_begin(j) != 0 || horovod_begin(j) != 0)
         return -1;
     *stall = job_stall_create(j, lj->ranks, lj->nranks);
@@ -278,7 +291,7 @@ static int attempt_watch(struct job *j, struct supervise *sv,
     job_status_watch(j->status, sv);
     rc = supervise_run(sv);
     if (rc < 0)
-        rc = cmd_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
+        rc = say_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
     if (guard.tripped)          /* its line said why */
         rc = EXIT_USAGE;
     else if (job_stall_finish(stall))   /* its lines said why */
@@ -316,7 +329,7 @@ static int run_attempt(struct job *j, struct launch_job *lj,
         goto out;
     fflush(NULL);
     if (l->start(&(struct launch_req){ .ranks = lj }, &run, &err) < 0) {
-        rc = cmd_fail(run.exec_errno ? proc_exec_code(run.exec_errno)
+        rc = say_fail(run.exec_errno ? proc_exec_code(run.exec_errno)
                                      : EXIT_FAIL, "%s", err.msg);
         goto out;
     }
@@ -351,7 +364,7 @@ static void keep_last(struct job *j, const struct supervise *sv)
 {
     const struct sv_rank *r = sv->failed >= 0 ? &sv->ranks[sv->failed] : NULL;
 
-    j->last.rank = r && r->rank >= 0 ? r->rank : -1;
+    j->last.rank = r && plan_rank(&j->plan, r->rank) ? r->rank : -1;
     j->last.status = r ? r->status : 0;
     j->last.pid = r ? (int)r->pid : 0;
     j->last.signal = sv->signal_received;
@@ -394,8 +407,8 @@ static void launch_attempt(void *ctx, const struct engine *e,
 static void launch_restarting(void *ctx, const struct engine *e)
 {
     (void)ctx;
-    cmd_fail(0, "restarting the job (restart %d of %d)", *e->restart,
-             e->max_restarts);
+    say("restarting the job (restart %d of %d)", *e->restart,
+        e->max_restarts);
 }
 
 static int launch_loop(struct job *j, struct launch_job *lj,
@@ -447,14 +460,15 @@ int run_launch(struct job *j, char **prog)
     lj.nranks = ranks_here(&j->plan, &which);
     lj.ranks = which;
     if (lj.nranks < 0)
-        return cmd_fail(EXIT_FAIL, "out of memory");
+        return say_fail(EXIT_FAIL, "out of memory");
     if (lj.nranks == 0 && !j->subtree) {   /* a node the plan left out */
         rc = EXIT_OK;
         goto out;
     }
-    l = launcher_select(&j->plan, &j->alloc, 0, NULL, &err);
+    l = j->launcher ? j->launcher
+                    : launcher_select(&j->plan, &j->alloc, 0, NULL, &err);
     if (!l) {
-        rc = cmd_fail(EXIT_USAGE, "%s", err.msg);
+        rc = say_fail(EXIT_USAGE, "%s", err.msg);
         goto out;
     }
     ranks = calloc((size_t)lj.nranks + (j->subtree ? (size_t)j->subtree->nnodes
