@@ -30,22 +30,18 @@
 #include "where/ranges.h"
 #include "run/supervise.h"
 #include "util/say.h"
+#include "where/sched.h"
 
 extern char **environ;
 
-/* The name the scheduler that started this agent gives this node, or
- * NULL where none does (the host name decides): Slurm's SLURMD_NODENAME. */
-static const char *scheduler_node_name(void)
-{
-    return getenv("SLURMD_NODENAME");
-}
-
-/* This node in the plan: --node, else the scheduler's name for it, else
- * the host name.  -1 when the plan has no rank here. */
+/* This node in the plan: --node, else the name the scheduler that
+ * started this agent gives it (its row's node_var: Slurm's
+ * SLURMD_NODENAME), else the host name.  -1 when the plan has no rank
+ * here. */
 static int find_self_node(const struct job *j)
 {
     const struct plan *p = &j->plan;
-    const char *me = scheduler_node_name();
+    const char *me = sched_node_name(environ);
 
     if (j->opt.node >= 0)
         return j->opt.node < p->nnodes ? j->opt.node : -1;
