@@ -303,6 +303,22 @@ static int head_finish(const struct job *j, struct head *h,
     return rc;
 }
 
+/* Where the signals dlrun receives go: through the broker when the
+ * backend cannot deliver them (ssh), else to what it started (srun's
+ * step).  h and fwd outlive sv's run. */
+static void head_forward(struct head *h, const struct launcher *l,
+                         struct supervise *sv, struct launcher_fwd *fwd)
+{
+    if (!(l->caps & LAUNCHER_SIGNALS)) {
+        sv->forward = forward_to_agents;
+        sv->forward_ctx = h;
+        h->sv = sv;
+    } else {
+        sv->forward = launcher_forward;
+        sv->forward_ctx = fwd;
+    }
+}
+
 /* Start the agents, supervise them like ranks, say how the job ended. */
 static int head_supervise(struct job *j, struct head *h,
                           const struct launcher *l,
@@ -321,14 +337,7 @@ static int head_supervise(struct job *j, struct head *h,
 
     if (!procs)
         return say_fail(EXIT_FAIL, "out of memory");
-    if (!(l->caps & LAUNCHER_SIGNALS)) {    /* ssh: through the broker */
-        sv.forward = forward_to_agents;
-        sv.forward_ctx = h;
-        h->sv = &sv;
-    } else {                                /* srun: to its step */
-        sv.forward = launcher_forward;
-        sv.forward_ctx = &fwd;
-    }
+    head_forward(h, l, &sv, &fwd);
     h->stall = head_stall_create(j, h->addr, h->token);
     head_stall_watch(h->stall, &sv);
     fflush(NULL);

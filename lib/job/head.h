@@ -11,7 +11,8 @@
 #include "place/planwire.h"
 #include "util/strv.h"
 
-/* run_head with the backend l (borrowed; one with LAUNCHER_AGENTS)
+/* run_head (j and prog borrowed) with the backend l (borrowed; one with
+ * LAUNCHER_AGENTS)
  * instead of the one the plan and --launcher select: a test's fake agents.
  * Blocks the signals the supervisor takes (for good: the caller is about
  * to exit).  Returns the exit code, after the line saying how the job
@@ -42,8 +43,8 @@ int head_send_plan(const struct job *j, const char *addr, const char *token,
                    struct err *err);
 
 /* dlrun agent: j's settings from the decoded wire w (j's options borrow
- * w's texts: w outlives j), its bindings parsed as the head's were.
- * 0 / -1 with err. */
+ * w's texts: w outlives j; the -x array and the rank filter are j's own),
+ * its bindings parsed as the head's were.  0 / -1 with err. */
 int agent_take_settings(struct job *j, const struct planwire *w,
                         struct err *err);
 
@@ -56,8 +57,9 @@ void head_fill_job(const struct job *j, struct agent_job *aj,
                    const sigset_t *child_mask);
 
 /* dlrun agent: agree with the other agents on MASTER_ADDR/PORT and the
- * TF_CONFIG worker ports through the broker (lib/job/agent_rdv.c).  0, or the
- * exit code after printing the error. */
+ * TF_CONFIG worker ports through the broker of DLRUN_BROKER (agent_rdv.c;
+ * none: nothing to do), into j->rdv (worker_ports: owned by j).  0, or
+ * the exit code after saying why (lib/util/say.h). */
 int agent_agree_rdv(struct job *j);
 
 #endif
