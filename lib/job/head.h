@@ -12,11 +12,10 @@
 #include "util/strv.h"
 
 /* run_head (j and prog borrowed) with the backend l (borrowed; one with
- * LAUNCHER_AGENTS)
- * instead of the one the plan and --launcher select: a test's fake agents.
- * Blocks the signals the supervisor takes (for good: the caller is about
- * to exit).  Returns the exit code, after the line saying how the job
- * ended (lib/util/say.h). */
+ * LAUNCHER_AGENTS) instead of the one the plan and --launcher select: a
+ * test's fake agents.  Blocks the signals the supervisor takes (for good:
+ * the caller is about to exit).  Returns the exit code, after the line
+ * saying how the job ended (lib/util/say.h). */
 int run_head_with(struct job *j, char **prog, const struct launcher *l);
 
 /* Every plan node's index, 0..nnodes-1 (caller frees); NULL when out of

@@ -22,9 +22,10 @@
 #include "tap.h"
 #include "util/say.h"
 
-/* The ranks' launch and its failure line (cmd/launch.c while issue 21
- * moves it into lib/job/): weak stand-ins, which the real ones replace
- * once they are there; the launch records which node it was asked for. */
+/* The ranks' launch and its failure line (cmd/launch.c's; the ranks'
+ * side is not what this test looks at): stand-ins, the launch recording
+ * which node it was asked for.  Weak, so that the file still links if
+ * the real ones come in with a module that needs them. */
 static int launched_node = -2;
 
 __attribute__((weak)) void job_report_failure(int rank, const char *host,

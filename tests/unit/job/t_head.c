@@ -30,9 +30,10 @@
 #include "util/clock.h"
 #include "util/say.h"
 
-/* The failure line is cmd/launch.c's while issue 21 moves it into
- * lib/job/: a weak stand-in, which the real one replaces once it is
- * there (its words are tested with it). */
+/* The failed rank's line (cmd/launch.c's job_report_failure, which the
+ * test binary cannot link while it is there): a stand-in that says what
+ * the head handed it.  Weak, so that a real one linked in for another
+ * reason wins; once it is in lib/job/, drop this and check its words. */
 __attribute__((weak)) void job_report_failure(int rank, const char *host,
                                               int pid, int status,
                                               const char *what_stopped)

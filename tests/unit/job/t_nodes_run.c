@@ -15,10 +15,10 @@
 #include "util/net.h"
 #include "util/say.h"
 
-/* The ranks' launch and its failure line (cmd/launch.c while issue 21
- * moves them into lib/job/): weak stand-ins, which the real ones replace
- * once they are there.  The launch records what it was asked and ends as
- * the test says. */
+/* The ranks' launch and its failure line (cmd/launch.c's; the ranks'
+ * side is not what this test looks at): stand-ins, the launch recording
+ * what it was asked and ending as the test says.  Weak, so that the file
+ * still links if the real ones come in with a module that needs them. */
 static int launches, fail_code;
 static char broker_seen[300];
 static int nodes_seen = -1, self_seen = -1;
