@@ -62,7 +62,7 @@ static int parse_filter(struct options *o, const char *s)
     for (char *t = strtok_r(copy, ",", &save); t && rc == 0;
          t = strtok_r(NULL, ",", &save))
         rc = optp_int("--ranks-filter", t, 0, 1 << 24,
-                         &o->ranks_filter[o->nfilter++]);
+                      &o->ranks_filter[o->nfilter++]);
     if (rc == 0 && o->nfilter == 0) {
         say_fail(EXIT_USAGE, "--ranks-filter '%s': expected ranks such as 0,3",
                  s);
@@ -109,12 +109,12 @@ static int options_remote(int c, char *v, struct options *o)
     case OPT_SSH_CONFIG: r->ssh_config = v; return 0;
     case OPT_CONNECT_TIMEOUT:
         return optp_int("--connect-timeout", v, 1, 3600,
-                           &r->connect_timeout_s);
+                        &r->connect_timeout_s);
     case OPT_REMOTE_DLRUN: r->remote_dlrun = v; return 0;
     case OPT_FANOUT: return optp_int("--fanout", v, 1, 4096, &r->fanout);
     case OPT_HEARTBEAT:
         return optp_int("--heartbeat-timeout", v, 2, 86400,
-                           &r->heartbeat_s);
+                        &r->heartbeat_s);
     case OPT_WDIR: o->wdir = v; return 0;
     case OPT_NODE: return optp_int("--node", v, 0, 1 << 24, &o->node);
     case OPT_SPAWN: o->spawn = v; return 0;
@@ -136,6 +136,15 @@ static int parse_mpi(struct options *o, const char *s)
     return -1;
 }
 
+/* --kill-timeout SECS */
+static int parse_kill(struct options *o, const char *v)
+{
+    if (optp_int("--kill-timeout", v, 0, 86400, &o->kill_timeout_ms) < 0)
+        return -1;
+    o->kill_timeout_ms *= 1000;
+    return 0;
+}
+
 static int options_one(int c, char *v, struct options *o)
 {
     switch (c) {
@@ -147,7 +156,7 @@ static int options_one(int c, char *v, struct options *o)
     case OPT_MASTER_ADDR: o->rdv.master_addr = v; return 0;
     case OPT_MASTER_PORT:
         return optp_int("--master-port", v, 1, 65535,
-                           &o->rdv.master_port);
+                        &o->rdv.master_port);
     case OPT_IFACE: o->rdv.iface = v; return 0;
     case OPT_ALLOC: o->alloc.force = v; return 0;
     case 'x': return options_export(o, v);
@@ -159,7 +168,7 @@ static int options_one(int c, char *v, struct options *o)
     case OPT_PMIX_RDV: o->rdv.pmix = 1; return 0;
     case OPT_MAX_RESTARTS:
         return optp_int("--max-restarts", v, 0, 1000000,
-                           &o->max_restarts);
+                        &o->max_restarts);
     case OPT_SUMMARY: o->summary = v; return 0;
     case OPT_MAP_BY: case OPT_BIND_TO: case OPT_GPU_BIND:
         return parse_bind(c, v, o);
@@ -180,13 +189,8 @@ static int options_one(int c, char *v, struct options *o)
     case OPT_PF_ALL_PAIRS: o->pf_all_pairs = 1; return 0;
     case OPT_PF_TIMEOUT:
         return optp_int("--preflight-timeout", v, 1, 3600,
-                             &o->pf_timeout_s);
-    case OPT_KILL_TIMEOUT:
-        if (optp_int("--kill-timeout", v, 0, 86400,
-                        &o->kill_timeout_ms) < 0)
-            return -1;
-        o->kill_timeout_ms *= 1000;
-        return 0;
+                        &o->pf_timeout_s);
+    case OPT_KILL_TIMEOUT: return parse_kill(o, v);
     default: return -1;
     }
 }
