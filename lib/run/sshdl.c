@@ -39,6 +39,7 @@ static const struct {
     { offsetof(struct sshdl, key_free), "ssh_key_free" },
     { offsetof(struct sshdl, new), "ssh_new" },
     { offsetof(struct sshdl, options_get), "ssh_options_get" },
+    { offsetof(struct sshdl, options_get_port), "ssh_options_get_port" },
     { offsetof(struct sshdl, options_parse_config), "ssh_options_parse_config" },
     { offsetof(struct sshdl, options_set), "ssh_options_set" },
     { offsetof(struct sshdl, session_is_known_server), "ssh_session_is_known_server" },

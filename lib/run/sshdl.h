@@ -38,6 +38,7 @@ struct sshdl {
     __typeof__(&ssh_key_free) key_free;
     __typeof__(&ssh_new) new;
     __typeof__(&ssh_options_get) options_get;
+    __typeof__(&ssh_options_get_port) options_get_port;
     __typeof__(&ssh_options_parse_config) options_parse_config;
     __typeof__(&ssh_options_set) options_set;
     __typeof__(&ssh_session_is_known_server) session_is_known_server;

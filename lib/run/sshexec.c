@@ -3,12 +3,14 @@
 
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
+#include <netdb.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "run/sshdl.h"
+#include "util/clock.h"
 #include "util/say.h"
 
 /* libssh is opened with dlopen (sshdl.h): its functions through the table */
@@ -38,6 +40,7 @@
 #define ssh_key_free sshdl.key_free
 #define ssh_new sshdl.new
 #define ssh_options_get sshdl.options_get
+#define ssh_options_get_port sshdl.options_get_port
 #define ssh_options_parse_config sshdl.options_parse_config
 #define ssh_options_set sshdl.options_set
 #define ssh_session_is_known_server sshdl.session_is_known_server
@@ -270,10 +273,50 @@ out:
     return rc;
 }
 
+/* The first address name resolves to, numeric, into buf ("" when it
+ * does not resolve). */
+static void first_addr(const char *name, char *buf, size_t len)
+{
+    struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai = NULL;
+
+    buf[0] = '\0';
+    if (getaddrinfo(name, NULL, &hints, &ai) == 0 && ai)
+        getnameinfo(ai->ai_addr, ai->ai_addrlen, buf, (socklen_t)len, NULL,
+                    0, NI_NUMERICHOST);
+    if (ai)
+        freeaddrinfo(ai);
+}
+
+/* ssh_connect failed after ms: name the host, the address and port
+ * tried, and how long it took.  libssh's "Socket error: disconnected" is
+ * a TCP connection closed before the SSH greeting came. */
+static void connect_failed(struct sshexec *x, const struct sshexec_opts *o,
+                           long ms, struct err *err)
+{
+    char *name = NULL, addr[NI_MAXHOST];
+    const char *why = ssh_get_error(x->s), *host;
+    unsigned int port = 22;
+
+    ssh_options_get(x->s, SSH_OPTIONS_HOST, &name);
+    ssh_options_get_port(x->s, &port);
+    host = name ? name : o->host;
+    first_addr(host, addr, sizeof addr);
+    if (strstr(why, "Socket error: disconnected"))
+        why = "the connection was closed before the SSH greeting (no sshd "
+              "answers there, or a firewall or proxy in between)";
+    err_set(err, "ssh %s: cannot connect to %s%s%s port %u (after %.1f s; "
+            "--connect-timeout %d): %s", o->host, host,
+            addr[0] && strcmp(addr, host) ? " at " : "",
+            addr[0] && strcmp(addr, host) ? addr : "", port, ms / 1000.0,
+            o->timeout_s > 0 ? o->timeout_s : 10, why);
+    ssh_string_free_char(name);
+}
+
 struct sshexec *sshexec_start(const struct sshexec_opts *o,
                               const char *command, struct err *err)
 {
     struct sshexec *x = calloc(1, sizeof *x);
+    long t0;
 
     if (sshdl_open(err) < 0) {
         err_prefix(err, "ssh %s", o->host);
@@ -289,9 +332,9 @@ struct sshexec *sshexec_start(const struct sshexec_opts *o,
         err_set(err, "ssh %s: bad option: %s", o->host, ssh_get_error(x->s));
         goto fail;
     }
+    t0 = clock_ms();
     if (ssh_connect(x->s) != SSH_OK) {
-        err_set(err, "ssh %s: cannot connect: %s", o->host,
-                ssh_get_error(x->s));
+        connect_failed(x, o, clock_ms() - t0, err);
         goto fail;
     }
     if (check_host_key(x, o, err) < 0 || authenticate(x, o, err) < 0 ||

@@ -244,6 +244,7 @@ static void with_server(void)
 static void without_server(void)
 {
     struct err err = { "" };
+    char want[128];
     struct sshexec_opts o = { .host = "127.0.0.1", .timeout_s = 120,
                               .config = "/dev/null",
                               .known_hosts = "/dev/null" };
@@ -254,7 +255,27 @@ static void without_server(void)
     ok(!sshexec_start(&o, "true", &err) &&
        strstr(err.msg, "ssh 127.0.0.1: cannot connect"),
        "nobody listening: cannot connect");
+    snprintf(want, sizeof want, "cannot connect to 127.0.0.1 port %d (after "
+             "0.", port);
+    ok(strstr(err.msg, want) && strstr(err.msg, "--connect-timeout 120): "
+                                       "Connection refused"),
+       "  the address and port tried, how long, the timeout, the reason");
+    printf("# %s\n", err.msg);
     close(fd);
+
+    fd = local_socket(4, &port);
+    srv = serve(fd, "");        /* accepts, then closes at once */
+    close(fd);
+    o.port = port;
+    o.host = "localhost";
+    ok(!sshexec_start(&o, "true", &err) &&
+       strstr(err.msg, "ssh localhost: cannot connect to localhost at ") &&
+       !strstr(err.msg, "Socket error: disconnected"),
+       "closed at once: the name, its address, and no 'Socket error: disconnected'");
+    printf("# %s\n", err.msg);
+    o.host = "127.0.0.1";
+    kill(srv, SIGKILL);
+    waitpid(srv, NULL, 0);
 
     fd = local_socket(4, &port);
     srv = serve(fd, "HTTP/1.0 400 Bad Request\r\n\r\n");
