@@ -23,6 +23,7 @@
 #    build/cmd), a file that calls a function defined in another is above
 #    it, and no two files are above each other (nm of the objects, so
 #    headers cannot hide a circle).
+# 4. cmd/ is thin in size as well: at most 4,000 lines, no file over 400.
 #
 # The allowlist of rule 1 names files whose part has not moved yet, with
 # what they may still hold and why.  Empty now; a new exception needs a
@@ -131,13 +132,7 @@ for f in lib/*/*.c lib/*/*.h; do
 done
 [ "$bad" -eq 0 ] && echo "check-layering: lib/'s folders keep their order ($order_text)"
 
-# 3. No circle among cmd/'s files (their objects' symbols).  The files
-# still allowed in one while issue 21 moves the job driver into lib/job/
-# (take a line out when its file has moved or no longer needs it):
-circle_allow() {
-    cat <<'LIST'
-LIST
-}
+# 3. No circle among cmd/'s files (their objects' symbols).
 objdir=$2
 if [ -n "$objdir" ]; then
     edges=$(mktemp) || exit 2
@@ -153,7 +148,7 @@ if [ -n "$objdir" ]; then
                         if ((a[2] in def) && def[a[2]] != a[1]) print a[1], def[a[2]] } }' |
         sort -u >"$edges"
     loop=$(tsort "$edges" 2>&1 >/dev/null | sed -n 's/^tsort: \([A-Za-z0-9_]*\)$/cmd\/\1.c/p' | sort -u |
-           grep -vxF "$(circle_allow)" | tr '\n' ' ')
+           tr '\n' ' ')
     rm -f "$edges"
     if [ -n "$loop" ]; then
         echo "check-layering: cmd/ files call each other in a circle: ${loop% }: move what both need into lib/" >&2
@@ -161,5 +156,25 @@ if [ -n "$objdir" ]; then
     else
         echo "check-layering: no circle among cmd/'s files"
     fi
+fi
+
+# 4. cmd/ is thin in size too: at most CMD_MAX_LINES lines (.c and .h
+# together), no file over CMD_MAX_FILE.
+CMD_MAX_LINES=4000 CMD_MAX_FILE=400
+total=0
+for f in cmd/*.c cmd/*.h; do
+    [ -f "$f" ] || continue
+    n=$(wc -l <"$f")
+    total=$((total + n))
+    if [ "$n" -gt "$CMD_MAX_FILE" ]; then
+        echo "$f: $n lines, over cmd/'s $CMD_MAX_FILE a file: move its logic into lib/" >&2
+        bad=1
+    fi
+done
+if [ "$total" -gt "$CMD_MAX_LINES" ]; then
+    echo "cmd/: $total lines, over its $CMD_MAX_LINES: move logic into lib/" >&2
+    bad=1
+elif [ "$total" -gt 0 ]; then
+    echo "check-layering: cmd/ holds $total lines, none of its files over $CMD_MAX_FILE"
 fi
 exit "$bad"

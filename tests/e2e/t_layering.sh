@@ -5,7 +5,8 @@
 # thread, fork and exec fails with its file and line; a lib/ folder that
 # includes one after it in the order, a bare include and a folder the order
 # does not name fail; two cmd/ files calling each other fail, one way
-# passes; and this checkout passes.
+# passes; a cmd/ file over 400 lines and a cmd/ over 4,000 fail; and
+# this checkout passes.
 . "$(dirname "$0")/lib.sh"
 CHECK=$TOP/tests/check-layering.sh
 T=$TMP/tree
@@ -75,6 +76,19 @@ if command -v cc >/dev/null 2>&1 && command -v nm >/dev/null 2>&1; then
     expect_rc "cmd/: a and b call each other: fails" 1 "$CHECK" "$T" "$T/obj"
     expect_grep "  naming both" 'cmd/ files call each other in a circle: cmd/a.c cmd/b.c' "$TMP/err"
 fi
+
+# cmd/'s size: a file over 400 lines, and over 4,000 lines in all, fail.
+rm -rf "$T/cmd" "$T/obj"; mkdir -p "$T/cmd"
+awk 'BEGIN { for (i = 0; i < 401; i++) print "/* line */" }' >"$T/cmd/big.c"
+expect_rc "cmd/: a file of 401 lines fails" 1 "$CHECK" "$T"
+expect_grep "  naming it and the limit" "^cmd/big.c: 401 lines, over cmd/'s 400 a file" "$TMP/err"
+for i in 1 2 3 4 5 6 7 8 9 10 11; do
+    awk 'BEGIN { for (i = 0; i < 380; i++) print "/* line */" }' >"$T/cmd/f$i.c"
+done
+rm -f "$T/cmd/big.c"
+expect_rc "cmd/: 11 files of 380 lines (4,180) fail" 1 "$CHECK" "$T"
+expect_grep "  naming the total" "^cmd/: 4180 lines, over its 4000" "$TMP/err"
+rm -rf "$T/cmd"
 
 expect_rc "this checkout" 0 "$CHECK" "$TOP" "$(cd "$(dirname "$DLRUN")" && pwd)/cmd"
 done_testing
