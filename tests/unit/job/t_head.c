@@ -254,7 +254,7 @@ static void test_good_report(void)
 int main(void)
 {
     long base = real_ms();
-    char dir[] = "/tmp/t_head.XXXXXX";
+    char dir[64] = "/tmp/t_head.XXXXXX", sub[80];
 
     /* dlrun status's files of these jobs: a folder of their own */
     if (mkdtemp(dir))
@@ -265,9 +265,8 @@ int main(void)
     test_bad_rank();
     test_good_report();
     clock_fake(NULL, NULL);
-    strcat(dir, "/dlrun");
-    rmdir(dir);
-    *strrchr(dir, '/') = '\0';
+    snprintf(sub, sizeof sub, "%s/dlrun", dir);
+    rmdir(sub);
     rmdir(dir);
     return tap_done();
 }
