@@ -22,6 +22,7 @@
 #include "util/net.h"
 #include "util/safefile.h"
 #include "util/say.h"
+#include "util/tmpdir.h"
 #include "where/hostname.h"
 #include "where/pmixc.h"
 #include "where/sched.h"
@@ -295,13 +296,14 @@ void job_guard_start(void)
 
 void job_errdir(struct job *j)
 {
-    const char *tmp = getenv("TMPDIR");
+    char tmp[4096];
     char *d = NULL;
 
     /* best effort: without it the ranks run, only without the root cause.
      * The job's one private folder: the ranks' error files and the local
      * broker's socket; the guard removes it if dlrun is killed. */
-    if (asprintf(&d, "%s/dlrun-job.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+    if (tmpdir_pick(tmp, sizeof tmp, sizeof tmp - 1, NULL) < 0 ||
+        asprintf(&d, "%s/dlrun-job.XXXXXX", tmp) < 0)
         return;
     if (mkdtemp(d)) {
         j->errdir = d;

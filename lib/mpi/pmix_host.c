@@ -43,6 +43,7 @@ void pmix_host_stop(struct pmix_host *s) { (void)s; }
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "util/tmpdir.h"
 #include "place/hwlocdl.h"
 #include "mpi/pmix_host_int.h"
 
@@ -240,7 +241,7 @@ struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
                                   struct err *err)
 {
     struct pmix_host *s = NULL;
-    const char *tmp = getenv("TMPDIR");
+    char tmp[PATH_MAX - 32];
 
     if (server_started) {
         err_set(err, "libpmix serves one server per process; this one "
@@ -256,8 +257,11 @@ struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
     snprintf(s->job_id, sizeof s->job_id, "%s", o->job_id);
     s->o.job_id = s->job_id;
     s->self_node = o->plan->rank_node[o->ranks[0]];
-    snprintf(s->dir, sizeof s->dir, "%s/dlrun-pmix.XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
+    if (tmpdir_pick(tmp, sizeof tmp, sizeof tmp - 1, err) < 0) {
+        free(s);
+        return NULL;
+    }
+    snprintf(s->dir, sizeof s->dir, "%s/dlrun-pmix.XXXXXX", tmp);
     if (!mkdtemp(s->dir)) {
         err_set(err, "cannot create the PMIx server's directory %s: %s",
                 s->dir, strerror(errno));

@@ -38,6 +38,7 @@
 #include "rendezvous/broker_proto.h"
 #include "rendezvous/broker_store.h"
 #include "util/clock.h"
+#include "util/tmpdir.h"
 
 #define DEFAULT_MAX_CONNS 65536
 #define DEFAULT_UNAUTH_PER_SRC 1024
@@ -891,12 +892,12 @@ static int read_back_addr(struct broker *b, struct err *err)
  * user reaches it; its path into dir (len bytes).  0 / -1 with err. */
 static int private_dir(char *dir, size_t len, struct err *err)
 {
-    const char *tmp = getenv("TMPDIR");
     struct sockaddr_un un;
+    char tmp[sizeof un.sun_path - 30];
 
     /* the socket's path must fit sun_path, with "/broker.sock" */
-    if (!tmp || !*tmp || strlen(tmp) + 30 > sizeof un.sun_path)
-        tmp = "/tmp";
+    if (tmpdir_pick(tmp, sizeof tmp, sizeof tmp - 1, err) < 0)
+        return -1;
     snprintf(dir, len, "%s/dlrun-broker.XXXXXX", tmp);
     if (!mkdtemp(dir))
         return err_set(err, "cannot make a private folder in %s for the "

@@ -18,6 +18,7 @@
 #include "rendezvous/broker_relay.h"
 #include "rendezvous/client.h"
 #include "util/clock.h"
+#include "util/tmpdir.h"
 
 #define MAX_OUT (64u << 20)     /* answers queued for one peer */
 #define CONNECT_MS 30000
@@ -252,14 +253,15 @@ static int add_fd(struct relay_srv *s, int fd, void *ptr)
 static int own_folder(struct relay_srv *s, struct sockaddr_un *un,
                       struct err *err)
 {
-    const char *tmp = getenv("TMPDIR");
+    char tmp[sizeof un->sun_path];
 
-    snprintf(s->dir, sizeof s->dir, "%s/dlrun-relay.XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
+    if (tmpdir_pick(tmp, sizeof tmp, sizeof tmp - 1, err) < 0)
+        return err_prefix(err, "relay");
+    snprintf(s->dir, sizeof s->dir, "%s/dlrun-relay.XXXXXX", tmp);
     if (!mkdtemp(s->dir)) {
         s->dir[0] = '\0';
         return err_set(err, "relay: cannot make a folder in %s: %s (set "
-                       "TMPDIR)", tmp && *tmp ? tmp : "/tmp", strerror(errno));
+                       "TMPDIR)", tmp, strerror(errno));
     }
     if (snprintf(un->sun_path, sizeof un->sun_path, "%s/relay.sock",
                  s->dir) >= (int)sizeof un->sun_path)

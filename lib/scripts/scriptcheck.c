@@ -14,24 +14,27 @@
 #include "util/say.h"
 #include "util/shwords.h"
 #include "util/strv.h"
+#include "util/tmpdir.h"
 
 /* Load the topology nodeshape_xml makes of shape through a temporary
  * file (hwloc reads XML from files).  NULL with e. */
 static struct topo *load_shape(const struct nodeshape *shape, struct err *e)
 {
-    const char *tmp = getenv("TMPDIR");
-    char path[4096];
+    char tmp[4096], path[4096 + 32];
     char *xml = nodeshape_xml(shape);
     struct topo *t = NULL;
     size_t len = xml ? strlen(xml) : 0;
     int fd;
 
-    snprintf(path, sizeof path, "%s/dlrun-node.XXXXXX",
-             tmp && *tmp ? tmp : "/tmp");
+    if (tmpdir_pick(tmp, sizeof tmp, sizeof tmp - 1, e) < 0) {
+        free(xml);
+        return NULL;
+    }
+    snprintf(path, sizeof path, "%s/dlrun-node.XXXXXX", tmp);
     fd = xml ? mkstemp(path) : -1;
     if (fd < 0) {
         err_set(e, xml ? "a temporary file in %s: cannot create" :
-                "out of memory", tmp && *tmp ? tmp : "/tmp");
+                "out of memory", tmp);
         free(xml);
         return NULL;
     }

@@ -14,6 +14,7 @@
 #include "util/readall.h"
 #include "util/safefile.h"
 #include "util/say.h"
+#include "util/tmpdir.h"
 
 /* What is kept of the submitter's stdout: the job id is on its first line. */
 #define SUBMIT_OUT_MAX (1 << 16)
@@ -88,7 +89,8 @@ const char *submit_job_id(const struct sched *sched, char *out)
 static int script_file(const char *text, const char *output, char *path,
                        const char **file, int *tmp)
 {
-    const char *dir = getenv("TMPDIR");
+    char dir[40];
+    struct err err = { "" };
     int fd;
 
     *tmp = 0;
@@ -96,8 +98,11 @@ static int script_file(const char *text, const char *output, char *path,
         *file = output;
         return submit_write(output, text);
     }
-    snprintf(path, 64, "%s/dlrun-job.XXXXXX",
-             dir && *dir && strlen(dir) < 40 ? dir : "/tmp");
+    /* the submitter reads the script after we wrote it: nobody else may
+     * swap it in between */
+    if (tmpdir_pick(dir, sizeof dir, sizeof dir - 1, &err) < 0)
+        return say_fail(EXIT_FAIL, "temporary script: %s", err.msg);
+    snprintf(path, 64, "%s/dlrun-job.XXXXXX", dir);
     fd = mkstemp(path);
     if (fd < 0)
         return say_fail(EXIT_FAIL, "temporary script %s: %s", path,
