@@ -34,6 +34,36 @@ expect_grep() {
 
 done_testing() { [ "$nfail" -eq 0 ] && echo "all passed" && exit 0; echo "$nfail failed"; exit 1; }
 
+# fixed_port: a TCP port free now on this host (nothing bound to it on any
+# address), for a process the test starts to listen on.  Never one of the
+# kernel's ephemeral ports (ip_local_port_range): a port the kernel hands out
+# is free for any neighbour's connection to take between this choice and
+# its use, which binding port 0 and closing returns.  Nor 20000-29999,
+# where dlrun derives per-task ports and torchrun listens by default.  The
+# first port tried is random, so that tests running at once differ.
+fixed_port() {
+    /usr/bin/python3 - <<'EOF'
+import random, socket
+lo, hi = map(int, open("/proc/sys/net/ipv4/ip_local_port_range").read().split())
+ports = [p for p in range(10000, 65536)
+         if not lo <= p <= hi and not 20000 <= p <= 29999]
+start = random.randrange(len(ports))
+for i in range(len(ports)):
+    p = ports[(start + i) % len(ports)]
+    s = socket.socket()
+    try:
+        s.bind(("", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break
+else:
+    raise SystemExit("fixed_port: no free port outside %d-%d" % (lo, hi))
+EOF
+}
+
 # use_cluster: bring up the four-node Slurm test cluster of cluster/cluster.sh
 # (or skip when it cannot be built here), tear it down on exit, put its
 # client variables in the environment and cd to $TMP, which every node

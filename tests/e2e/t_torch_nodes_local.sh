@@ -16,7 +16,6 @@ leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk '
 wait_gone() { for _ in $(seq 600); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
 # ranks running the marker (dlrun's own argv names it too, later on its line)
 ranks_up() { n=0; for _ in $(seq 600); do n=$(ps -eo args= | grep -c "^$TMP/$MARK-sleep"); [ "$n" -ge "$1" ] && return; sleep 0.1; done; }
-port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 export DLRUN_TOKEN=0123456789abcdef0123456789abcdef
 ID='echo "$GROUP_RANK $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $GROUP_WORLD_SIZE $MASTER_ADDR:$MASTER_PORT $TORCHELASTIC_RUN_ID $TORCHELASTIC_RESTART_COUNT $DLRUN_BROKER"'
 
@@ -33,7 +32,7 @@ both() {
 show() { for f in "$TMP"/n0.out "$TMP"/n0.err "$TMP"/n1.out "$TMP"/n1.err; do sed "s|^|  $(basename "$f"): |" "$f"; done; }
 
 # --- static: --node-rank, --master-addr/--master-port (both spellings) ---
-P=$(port)
+P=$(fixed_port)
 both "--nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port $P" \
      "--nnodes=2 --node_rank=1 --master_addr=127.0.0.1 --master_port=$P" \
      --nproc-per-node 2 --rdzv-id job7 --no-python sh -c "$ID"
@@ -52,7 +51,7 @@ expect_eq "  no token warning with DLRUN_TOKEN" "$(cat "$TMP/n0.err" "$TMP/n1.er
 
 # --- a real DDP job (gloo) across the two dlruns: identical weights ---
 if "$PY" -c 'import torch' 2>/dev/null; then
-    P=$(port)
+    P=$(fixed_port)
     both "--node-rank 0" "--node-rank 1" --nnodes 2 --nproc-per-node 2 \
          --master-addr 127.0.0.1 --master-port "$P" "$PY" "$E2E/ddp_train.py"
     expect_eq "DDP over two dlruns: both exit 0" "$(cat "$TMP/n0.rc") $(cat "$TMP/n1.rc")" "0 0" || show
@@ -63,7 +62,7 @@ else
 fi
 
 # --- rendezvous: c10d endpoint, node ranks assigned where they meet ---
-P=$(port)
+P=$(fixed_port)
 both "" "" --nnodes 2 --nproc-per-node 1 --rdzv-backend c10d \
      --rdzv-endpoint "127.0.0.1:$P" --rdzv-id r1 --no-python sh -c "$ID"
 expect_eq "rendezvous: both exit 0" "$(cat "$TMP/n0.rc") $(cat "$TMP/n1.rc")" "0 0" || show
@@ -72,7 +71,7 @@ expect_eq "  node ranks 0 and 1, ranks 0 and 1" \
 
 # --- a rank fails on node 1: both dlruns exit with its code, naming it;
 # the other ranks (sleeping 120 s) are ended: by order, not speed ---
-P=$(port)
+P=$(fixed_port)
 both "--node-rank 0" "--node-rank 1" --nnodes 2 --nproc-per-node 2 \
      --master-addr 127.0.0.1 --master-port "$P" --no-python sh -c \
      'if [ $RANK = 3 ]; then sleep 1; exit 7; fi; exec "$0" 120' "$TMP/$MARK-sleep"
@@ -83,7 +82,7 @@ wait_gone
 expect_eq "  nothing left running" "$(leftovers)" ""
 
 # --- --max-restarts 1: the whole group restarts, the second attempt works ---
-P=$(port)
+P=$(fixed_port)
 both "--node-rank 0" "--node-rank 1" --nnodes 2 --nproc-per-node 2 --max-restarts 1 \
      --master-addr 127.0.0.1 --master-port "$P" --no-python sh -c \
      'echo "attempt $TORCHELASTIC_RESTART_COUNT rank $RANK"; if [ $RANK = 2 ] && [ $TORCHELASTIC_RESTART_COUNT = 0 ]; then exit 5; fi; [ $TORCHELASTIC_RESTART_COUNT = 1 ] || exec "$0" 120' "$TMP/$MARK-sleep"
@@ -92,7 +91,7 @@ expect_grep "  node 0 restarts the group" "restarting the group (restart 1 of 1)
 expect_grep "  node 1 too" "restarting the group (restart 1 of 1)" "$TMP/n1.err"
 expect_eq "  all 4 ranks ran again with TORCHELASTIC_RESTART_COUNT=1" \
     "$(cat "$TMP/n0.out" "$TMP/n1.out" | grep -c '^attempt 1 ')" 4
-P=$(port)
+P=$(fixed_port)
 both "--node-rank 0" "--node-rank 1" --nnodes 2 --max-restarts 1 \
      --master-addr 127.0.0.1 --master-port "$P" --no-python sh -c \
      'if [ $TORCHELASTIC_RESTART_COUNT = 0 ]; then [ $RANK = 1 ] && "$DLRUN" kv barrier b 2 && exit 3; "$DLRUN" kv put k$RANK v && "$DLRUN" kv barrier b 2 && exec "$0" 120; fi
@@ -100,14 +99,14 @@ both "--node-rank 0" "--node-rank 1" --nnodes 2 --max-restarts 1 \
 expect_eq "  across nodes, the ranks share a broker, fresh each attempt" \
     "$(cat "$TMP/n0.rc") $(cat "$TMP/n1.rc") $(cat "$TMP/n0.out" "$TMP/n1.out" | grep -c survived)" "0 0 0" || show
 expect_eq "  --max-restarts 0 on one node only is refused" "$(
-    P=$(port); both "--node-rank 0 --max-restarts 1" "--node-rank 1" --nnodes 2 \
+    P=$(fixed_port); both "--node-rank 0 --max-restarts 1" "--node-rank 1" --nnodes 2 \
         --master-addr 127.0.0.1 --master-port "$P" --no-python true
     cat "$TMP/n0.rc" "$TMP/n1.rc" | sort -u | tr '\n' ' ')" "1 "
 cat "$TMP/n0.err" "$TMP/n1.err" >"$TMP/mr.err"
 expect_grep "  naming the option" "has --max-restarts 0, this node 1: give every node the same" "$TMP/mr.err"
 
 # --- SIGTERM to node 1's dlrun ends the group ---
-P=$(port)
+P=$(fixed_port)
 (within 300 "$DLRUN" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port "$P" \
     --no-python "$TMP/$MARK-sleep" 120 >"$TMP/n0.out" 2>"$TMP/n0.err"; echo $? >"$TMP/n0.rc") &
 "$DLRUN" --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port "$P" \
@@ -121,7 +120,7 @@ wait_gone
 expect_eq "  nothing left running" "$(leftovers)" ""
 
 # --- node 1's dlrun SIGKILLed: node 0 loses its heartbeat, ends ---
-P=$(port)
+P=$(fixed_port)
 (within 300 "$DLRUN" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port "$P" \
     --heartbeat-timeout 3 --no-python "$TMP/$MARK-sleep" 120 >"$TMP/n0.out" 2>"$TMP/n0.err"; echo $? >"$TMP/n0.rc") &
 "$DLRUN" --nnodes 2 --node-rank 1 --master-addr 127.0.0.1 --master-port "$P" \
@@ -135,7 +134,7 @@ wait_gone
 expect_eq "  nothing left running" "$(leftovers)" ""
 
 # --- the node that serves (node rank 0) killed: node 1 ends too ---
-P=$(port)
+P=$(fixed_port)
 "$DLRUN" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port "$P" \
     --no-python "$TMP/$MARK-sleep" 120 >"$TMP/n0.out" 2>"$TMP/n0.err" &
 pid=$!
@@ -149,7 +148,7 @@ wait_gone
 expect_eq "  nothing left running" "$(leftovers)" ""
 
 # --- the token: derived with a warning, from a 0600 file, never in argv ---
-P=$(port)
+P=$(fixed_port)
 unset DLRUN_TOKEN
 both "--node-rank 0" "--node-rank 1" --nnodes 2 --master-addr 127.0.0.1 \
      --master-port "$P" --no-python sh -c 'ps -o args= -p $PPID; echo "T=$DLRUN_TOKEN"'
@@ -163,12 +162,12 @@ expect_rc "--token-file others can read: refused" 2 "$DLRUN" --nnodes 2 --node-r
     --master-addr 127.0.0.1 --master-port "$P" --token-file "$TMP/tok" --no-python true
 expect_grep "  saying how to fix it" "chmod 600" "$TMP/err"
 chmod 600 "$TMP/tok"
-P=$(port)
+P=$(fixed_port)
 both "--node-rank 0" "--node-rank 1" --nnodes 2 --master-addr 127.0.0.1 \
      --master-port "$P" --token-file "$TMP/tok" --no-python sh -c 'echo "T=$DLRUN_TOKEN"'
 expect_eq "--token-file 0600: both run with its token" "$(cat "$TMP/n0.rc") $(cat "$TMP/n1.rc") $(sort -u "$TMP/n0.out" "$TMP/n1.out")" \
     "0 0 T=fedcba9876543210fedcba9876543210"
-P=$(port)
+P=$(fixed_port)
 (within 300 "$DLRUN" --nnodes 2 --node-rank 0 --master-addr 127.0.0.1 --master-port "$P" \
     --rdzv-conf join_timeout=5 --token-file "$TMP/tok" --no-python true >"$TMP/n0.out" 2>"$TMP/n0.err"; echo $? >"$TMP/n0.rc") &
 DLRUN_TOKEN=00000000000000000000000000000000 within 300 "$DLRUN" --nnodes 2 --node-rank 1 \
@@ -180,7 +179,7 @@ expect_grep "  the outsider names the token" "DLRUN_TOKEN" "$TMP/n1.err"
 expect_grep "  node 0 says who did not join" "node rank 1 did not join within 5 s" "$TMP/n0.err"
 
 # --- two dlruns with one node rank ---
-P=$(port)
+P=$(fixed_port)
 export DLRUN_TOKEN=0123456789abcdef0123456789abcdef
 both "--node-rank 0 --rdzv-conf join_timeout=5" "--node-rank 0 --rdzv-conf join_timeout=5" \
      --nnodes 2 --master-addr 127.0.0.1 --master-port "$P" --no-python true
@@ -190,7 +189,7 @@ expect_grep "node rank 0 twice: refused" "node rank 0 has joined already" "$TMP/
 # --- elastic --nnodes 1:2: one node starts alone after the last call; a
 # second joining restarts the group with both; the second killed, the
 # first goes on alone (each change a restart) ---
-P=$(port)
+P=$(fixed_port)
 EL="--nnodes 1:2 --nproc-per-node 1 --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:$P --rdzv-conf last_call_timeout=1 --max-restarts 2 --heartbeat-timeout 3 --no-python"
 # shellcheck disable=SC2086
 (within 300 "$DLRUN" $EL sh -c 'echo "a $TORCHELASTIC_RESTART_COUNT $RANK $WORLD_SIZE"; [ $TORCHELASTIC_RESTART_COUNT = 2 ] || exec "$0" 120' "$TMP/$MARK-sleep" \

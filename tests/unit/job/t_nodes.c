@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "rendezvous/client.h"
+#include "fixedport.h"
 #include "tap.h"
-#include "util/net.h"
 #include "util/say.h"
 
 static char said[1024];
@@ -206,7 +206,7 @@ static void test_serves(void)
     struct client *c;
     int port[1];
 
-    if (net_free_ports(port, 1, &err) < 0)
+    if (fixed_ports(port, 1) < 0)
         return;
     defaults(&j);
     setenv("DLRUN_TOKEN", "00112233445566778899aabbccddeeff", 1);

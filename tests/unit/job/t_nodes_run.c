@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fixedport.h"
 #include "tap.h"
-#include "util/net.h"
 #include "util/say.h"
 
 /* The ranks' launch and its failure line (cmd/launch.c's; the ranks'
@@ -127,7 +127,6 @@ static void test_nobody(int port)
 
 int main(void)
 {
-    struct err err = { "" };
     char dir[] = "/tmp/t_nodes_run.XXXXXX";
     int port[3];
 
@@ -136,7 +135,7 @@ int main(void)
     if (mkdtemp(dir))
         setenv("TMPDIR", dir, 1);
     setenv("DLRUN_TOKEN", "00112233445566778899aabbccddeeff", 1);
-    if (!ok(net_free_ports(port, 3, &err) == 0, "three free ports"))
+    if (!ok(fixed_ports(port, 3) == 0, "three free ports"))
         return tap_done();
     test_clean(port[0]);
     test_failed(port[1]);
