@@ -261,6 +261,7 @@ int job_pmix_start(struct job *j, const int *ranks, int n)
         snprintf(id, sizeof id, "%d", (int)getpid());
     }
     po.job_id = id;
+    po.dir = j->errdir;     /* the guard removes it if dlrun is killed */
     j->pmix = pmix_host_start(&po, &err);
     if (!j->pmix)
         return say_fail(EXIT_FAIL, "cannot host PMIx for the MPI ranks: %s "

@@ -257,7 +257,9 @@ struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
     snprintf(s->job_id, sizeof s->job_id, "%s", o->job_id);
     s->o.job_id = s->job_id;
     s->self_node = o->plan->rank_node[o->ranks[0]];
-    if (tmpdir_pick(tmp, sizeof tmp, sizeof tmp - 1, err) < 0) {
+    if (o->dir && strlen(o->dir) < sizeof tmp)
+        snprintf(tmp, sizeof tmp, "%s", o->dir);
+    else if (tmpdir_pick(tmp, sizeof tmp, sizeof tmp - 1, err) < 0) {
         free(s);
         return NULL;
     }

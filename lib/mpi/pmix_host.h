@@ -27,6 +27,9 @@ struct pmix_host_opts {
                                    nodes host the other ranks, else NULL */
     const char *token;          /* the broker's token (hex), borrowed */
     const char *job_id;         /* names the namespace: unique per job run */
+    const char *dir;            /* the job's private folder, which the guard
+                                   removes if dlrun is killed: the server's
+                                   folder goes in it (NULL: in tmpdir_pick's) */
     /* Told of a failure in a thread of the server (a fence or a direct
      * modex across nodes), one line without "dlrun: "; NULL: not told.
      * Called from that thread. */

@@ -28,8 +28,9 @@
  * started with the job's folder (guard_folder) guards the ranks too. */
 int guard_start(int use_cgroup, struct err *err);
 
-/* The job's private folder (dir: a folder of files only, 0700, ours),
- * which the guard removes when dlrun dies without cleaning up (SIGKILL).
+/* The job's private folder (dir: 0700, ours, with the folders in it: the
+ * PMIx server's), which the guard removes when dlrun dies without
+ * cleaning up (SIGKILL).
  * Call before guard_start, and start the guard right after creating the
  * folder (a signal in between leaves it behind): the guard takes a copy
  * when it starts.  NULL or "" forgets it. */

@@ -110,23 +110,43 @@ int safefile_rundir(char *buf, size_t len, struct err *err)
     return 0;
 }
 
+/* Everything in the folder open on fd (closed here), the folders below
+ * it too (depth levels at most); never through a link. */
+static void empty_dir(int fd, int depth)
+{
+    DIR *d = fdopendir(fd);
+    struct dirent *e;
+    int sub;
+
+    if (!d) {
+        close(fd);
+        return;
+    }
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+            unlinkat(fd, e->d_name, 0) == 0 || errno != EISDIR || depth == 0)
+            continue;
+        sub = openat(fd, e->d_name,
+                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) {
+            empty_dir(sub, depth - 1);
+            unlinkat(fd, e->d_name, AT_REMOVEDIR);
+        }
+    }
+    closedir(d);
+}
+
 void safefile_remove_dir(const char *dir)
 {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *e;
     struct stat st;
 
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    if (fd < 0)
         return;
-    }
     if (fstat(fd, &st) == 0 && st.st_uid == geteuid()) {
-        while ((e = readdir(d)))
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                unlinkat(fd, e->d_name, 0);
+        empty_dir(fd, 4);
         rmdir(dir);
+    } else {
+        close(fd);
     }
-    closedir(d);
 }

@@ -33,9 +33,10 @@ int safefile_open(int dirfd, const char *path, int append, mode_t mode);
 int safefile_rundir(char *buf, size_t len, struct err *err);
 
 /* Remove the folder dir that dlrun made for itself (a job's private
- * folder: error files, sockets): every file in it, then it; only while it
- * is still a folder this user owns (not a link put in its place, not
- * someone else's).  Best effort, nothing said. */
+ * folder: error files, sockets, the PMIx server's folder): every file in
+ * it and the folders below it (4 levels at most, never through a link),
+ * then it; only while it is still a folder this user owns (not a link put
+ * in its place, not someone else's).  Best effort, nothing said. */
 void safefile_remove_dir(const char *dir);
 
 #endif

@@ -55,6 +55,19 @@ for _ in $(seq 1200); do [ -z "$(ls "$TMP/tmpdir")" ] && break; sleep 0.1; done
 expect_eq "  dlrun SIGKILLed: the guard removed it" "$(ls "$TMP/tmpdir")" ""
 env $CLEAN TMPDIR="$TMP/tmpdir" "$DLRUN" -np 2 sh -c 'exit 3' >"$TMP/out" 2>&1
 expect_eq "  a failed job removes it itself" "$(ls "$TMP/tmpdir")" ""
+# the PMIx server's folder is in the job's: it goes with it
+if "$DLRUN" check | grep -q 'PMIx hosting: *yes'; then
+    env $CLEAN TMPDIR="$TMP/tmpdir" "$DLRUN" -np 1 --mpi=pmix sh -c "exec $S 1008" >"$TMP/out" 2>&1 & pid=$!
+    wait_count 1
+    expect_eq "--mpi=pmix: the PMIx folder in the job's" \
+        "$(ls -d "$TMP/tmpdir"/dlrun-job.*/dlrun-pmix.* | wc -l | tr -d ' ')" 1
+    kill -KILL $pid; wait $pid 2>/dev/null
+    wait_gone
+    for _ in $(seq 1200); do [ -z "$(ls "$TMP/tmpdir")" ] && break; sleep 0.1; done
+    expect_eq "  dlrun SIGKILLed: the guard removed both" "$(ls "$TMP/tmpdir")" ""
+else
+    pass "skip: dlrun built without PMIx (its folder not tested)"
+fi
 # killed after making its folder but before starting a rank (here held in
 # --report-bindings' write to a stderr pipe that is full and never read;
 # an agent the head ends while it starts is the same): the guard already

@@ -126,6 +126,18 @@ static void removal(int root)
     safefile_remove_dir(at("job"));
     ok(stat(at("job"), &st) != 0 && errno == ENOENT,
        "remove_dir: the folder and its files gone");
+    mkdir(at("job"), 0700);
+    mkdir(at("job/pmix"), 0700);
+    mkdir(at("job/pmix/ds21"), 0700);
+    put("job/pmix/ds21/seg", "x");
+    put("job/pmix/sock", "x");
+    mkdir(at("elsewhere"), 0700);
+    put("elsewhere/f", "x");
+    symlink(at("elsewhere"), at("job/pmix/link"));
+    safefile_remove_dir(at("job"));
+    ok(stat(at("job"), &st) != 0 && errno == ENOENT,
+       "  the folders in it (the PMIx server's) go too");
+    ok(size_of("elsewhere/f") == 1, "  a link in them: the link only");
     mkdir(at("kept"), 0700);
     put("kept/f", "x");
     symlink(at("kept"), at("job2"));
