@@ -16,9 +16,12 @@
 #include "scripts/scriptreq.h"
 #include "scripts/submit.h"
 #include "util/optparse.h"
+#include "where/sched.h"
 
+/* The help texts: formats whose %s are the table's schedulers
+ * (lib/where/sched.h), see print_help. */
 static const char script_usage[] =
-    "usage: dlrun script [--profile NAME] [--scheduler slurm|pbs|nqsv|lsf|pjm]\n"
+    "usage: dlrun script [--profile NAME] [--scheduler %s]\n"
     "           -N NODES [OPTIONS] [--] PROG [ARGS...]\n"
     "Print a job script whose body runs PROG under dlrun on NODES nodes.\n";
 
@@ -32,13 +35,13 @@ static const char submit_usage[] =
 static const char options_text[] =
     "Job (each overrides the profile):\n"
     "  -P, --profile NAME       a site profile from sites.yaml\n"
-    "      --scheduler S        slurm, pbs, nqsv, lsf or pjm\n"
+    "      --scheduler S        %s\n"
     "  -N, --nodes N            nodes\n"
     "      --gpus-per-node G    GPUs on each node\n"
     "      --cores-per-node C   CPU cores on each node\n"
     "      --tasks per-node|per-gpu  one dlrun per node starting G ranks\n"
     "                           (default), or one scheduler task per GPU\n"
-    "      --launcher dlrun|mpirun  PBS, NQSV, LSF, PJM: the script's dlrun starts\n"
+    "      --launcher dlrun|mpirun  %s: the script's dlrun starts\n"
     "                           an agent on each node over ssh (default), or\n"
     "                           Open MPI's mpirun starts a dlrun per task\n"
     "  -t, --time TIME          wall time: HH:MM:SS, D-HH:MM:SS or minutes\n"
@@ -244,12 +247,27 @@ static int script_fail(void *ctx, int why, const struct optp_hit *h,
     return usage_error(what);
 }
 
+/* --help: the schedulers' names in the usage line and --scheduler's
+ * list, the titles of those without a launcher of their own in
+ * --launcher's. */
+static void print_help(int submit)
+{
+    char bar[256], titles[256];
+
+    if (submit)
+        fputs(submit_usage, stdout);
+    else
+        printf(script_usage, sched_join(bar, sizeof bar, 0, -1, "|", "|"));
+    printf(options_text, sched_names(),
+           sched_join(titles, sizeof titles, 1, 0, ", ", ", "));
+}
+
 static int script_option(void *ctx, const struct optp_hit *h)
 {
     struct cli *c = ctx;
 
     if (h->opt->code == 'h') {
-        printf("%s%s", c->submit ? submit_usage : script_usage, options_text);
+        print_help(c->submit);
         return 1;
     }
     return cli_one(c, h->opt->code, h->v[0]);

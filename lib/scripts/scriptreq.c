@@ -449,8 +449,11 @@ int scriptreq_render(const struct script_req *r, const struct site_profile *p,
         goto out;
     rc = EXIT_USAGE;
     if (!j.sched) {
-        say("no scheduler: give --scheduler slurm|pbs|nqsv|lsf|pjm or "
-            "--profile NAME (dlrun script --help lists the options)");
+        char names[256];
+
+        say("no scheduler: give --scheduler %s or --profile NAME (dlrun "
+            "script --help lists the options)",
+            sched_join(names, sizeof names, 0, -1, "|", "|"));
         goto out;
     }
     if (load_template(r, p, &j, &path, &tmpl) < 0)

@@ -58,31 +58,31 @@ const struct sched *sched_of_source(const char *name)
     return NULL;
 }
 
-/* "a, b or c" of the rows that want (see sched_titles) into buf. */
-static void join(char *buf, size_t size, int titles, int want,
-                 const char *last)
+const char *sched_join(char *buf, size_t size, int titles, int want,
+                       const char *sep, const char *last)
 {
     size_t n = 0, len = 0, k = 0;
 
+    buf[0] = '\0';
     for (const struct sched *const *s = table; *s; s++)
         n += want < 0 || !(*s)->starts_tasks == !want;
     for (const struct sched *const *s = table; *s && len < size; s++) {
         if (want >= 0 && !(*s)->starts_tasks != !want)
             continue;
         len += (size_t)snprintf(buf + len, size - len, "%s%s",
-                                k == 0 ? "" : k + 1 < n ? ", " : last,
+                                k == 0 ? "" : k + 1 < n ? sep : last,
                                 titles ? (*s)->title : (*s)->name);
         k++;
     }
+    return buf;
 }
 
 const char *sched_names(void)
 {
     static char names[256];
 
-    if (!names[0])
-        join(names, sizeof names, 0, -1, " or ");
-    return names;
+    return names[0] ? names : sched_join(names, sizeof names, 0, -1, ", ",
+                                         " or ");
 }
 
 const char *sched_titles(int want)
@@ -90,7 +90,5 @@ const char *sched_titles(int want)
     static char titles[3][256];
     char *t = titles[want < 0 ? 2 : !!want];
 
-    if (!t[0])
-        join(t, sizeof titles[0], 1, want, " and ");
-    return t;
+    return t[0] ? t : sched_join(t, sizeof titles[0], 1, want, ", ", " and ");
 }

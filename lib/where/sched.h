@@ -102,9 +102,16 @@ const char *sched_node_name(char **envp);
  * or NULL. */
 const struct sched *sched_of_source(const char *name);
 
+/* The rows' names (titles: their titles) of those with or without
+ * starts_tasks (want: 1, 0; -1: all) into buf (size bytes, cut to fit),
+ * sep between them and last before the last: "slurm|pbs|nqsv|lsf|pjm",
+ * "PBS, NQSV, LSF, PJM", for messages and help texts.  Returns buf. */
+const char *sched_join(char *buf, size_t size, int titles, int want,
+                       const char *sep, const char *last);
+
 /* The rows' names, "slurm, pbs, nqsv, lsf or pjm", or their titles of
  * those with or without starts_tasks (want: 1, 0; -1: all), "PBS, NQSV,
- * LSF and PJM", for messages and help texts.  Static text, made once. */
+ * LSF and PJM".  Static text, made once. */
 const char *sched_names(void);
 const char *sched_titles(int want);
 

@@ -190,6 +190,16 @@ static void lists(void)
            "the titles of those that do not start tasks");
     is_str(sched_titles(1), "Slurm", "of those that do");
     is_str(sched_titles(-1), "Slurm, PBS, NQSV, LSF and PJM", "of all");
+    {
+        char buf[64], tiny[8];
+
+        is_str(sched_join(buf, sizeof buf, 0, -1, "|", "|"),
+               "slurm|pbs|nqsv|lsf|pjm", "sched_join: the usage line's");
+        is_str(sched_join(buf, sizeof buf, 1, 0, ", ", ", "),
+               "PBS, NQSV, LSF, PJM", "sched_join: --launcher's");
+        ok(strlen(sched_join(tiny, sizeof tiny, 0, -1, ", ", " or ")) <
+           sizeof tiny, "sched_join: cut to fit");
+    }
 }
 
 int main(void)
