@@ -3,7 +3,8 @@
  * Address: --master-addr; else rank 0's host: this host's address (on
  * --iface when given; loopback for a one-node job) or the resolved name of
  * a remote one.  Port: --master-port; else in per-task mode derived from
- * the job and step id (net_derived_port), or with --pmix-rendezvous agreed
+ * the job and step id (net_derived_port; rank 0 refuses one a socket on its
+ * host holds), or with --pmix-rendezvous agreed
  * through the PMIx server (rank 0 binds a free port and publishes it with
  * its address); when dlrun places the ranks itself, a port free on this
  * host.  PMIx is not the default: a rank whose process used the PMIx
@@ -98,6 +99,30 @@ static int agree_pmix(const struct alloc *a, struct rdv *out, struct err *err)
     return 0;
 }
 
+/* The port from the job and step id.  Nothing agrees it, so another job
+ * on rank 0's host may have derived the same one: rank 0 of a job that
+ * runs refuses a port something holds, before its program's ranks would
+ * meet that job's (a TCPStore of another job hands out its ranks'
+ * addresses). */
+static int derive_port(const struct alloc *a, const struct plan *p,
+                       const struct rdv_opts *o, struct rdv *out,
+                       struct err *err)
+{
+    const char *job = a->jobid ? a->jobid : "-";
+    const char *step = a->stepid ? a->stepid : "-";
+
+    out->port = net_derived_port(a->jobid, a->stepid);
+    snprintf(out->port_from, sizeof out->port_from,
+             "derived from job %.40s step %.20s (20000-29999)", job, step);
+    if (o->collective && p->per_task && p->self == 0 &&
+        net_port_taken(out->port) == 1)
+        return err_set(err, "MASTER_PORT %d, derived from job %.40s step "
+                       "%.20s, is taken on rank 0's host (by another job?); "
+                       "pass --master-port with a free port", out->port,
+                       job, step);
+    return 0;
+}
+
 int rdv_resolve(const struct alloc *a, const struct plan *p,
                 const struct rdv_opts *o, char **envp, struct rdv *out,
                 struct err *err)
@@ -123,10 +148,7 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
             return -1;
         snprintf(out->port_from, sizeof out->port_from, "free port on this host");
     } else {
-        out->port = net_derived_port(a->jobid, a->stepid);
-        snprintf(out->port_from, sizeof out->port_from,
-                 "derived from job %.40s step %.20s (20000-29999)",
-                 a->jobid ? a->jobid : "-", a->stepid ? a->stepid : "-");
+        return derive_port(a, p, o, out, err);
     }
     return 0;
 }

@@ -190,3 +190,19 @@ int net_derived_port(const char *jobid, const char *stepid)
     }
     return 20000 + (int)(h % 10000);
 }
+
+int net_port_taken(int port)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_port = htons((uint16_t)port) };
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, rc = -1;
+
+    /* SO_REUSEADDR: a connection of an earlier job in TIME_WAIT is no
+     * owner; only a socket bound now is */
+    if (fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0)
+        rc = bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 ? 0 :
+             errno == EADDRINUSE ? 1 : -1;
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}

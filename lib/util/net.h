@@ -37,4 +37,9 @@ int net_free_ports(int *ports, int n, struct err *err);
  * agreed: 20000 + hash % 10000 (below Linux's ephemeral range). */
 int net_derived_port(const char *jobid, const char *stepid);
 
+/* 1 when a socket on this host holds TCP port (on any address) so that a
+ * server binding it with SO_REUSEADDR, as PyTorch's TCPStore does, would
+ * fail; 0 when it is free now; -1 when that cannot be told. */
+int net_port_taken(int port);
+
 #endif

@@ -5,8 +5,11 @@
  * scheduler started derive the port from the job and step (every task
  * computes the same).  No PMIx server is involved (--pmix-rendezvous off,
  * and none in the environment). */
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "where/alloc.h"
 #include "fixture.h"
@@ -142,10 +145,63 @@ out:
     envp_free(envp);
 }
 
+/* Rank 0 of a job that runs (per task, from srun) refuses a derived port
+ * that something on its host holds: another job's TCPStore there would
+ * hand this job's ranks that job's addresses. */
+static void per_task_taken(void)
+{
+    static const char *const env[] = {
+        "SLURM_JOB_ID=4242", "SLURM_STEP_ID=0",
+        "SLURM_STEP_NODELIST=localhost", "SLURM_STEP_NUM_NODES=1",
+        "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_TASKS_PER_NODE=2",
+        "SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURM_NODEID=0", NULL };
+    char **envp = envp_of(env);
+    struct alloc a = { 0 };
+    struct alloc_request areq = { 0 };
+    struct plan p = { 0 };
+    struct plan_request req = { 0 };
+    struct rdv_opts o = { .master_addr = "127.0.0.1", .collective = 1 };
+    struct rdv r;
+    struct err err = { "" };
+    int port = net_derived_port("4242", "0"), fd = -1, one = 1;
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_port = htons((uint16_t)port) };
+
+    if (!ok(alloc_detect(&areq, envp, &a, &err) == 0 &&
+            plan_build(&a, &req, &p, &err) == 0 && p.per_task && p.self == 0,
+            "rank 0 of a Slurm step")) {
+        printf("# %s\n", err.msg);
+        goto out;
+    }
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (!ok(bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 1) == 0,
+            "another job listens on the derived port"))
+        goto out;
+    ok(rdv_resolve(&a, &p, &o, envp, &r, &err) < 0 &&
+       strstr(err.msg, "is taken") && strstr(err.msg, "--master-port"),
+       "the derived port taken: refused, naming --master-port");
+    o.collective = 0;
+    ok(rdv_resolve(&a, &p, &o, envp, &r, &err) == 0 && r.port == port,
+       "  a plan that starts nothing only shows it");
+    o.collective = 1;
+    close(fd);
+    fd = -1;
+    ok(rdv_resolve(&a, &p, &o, envp, &r, &err) == 0 && r.port == port,
+       "  free again: the derived port");
+out:
+    if (fd >= 0)
+        close(fd);
+    plan_free(&p);
+    alloc_free(&a);
+    envp_free(envp);
+}
+
 int main(void)
 {
     by_hosts();
     by_alias();
     per_task();
+    per_task_taken();
     return tap_done();
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "util/net.h"
+#include "fixedport.h"
 #include "tap.h"
 
 static void this_host(void)
@@ -99,10 +100,39 @@ static void ports(void)
     ok(p >= 20000 && p < 30000, "in 20000-29999");
 }
 
+/* A port something listens on is taken; once closed it is free, even with
+ * the closed side's connection left in TIME_WAIT (the listener had
+ * SO_REUSEADDR, as a TCPStore's has: Linux lets a bind pass a TIME_WAIT
+ * only when both sockets set it). */
+static void taken(void)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    int port, lfd = socket(AF_INET, SOCK_STREAM, 0), c, s, one = 1;
+
+    if (!ok(fixed_ports(&port, 1) == 0 && lfd >= 0, "a port to listen on"))
+        return;
+    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sa.sin_port = htons((uint16_t)port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ok(bind(lfd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(lfd, 4) == 0,
+       "listening on 127.0.0.1");
+    is_int(net_port_taken(port), 1, "a listener's port: taken");
+    c = socket(AF_INET, SOCK_STREAM, 0);
+    s = c >= 0 && connect(c, (struct sockaddr *)&sa, sizeof sa) == 0 ?
+        accept(lfd, NULL, NULL) : -1;
+    close(lfd);
+    if (s >= 0)
+        close(s);   /* the server's side closes first: its TIME_WAIT */
+    if (c >= 0)
+        close(c);
+    is_int(net_port_taken(port), 0, "closed, a connection in TIME_WAIT: free");
+}
+
 int main(void)
 {
     this_host();
     addrs();
     ports();
+    taken();
     return tap_done();
 }
