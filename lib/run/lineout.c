@@ -2,25 +2,42 @@
 #include "run/lineout.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/readall.h"
 
-char *lineout_space(struct lineout *o, size_t *room)
+/* The buffer doubled (LINEOUT_MAX at first), up to LINEOUT_HELD: 0, or
+ * -1 when it cannot grow. */
+static int grow(struct lineout *o)
 {
-    *room = sizeof o->buf - o->len;
-    return o->buf + o->len;
+    size_t cap = o->cap ? 2 * o->cap : LINEOUT_MAX;
+    char *b;
+
+    if (cap > LINEOUT_HELD || !(b = realloc(o->buf, cap)))
+        return -1;
+    o->buf = b;
+    o->cap = cap;
+    return 0;
 }
 
-/* The end of the chunk that starts at done: its first line (or all that
- * is held, when no newline follows) and the whole lines after it while the
- * chunk stays within PIPE_BUF.  0 when nothing is to go yet. */
+char *lineout_space(struct lineout *o, size_t *room)
+{
+    if (!o->buf)
+        grow(o);
+    *room = o->cap - o->len;
+    return o->buf ? o->buf + o->len : NULL;
+}
+
+/* The end of the chunk that starts at done: its first line (or, with
+ * force, all that is held) and the whole lines after it while the chunk
+ * stays within PIPE_BUF.  0 when nothing is to go yet. */
 static size_t chunk_end(const struct lineout *o, size_t done, int force)
 {
     const char *nl = memchr(o->buf + done, '\n', o->len - done);
     size_t end = nl ? (size_t)(nl - o->buf) + 1 : o->len;
 
-    if (!nl && !force && o->len < sizeof o->buf)
+    if (!nl && !force)
         return 0;
     while (nl && end < o->len) {
         const char *next = memchr(o->buf + end, '\n', o->len - end);
@@ -41,7 +58,22 @@ int lineout_flush(struct lineout *o, int force)
             rc = -1;
         done = end;
     }
-    memmove(o->buf, o->buf + done, o->len - done);
+    if (done > 0)
+        memmove(o->buf, o->buf + done, o->len - done);
     o->len -= done;
+    /* one line not ended fills the buffer: room for the rest of it, or
+     * past LINEOUT_HELD it goes as a piece */
+    if (o->len > 0 && o->len == o->cap && grow(o) < 0) {
+        if (write_all(o->fd, o->buf, o->len) < 0)
+            rc = -1;
+        o->len = 0;
+    }
     return rc;
+}
+
+void lineout_free(struct lineout *o)
+{
+    free(o->buf);
+    o->buf = NULL;
+    o->len = o->cap = 0;
 }

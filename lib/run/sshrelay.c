@@ -107,7 +107,7 @@ static int relay(struct relay *r, const char *host, struct err *err)
 int sshrelay_run(const struct sshexec_opts *o, const char *command,
                  const char *input, size_t len, int lifeline, struct err *err)
 {
-    struct relay *r = calloc(1, sizeof *r);     /* 128 KiB of buffers */
+    struct relay *r = calloc(1, sizeof *r);
     int rc = -1;
 
     if (!r)
@@ -125,6 +125,8 @@ int sshrelay_run(const struct sshexec_opts *o, const char *command,
 out:
     sshexec_close(r->x);
     evloop_destroy(r->l);
+    lineout_free(&r->out[0]);
+    lineout_free(&r->out[1]);
     free(r);
     return rc;
 }

@@ -1,6 +1,7 @@
 /* t_lineout.c - whole lines only, at most PIPE_BUF bytes a write where the
  * lines allow; each write seen as one message of a SEQPACKET socket. */
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -70,11 +71,51 @@ static void chunks(int rd)
     is_int(total, 10 * (long)sizeof line, "every byte written");
     ok(whole, "each write: whole lines within PIPE_BUF");
     is_int(writes, (10 + per - 1) / per, "as few writes as that allows");
-    for (size_t i = 0; i < LINEOUT_MAX / sizeof line + 1; i++)
-        feed(line, sizeof line - 1);        /* no newline: one long line */
-    is_int((long)o.len, LINEOUT_MAX, "a long line fills the buffer");
-    lineout_flush(&o, 0);
-    is_int((long)o.len, 0, "  and goes without its newline");
+}
+
+/* Feed n bytes of p as reads would (what fits each time), flushing after
+ * each; the bytes o's file holds after. */
+static long feed_long(const char *p, size_t n)
+{
+    for (size_t at = 0; at < n;) {
+        size_t room, k;
+        char *q = lineout_space(&o, &room);
+        k = n - at < room ? n - at : room;
+        memcpy(q, p + at, k);
+        o.len += k;
+        at += k;
+        lineout_flush(&o, 0);
+    }
+    return (long)lseek(o.fd, 0, SEEK_END);
+}
+
+/* A line longer than the first buffer (a JSON log line of a remote rank)
+ * is held until it ends, then goes whole; past LINEOUT_HELD in pieces. */
+static void long_lines(void)
+{
+    char path[] = "/tmp/t_lineout.XXXXXX";
+    size_t n = 3 * LINEOUT_MAX + 5;
+    char *big = malloc(LINEOUT_HELD + 1);
+    int fd = mkstemp(path), saved = o.fd;
+
+    if (!big || fd < 0)
+        return (void)ok(0, "memory and a file for the test");
+    unlink(path);
+    o.fd = fd;
+    memset(big, 'y', LINEOUT_HELD + 1);
+    is_int(feed_long(big, n - 1), 0, "3 buffers of a line not ended: nothing written");
+    is_int((long)o.len, (long)n - 1, "  all of it held");
+    is_int(feed_long("\n", 1), (long)n, "its newline: the line goes whole");
+    is_int((long)o.len, 0, "  nothing held");
+    ftruncate(fd, 0);
+    lseek(fd, 0, SEEK_SET);
+    is_int(feed_long(big, LINEOUT_HELD + 1), LINEOUT_HELD,
+           "a line past LINEOUT_HELD: a piece of that size written");
+    is_int((long)o.len, 1, "  the rest held: memory bounded");
+    lineout_free(&o);
+    o.fd = saved;
+    close(fd);
+    free(big);
 }
 
 int main(void)
@@ -88,6 +129,7 @@ int main(void)
     o.fd = sv[0];
     lines(sv[1]);
     chunks(sv[1]);
+    long_lines();
     close(sv[0]);
     close(sv[1]);
     return tap_done();
