@@ -202,6 +202,25 @@ int summary_write(const struct job *j, const struct supervise *sv, int rc);
 /* dlrun starts the ranks itself (job/launch.c); returns the exit code. */
 int run_launch(struct job *j, char **prog);
 
+/* Run the prepared job j (after job_prepare, its checks and
+ * job_mpi_resolve; prog borrowed) the way its plan says (job/jobrun.c):
+ * --mpi=srun execs srun; per-task mode becomes rank j->plan.self
+ * (job_run_per_task); ranks on other hosts: the head (run_head); else
+ * this host's ranks (run_launch), their root cause said when they failed.
+ * Returns dlrun's exit code. */
+int job_run(struct job *j, char **prog);
+
+/* Per-task mode: this process becomes its rank (its environment, its
+ * CPUs) and execs prog.  Returns only on failure, with the exit code
+ * after saying why. */
+int job_run_per_task(struct job *j, char **prog);
+
+/* --wdir on this node: --output-dir and --summary, which dlrun opens
+ * later, made absolute against where it started, then the folder entered
+ * (the ranks started here run there; a head's agents enter it on their
+ * nodes).  0 without --wdir; else 0, or the exit code after saying why. */
+int job_enter_wdir(struct job *j);
+
 void job_free(struct job *j);
 
 #endif
