@@ -144,6 +144,26 @@ static int refuse(const struct optp *p, void *ctx, int why,
                     h->shown, p->cmd);
 }
 
+/* The longer entry that w's body begins with when w is a one-letter
+ * entry with its value attached (-np2 read as -n p2), else NULL: a user
+ * who typed -np2 meant -np 2, and "-np p2" names a value never typed. */
+static const struct optp_opt *glued_long(const struct optp *p, const char *w)
+{
+    const char *body = w + 1;
+    const struct optp_opt *best = NULL;
+
+    for (const struct optp_opt *o = p->opts; o->name; o++) {
+        size_t n = strlen(o->name);
+
+        if (n >= 2 && o->nargs >= 1 && strncmp(body, o->name, n) == 0 &&
+            body[n] && body[n] != '=' &&
+            (!p->dialect || !o->dialects || (o->dialects & p->dialect)) &&
+            (!best || n > strlen(best->name)))
+            best = o;
+    }
+    return best;
+}
+
 /* The option word at argv[*i] and its values into h; *i moves past them.
  * 0, -1 when the word is an operand (OPTP_DASH_OPERANDS), or EXIT_USAGE
  * after saying why. */
@@ -161,6 +181,13 @@ static int read_option(const struct optp *p, void *ctx, int argc,
         return -1;
     if (!h->opt)
         return refuse(p, ctx, OPTP_UNKNOWN, h, optp_suggest(p->opts, h->name));
+    if (attached && w[1] != '-' && glued_long(p, w)) {
+        const struct optp_opt *g = glued_long(p, w);
+
+        return say_fail(EXIT_USAGE, "unknown option '%s'; did you mean "
+                        "-%s %s? (dlrun %s --help)", w, g->name,
+                        w + 1 + strlen(g->name), p->cmd);
+    }
     rc = take_values(h->opt, argc, argv, i, attached, h);
     if (rc < 0)
         return refuse(p, ctx, OPTP_NO_VALUE, h, NULL);

@@ -2,7 +2,8 @@
  * --opt v, -o v, -ov, -o=v, one-dash long names, '_' as '-'), "--", the
  * operands (in place, or gathered after the options), an unknown word with
  * and without a suggestion, a missing value, a value for a word that takes
- * none, a refused word, dialects, OPTP_MAYBE, and the integer parser. */
+ * none, a refused word, a long word glued to its value (-np2), dialects,
+ * OPTP_MAYBE, and the integer parser. */
 #include "util/optparse.h"
 
 #include <stdio.h>
@@ -102,6 +103,9 @@ static const struct {
     { "--verbose=1", 0, 0, 2, "", NULL,
       "--verbose takes no value (got '1')" },
     { "--display-map x", 0, 0, 2, "", NULL, "use dlrun plan" },
+    /* -np2 is -np 2 glued, not -n with "p2" */
+    { "-np2 x", 0, 0, 2, "", NULL,
+      "unknown option '-np2'; did you mean -np 2? (dlrun t --help)" },
 };
 
 static void split(const char *words, char *buf, size_t n, char **argv,
