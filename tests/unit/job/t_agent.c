@@ -22,10 +22,10 @@
 #include "tap.h"
 #include "util/say.h"
 
-/* The ranks' launch and its failure line (cmd/launch.c's; the ranks'
- * side is not what this test looks at): stand-ins, the launch recording
- * which node it was asked for.  Weak, so that the file still links if
- * the real ones come in with a module that needs them. */
+/* The ranks' launch (lib/job/launch.c; the ranks' side is t_launch's): a
+ * stand-in that records which node it was asked for.  Its failure line
+ * too, so that nothing here links launch.c, whose strong run_launch would
+ * win over these weak ones. */
 static int launched_node = -2;
 
 __attribute__((weak)) void job_report_failure(int rank, const char *host,

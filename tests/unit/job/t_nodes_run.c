@@ -15,10 +15,10 @@
 #include "tap.h"
 #include "util/say.h"
 
-/* The ranks' launch and its failure line (cmd/launch.c's; the ranks'
- * side is not what this test looks at): stand-ins, the launch recording
- * what it was asked and ending as the test says.  Weak, so that the file
- * still links if the real ones come in with a module that needs them. */
+/* The ranks' launch (lib/job/launch.c; the ranks' side is t_launch's): a
+ * stand-in that records what it was asked and ends as the test says.  Its
+ * failure line too, so that nothing here links launch.c, whose strong
+ * run_launch would win over these weak ones. */
 static int launches, fail_code;
 static char broker_seen[300];
 static int nodes_seen = -1, self_seen = -1;
