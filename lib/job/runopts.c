@@ -14,17 +14,38 @@
 #include "observe/stall.h"
 #include "util/say.h"
 
+/* The length of x's NAME (before any '='), a valid environment variable
+ * name: a letter or '_', then letters, digits and '_'; else 0. */
+static size_t env_name_len(const char *x)
+{
+    size_t n = 0;
+
+    if (*x != '_' && !((*x | 0x20) >= 'a' && (*x | 0x20) <= 'z'))
+        return 0;
+    while (x[n] == '_' || (x[n] >= '0' && x[n] <= '9') ||
+           ((x[n] | 0x20) >= 'a' && (x[n] | 0x20) <= 'z'))
+        n++;
+    return !x[n] || x[n] == '=' ? n : 0;
+}
+
 int options_export(struct options *o, char *x)
 {
     char **v = realloc(o->exports, (size_t)(o->nexports + 2) * sizeof *v);
 
-    if (!v || !*x || *x == '=') {
-        say_fail(EXIT_USAGE, "-x '%s': expected VAR or VAR=VALUE", x);
-        if (v)
-            o->exports = v;
-        return -1;
-    }
-    o->exports = v;
+    if (v)
+        o->exports = v;
+    if (!v || !*x || *x == '=')
+        return say_fail(EXIT_USAGE, "-x '%s': expected VAR or VAR=VALUE", x),
+               -1;
+    if (!env_name_len(x))
+        return say_fail(EXIT_USAGE, "-x '%s': '%.*s' is not an environment "
+                        "variable name (letters, digits and _, not starting "
+                        "with a digit)", x, (int)strcspn(x, "="), x), -1;
+    /* as mpirun does: a name copied from here that is not here is a typo
+     * more often than a variable only the other nodes have */
+    if (!strchr(x, '=') && !getenv(x))
+        say("warning: could not find environment variable \"%s\" (-x %s)",
+            x, x);
     v[o->nexports++] = x;
     v[o->nexports] = NULL;
     return 0;

@@ -1,7 +1,8 @@
 /* t_runopts.c - the options of run, env and plan read through
  * lib/util/optparse with the dialect table: dlrun's words, torchrun's,
  * mpirun's and Hydra's spellings, horovodrun's --mpi flag, MPMD parts,
- * the refusals and the did-you-mean, each line said as dlrun says it. */
+ * the refusals and the did-you-mean, -x names (unset, not a name), each
+ * line said as dlrun says it. */
 #include "job/runopts.h"
 
 #include <stdio.h>
@@ -82,6 +83,11 @@ static const struct {
     { "--redirects 0:1 prog", 2, "--redirects '0:1': a map per local rank "
       "is not supported; give one value 0-3 for every rank, or --output-dir "
       "DIR --ranks-filter LIST (the ranks shown on the console)" },
+    { "-x BAD-NAME=1 prog", 2, "-x 'BAD-NAME=1': 'BAD-NAME' is not an "
+      "environment variable name (letters, digits and _, not starting with "
+      "a digit)" },
+    { "-x 9A prog", 2, "-x '9A': '9A' is not an environment variable name "
+      "(letters, digits and _, not starting with a digit)" },
 };
 
 static void run_case(size_t k)
@@ -109,12 +115,32 @@ static void run_case(size_t k)
         options_free(&o);
 }
 
+/* -x NAME copies NAME from here: one not here is said, as mpirun does. */
+static void test_unset_export(void)
+{
+    char *argv[] = { "run", "-x", "DLRUN_T_SET", "prog", NULL };
+    struct options o;
+
+    unsetenv("DLRUN_T_NOT_SET");
+    setenv("DLRUN_T_SET", "1", 1);
+    said[0] = '\0';
+    is_int(runopts_parse(4, argv, &o), 0, "-x NAME set: runs");
+    is_str(said, "", "and says nothing");
+    options_free(&o);
+    argv[2] = "DLRUN_T_NOT_SET";
+    is_int(runopts_parse(4, argv, &o), 0, "-x NAME not set: still runs");
+    is_str(said, "warning: could not find environment variable "
+           "\"DLRUN_T_NOT_SET\" (-x DLRUN_T_NOT_SET)", "with a warning");
+    options_free(&o);
+}
+
 int main(void)
 {
     unsetenv("PYTHON_EXEC");
     say_set_sink(keep, NULL);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         run_case(k);
+    test_unset_export();
     is_int(dialect_of("/usr/bin/mpirun"), D_MPIRUN, "mpirun's dialect");
     is_int(dialect_of("mpiexec.hydra"), D_MPIRUN, "Hydra's");
     is_int(dialect_of("torchrun"), D_TORCHRUN, "torchrun's");
