@@ -8,6 +8,7 @@
 #include "options.h"
 #include "place/envout.h"
 #include "job/job.h"
+#include "job/runopts.h"
 #include "util/json.h"
 #include "where/pmixc.h"
 
@@ -76,6 +77,7 @@ int cmd_env(int argc, char **argv)
     rc = options_parse(argc, argv, &j.opt, usage);
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;
+    runopts_warn_exports(&j.opt);
     rc = job_prepare(&j, 1);
     if (rc != 0)
         goto out;

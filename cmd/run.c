@@ -12,6 +12,7 @@
 #include "job/horovod.h"
 #include "job/job.h"
 #include "job/preflight_run.h"
+#include "job/runopts.h"
 
 static const char usage_head[] =
     "usage: dlrun [run] [OPTIONS] [--] PROG [ARGS...]\n"
@@ -29,6 +30,7 @@ int cmd_run(int argc, char **argv)
     rc = options_parse(argc, argv, &j.opt, usage);
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;
+    runopts_warn_exports(&j.opt);
     if (j.opt.prog >= argc) {
         rc = cmd_fail(EXIT_USAGE, "no program to run (usage: dlrun [OPTIONS] "
                       "PROG [ARGS...]; dlrun --help)");

@@ -41,14 +41,17 @@ int options_export(struct options *o, char *x)
         return say_fail(EXIT_USAGE, "-x '%s': '%.*s' is not an environment "
                         "variable name (letters, digits and _, not starting "
                         "with a digit)", x, (int)strcspn(x, "="), x), -1;
-    /* as mpirun does: a name copied from here that is not here is a typo
-     * more often than a variable only the other nodes have */
-    if (!strchr(x, '=') && !getenv(x))
-        say("warning: could not find environment variable \"%s\" (-x %s)",
-            x, x);
     v[o->nexports++] = x;
     v[o->nexports] = NULL;
     return 0;
+}
+
+void runopts_warn_exports(const struct options *o)
+{
+    for (int i = 0; i < o->nexports; i++)
+        if (!strchr(o->exports[i], '=') && !getenv(o->exports[i]))
+            say("warning: could not find environment variable \"%s\" "
+                "(-x %s)", o->exports[i], o->exports[i]);
 }
 
 /* --stall-timeout 10m */

@@ -15,6 +15,12 @@
  * with options_free (on a non-zero return nothing of o is kept). */
 int runopts_parse(int argc, char **argv, struct options *o);
 
+/* Before running here: a warning for each -x NAME not in this
+ * environment, as mpirun says it (a typo more often than a variable only
+ * the other nodes have).  Not at parse time: dlrun script and plan parse
+ * lines that run in another environment. */
+void runopts_warn_exports(const struct options *o);
+
 /* Before starting prog (borrowed) on this host: a program that cannot run
  * for a reason a hint fixes (train.py here but not in PATH: python3
  * train.py; not executable; "–np" with a typographic dash) gets that hint,

@@ -125,10 +125,13 @@ static void test_unset_export(void)
     setenv("DLRUN_T_SET", "1", 1);
     said[0] = '\0';
     is_int(runopts_parse(4, argv, &o), 0, "-x NAME set: runs");
+    runopts_warn_exports(&o);
     is_str(said, "", "and says nothing");
     options_free(&o);
     argv[2] = "DLRUN_T_NOT_SET";
     is_int(runopts_parse(4, argv, &o), 0, "-x NAME not set: still runs");
+    is_str(said, "", "parsing says nothing (a script runs elsewhere)");
+    runopts_warn_exports(&o);
     is_str(said, "warning: could not find environment variable "
            "\"DLRUN_T_NOT_SET\" (-x DLRUN_T_NOT_SET)", "with a warning");
     options_free(&o);
