@@ -1,7 +1,8 @@
 /* script_plan.c - `dlrun plan --profile NAME -N 2 [-- PROG]`: where the
  * ranks of a job would run on a site's nodes, from the node the profile
  * describes (lib/scripts/profileplan.h), printed one block per group of
- * nodes with the same ranks. */
+ * nodes with the same ranks, or with --json the shape plain
+ * `dlrun plan --json` prints. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include "script.h"
 #include "scripts/profileplan.h"
 #include "scripts/profiles.h"
+#include "util/json.h"
+#include "util/say.h"
 
 static const char usage_head[] =
     "usage: dlrun plan --profile NAME [--config FILE] [-N NODES]\n"
@@ -94,29 +97,32 @@ static void print_rank(const struct profile_plan *pp, int local, int first,
            b->cpus[0] ? b->cpus : "- (not bound)", gpu);
 }
 
-/* The warnings of one node's plan: ranks sharing a GPU, GPUs left. */
+/* The warning of one node's plan into out (ranks sharing a GPU, GPUs
+ * left), or "" when none. */
 static void warn_gpus(const struct profile_plan *pp, int n,
-                      const struct bind_rank *b, const char *nodes)
+                      const struct bind_rank *b, const char *nodes,
+                      char *out, size_t size)
 {
     long usable = pp->gpus;
 
+    out[0] = '\0';
     if (usable <= 0 || pp->line.bind.gpu == GPU_BIND_NONE)
         return;
     if (n > usable)
-        printf("warning: %s: %d ranks share %ld GPU%s (rank %d and rank "
-               "%ld both on GPU %d): memory and time are shared too\n",
-               nodes, n, usable, usable == 1 ? "" : "s", 0, usable,
-               b[0].gpu);
+        snprintf(out, size, "warning: %s: %d ranks share %ld GPU%s (rank %d "
+                 "and rank %ld both on GPU %d): memory and time are shared "
+                 "too", nodes, n, usable, usable == 1 ? "" : "s", 0, usable,
+                 b[0].gpu);
     else if (n == 1 && usable > 1)
         /* as at run time (lib/place/bind.c): the only rank gets every GPU */
-        printf("warning: %s: one rank and %ld GPUs: it is given them all "
-               "(GPUs %s) and the cores next to them; the program must "
-               "drive them all (TF MirroredStrategy, spawn-based DDP) or "
-               "they stay unused\n", nodes, usable, b[0].gpu_list[0] ?
-               b[0].gpu_list : "of the node");
+        snprintf(out, size, "warning: %s: one rank and %ld GPUs: it is given "
+                 "them all (GPUs %s) and the cores next to them; the program "
+                 "must drive them all (TF MirroredStrategy, spawn-based DDP) "
+                 "or they stay unused", nodes, usable, b[0].gpu_list[0] ?
+                 b[0].gpu_list : "of the node");
     else if (n < usable)
-        printf("warning: %s: %d rank%s and %ld GPUs: %ld unused\n", nodes,
-               n, n == 1 ? "" : "s", usable, usable - n);
+        snprintf(out, size, "warning: %s: %d rank%s and %ld GPUs: %ld unused",
+                 nodes, n, n == 1 ? "" : "s", usable, usable - n);
 }
 
 /* One block: nodes a..z (same ranks n each), first rank of node a. */
@@ -124,7 +130,7 @@ static int print_group(const struct profile_plan *pp, int a, int z, int n,
                        int first)
 {
     struct bind_rank *b = calloc((size_t)(n ? n : 1), sizeof *b);
-    char nodes[64];
+    char nodes[64], warning[512];
     int rc;
 
     if (!b)
@@ -143,7 +149,9 @@ static int print_group(const struct profile_plan *pp, int a, int z, int n,
                "NUMA", "CPUS", "GPU");
         for (int k = 0; k < n; k++)
             print_rank(pp, k, first, &b[k]);
-        warn_gpus(pp, n, b, nodes);
+        warn_gpus(pp, n, b, nodes, warning, sizeof warning);
+        if (warning[0])
+            printf("%s\n", warning);
     }
     free(b);
     return rc;
@@ -171,6 +179,93 @@ static int print_plan(const struct profile_plan *pp, const char *origin)
         first += n * (z - a + 1);
         a = z + 1;
     }
+    return rc;
+}
+
+/* Nodes a..z's ranks (n each, the first of node a: first) as JSON
+ * objects, the shape `dlrun plan --json` gives; the warnings said. */
+static int json_group(const struct profile_plan *pp, int a, int z, int n,
+                      int first)
+{
+    struct bind_rank *b = calloc((size_t)(n ? n : 1), sizeof *b);
+    char nodes[64], warning[512], host[32];
+    int rc;
+
+    if (!b)
+        return cmd_fail(EXIT_FAIL, "out of memory");
+    snprintf(nodes, sizeof nodes, a == z ? "node %d" : "nodes %d-%d", a, z);
+    rc = n ? profileplan_place(pp, n, b) : EXIT_OK;
+    for (int i = a; rc == EXIT_OK && i <= z; i++)
+        for (int k = 0; k < n; k++) {
+            int r = first + (i - a) * n + k;
+
+            snprintf(host, sizeof host, "node%d", i);
+            printf("%s{\"rank\":%d,\"host\":", r ? "," : "", r);
+            json_string(stdout, host);
+            printf(",\"node_rank\":%d,\"local_rank\":%d,"
+                   "\"local_world_size\":%d,\"cpus\":", i, k, n);
+            json_string(stdout, b[k].cpus);
+            printf(",\"gpu\":%d,\"gpu_busid\":", b[k].gpu);
+            json_string(stdout, b[k].gpu_busid);
+            putchar('}');
+        }
+    if (rc == EXIT_OK) {
+        warn_gpus(pp, n, b, nodes, warning, sizeof warning);
+        if (warning[0])
+            say("%s", warning);
+    }
+    free(b);
+    return rc;
+}
+
+/* Every node's ranks placed, to be said before any JSON is printed:
+ * EXIT_OK, or the failure after its one line. */
+static int place_all(const struct profile_plan *pp)
+{
+    int rc = EXIT_OK;
+
+    for (int i = 0; i < pp->nodes && rc == EXIT_OK; i++) {
+        int n = profileplan_node_ranks(pp, i);
+        struct bind_rank *b = calloc((size_t)(n ? n : 1), sizeof *b);
+
+        rc = !b ? cmd_fail(EXIT_FAIL, "out of memory") :
+             n && (i == 0 || profileplan_node_ranks(pp, i - 1) != n) ?
+             profileplan_place(pp, n, b) : EXIT_OK;
+        free(b);
+    }
+    return rc;
+}
+
+/* The plan as `dlrun plan --json` prints one: the hosts are the profile's
+ * nodes by number (node0, node1, ...) and the port is 0, both known only
+ * in the job. */
+static int print_plan_json(const struct profile_plan *pp, const char *origin)
+{
+    char why[512];
+    int first = 0, total = 0, rc = place_all(pp);
+
+    if (rc != EXIT_OK)
+        return rc;
+    for (int i = 0; i < pp->nodes; i++)
+        total += profileplan_node_ranks(pp, i);
+    snprintf(why, sizeof why, "profile %s (%s): %s", pp->name,
+             origin ? origin : "?", pp->desc);
+    printf("{\"source\":\"profile\",\"reason\":");
+    json_string(stdout, why);
+    printf(",\"layout\":\"block (fill each node's slots in order)\","
+           "\"per_task\":false,\"self\":-1,\"self_node\":-1,"
+           "\"nranks\":%d,\"nnodes\":%d,\"master_addr\":\"node0\","
+           "\"master_port\":0,\"ranks\":[", total, pp->nodes);
+    for (int a = 0; a < pp->nodes && rc == EXIT_OK;) {
+        int n = profileplan_node_ranks(pp, a), z = a;
+
+        while (z + 1 < pp->nodes && profileplan_node_ranks(pp, z + 1) == n)
+            z++;
+        rc = json_group(pp, a, z, n, first);
+        first += n * (z - a + 1);
+        a = z + 1;
+    }
+    printf("]}\n");
     return rc;
 }
 
@@ -210,7 +305,7 @@ static int plan(struct profile_plan *pp, int argc, char **argv,
     else if (rc == 0) {
         script_line_of(&o, &line);
         profileplan_shape(pp, &line);
-        rc = print_plan(pp, origin);
+        rc = o.json ? print_plan_json(pp, origin) : print_plan(pp, origin);
         if (rc == EXIT_OK && fflush(stdout) != 0)
             rc = EXIT_FAIL;
     }

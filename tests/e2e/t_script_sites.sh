@@ -357,6 +357,20 @@ expect_eq "  sockets, NUMA nodes, CPUs and GPUs of the 8 local ranks" \
     "$(awk '/^  [0-9]/ { printf "%s/%s/%s/%s ", $3, $4, $5, $6 }' "$TMP/out")" \
     "0/0/0-8/0 0/0/9-17/1 0/0/18-26/2 0/0/27-35/3 1/1/38-46/4 1/1/47-55/5 1/1/56-64/6 1/1/65-73/7 "
 expect_eq "  no warning" "$(grep -c warning "$TMP/out")" 0
+# --json there as plain `dlrun plan --json`: the same keys, every rank
+expect_rc "plan --json --profile squid -N 2" 0 "$DLRUN" plan --json --profile squid -N 2
+expect_eq "  JSON of plain plan --json's shape, 16 ranks" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["ranks"][15]
+print(sorted(d), d["nranks"], d["nnodes"], len(d["ranks"]), sorted(r),
+      r["host"], r["local_rank"], r["cpus"], r["gpu"])' "$TMP/out")" \
+    "['layout', 'master_addr', 'master_port', 'nnodes', 'nranks', 'per_task', 'ranks', 'reason', 'self', 'self_node', 'source'] 16 2 16 ['cpus', 'gpu', 'gpu_busid', 'host', 'local_rank', 'local_world_size', 'node_rank', 'rank'] node1 7 65-73 7"
+expect_rc "plan --json: the warning on stderr" 0 "$DLRUN" plan --json --profile \
+    jean-zay -N 2 --nproc-per-node 8
+expect_grep "  the warning" "warning: nodes 0-1: 8 ranks share 4 GPUs" "$TMP/err"
+expect_eq "  stdout is JSON" "$(python3 -c 'import json, sys
+print(len(json.load(open(sys.argv[1]))["ranks"]))' "$TMP/out")" 16
 expect_rc "plan --profile squid -N 500" 0 "$DLRUN" plan --profile squid -N 500
 expect_eq "  one block of 8 lines, not 4000" "$(grep -c '^  [0-9]' "$TMP/out")" 8
 expect_rc "plan --profile jean-zay -N 3 -np 10: two groups" 0 "$DLRUN" plan \
