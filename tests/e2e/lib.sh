@@ -64,6 +64,74 @@ else:
 EOF
 }
 
+# within SECS CMD...: CMD, stopped (SIGKILL 5 s later) when it runs longer
+# than SECS: a hang guard, never an assertion
+within() { timeout -k 5 "$@"; }
+
+# CMD... in the test's clean environment ($CLEAN: what each test unsets,
+# usually $NO_SCHED and a few of its own)
+clean_env() { env $CLEAN "$@"; }
+# env arguments that unset what a scheduler or an MPI launcher around the
+# test run would set: dlrun must not see their allocation
+NO_SCHED="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
+    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS"
+# simulated nodes of one host: nothing resolves their names, so the
+# rendezvous address is given, and nothing is bound
+SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
+
+# mark_sleep NAME: MARK=dlrun-NAME-PID, a word in the argv of every process
+# the test starts, and SLEEP, a sleep whose name carries it
+mark_sleep() {
+    MARK=dlrun-$1-$$
+    SLEEP=$TMP/$MARK-sleep
+    ln -s "$(command -v sleep)" "$SLEEP"
+}
+# the pids of the marked processes still running (not zombies, not this
+# shell, not the awk that looks)
+leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk -v me=$$ \
+    'index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $1 != me && $0 !~ /awk/ { print $1 }'; }
+# until no marked process is left (a hang guard: 2 minutes)
+wait_gone() { for _ in $(seq 1200); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
+# ranks_up N: until N marked sleeps run (a hang guard: 2 minutes)
+ranks_up() { for _ in $(seq 1200); do [ "$(ps -eo args= | grep -c "^$SLEEP")" -ge "$1" ] && return; sleep 0.1; done; }
+
+# one_line: the error in $TMP/err is one line
+one_line() { expect_eq "  one line" "$(wc -l <"$TMP/err")" 1; }
+
+# golden NAME ARGS...: dlrun script ARGS prints $GOLD/NAME.sh exactly
+# (DLRUN_UPDATE_GOLDEN=1 rewrites it) and it is valid bash
+golden() {
+    name=$1; shift
+    if ! "$DLRUN" script "$@" >"$TMP/$name.sh" 2>"$TMP/err"; then
+        fail "golden $name: dlrun script failed"; sed 's/^/  err: /' "$TMP/err"; return
+    fi
+    if [ "${DLRUN_UPDATE_GOLDEN:-}" = 1 ]; then
+        cp "$TMP/$name.sh" "$GOLD/$name.sh" && pass "golden $name (rewritten)"
+    elif cmp -s "$TMP/$name.sh" "$GOLD/$name.sh"; then pass "golden $name"; else
+        fail "golden $name differs from tests/golden/script/$name.sh"
+        diff -u "$GOLD/$name.sh" "$TMP/$name.sh" | head -n 30 | sed 's/^/  | /'
+    fi
+    bash -n "$TMP/$name.sh" 2>"$TMP/err" && pass "  $name: bash -n" ||
+        { fail "  $name: bash -n"; sed 's/^/  err: /' "$TMP/err"; }
+}
+
+# skip unless this dlrun has the broker and kv subcommands
+need_kv() {
+    "$DLRUN" kv --help 2>/dev/null | grep -q 'usage: dlrun kv' ||
+        skip "skip: this dlrun has no broker/kv subcommands registered"
+}
+# start_broker ARGS...: `dlrun broker ARGS` in the background ($bpid), once
+# its two lines (DLRUN_BROKER, DLRUN_TOKEN) are in $TMP/env
+start_broker() {
+    : >"$TMP/env"
+    "$DLRUN" broker "$@" >"$TMP/env" 2>"$TMP/broker.err" &
+    bpid=$!
+    i=0
+    while [ "$(wc -l <"$TMP/env")" -lt 2 ] && [ $i -lt 1200 ]; do
+        sleep 0.05; i=$((i + 1))
+    done
+}
+
 # use_cluster: bring up the four-node Slurm test cluster of cluster/cluster.sh
 # (or skip when it cannot be built here), tear it down on exit, put its
 # client variables in the environment and cd to $TMP, which every node
@@ -93,8 +161,39 @@ use_cluster() {
     trap 'exit 143' INT TERM HUP
     "$CLUSTER" up 9>&- || { fail "cluster up (daemon logs above)"; exit 1; }
     eval "$("$CLUSTER" env)"
+    SSH="--ssh-identity $DLRUN_TEST_SSH_KEY --ssh-known-hosts $DLRUN_TEST_KNOWN_HOSTS"
     settle_slurm_bin
     cd "$TMP" || exit 1
+}
+
+# The cluster's nodes are network namespaces of this machine: one process
+# table shows every node's processes (pid and argv)
+cluster_ps() { ps -eo pid=,args=; }
+# agent_pid NODE: the pid of the dlrun agent in NODE's namespace
+agent_pid() { ip netns pids "dlrun-$1" | while read -r q; do
+    tr '\0' ' ' <"/proc/$q/cmdline" 2>/dev/null | grep -q '^[^ ]*dlrun agent ' && echo "$q"; done | head -n 1; }
+# wait_up N: until N ranks touched $TMP/rank.sh.up.RANK (a hang guard: 1 minute)
+wait_up() {
+    for _ in $(seq 600); do
+        [ "$(ls "$TMP"/rank.sh.up.* 2>/dev/null | wc -l)" -ge "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+# state JOBID: the JobState of a Slurm job (empty once Slurm forgot it)
+state() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+# finished JOBID: the job is no longer pending, running or completing
+finished() { case $(state "$1") in PENDING|RUNNING|CONFIGURING|COMPLETING) return 1 ;; esac; }
+# wait_for SECS WHAT CMD...: poll CMD every half second (a hang guard), then
+# pass WHAT, or fail it after SECS
+wait_for() {
+    secs=$1 what=$2; shift 2
+    end=$(($(date +%s) + secs))
+    until "$@"; do
+        [ "$(date +%s)" -ge "$end" ] && { fail "timed out after ${secs}s: $what"; return 1; }
+        sleep 0.5
+    done
+    pass "$what"
 }
 
 # Slurm passes over a node still completing the previous job, so which nodes

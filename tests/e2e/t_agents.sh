@@ -6,15 +6,8 @@
 # without the cluster, and under ASan.  t_ssh.sh does the same over real
 # ssh between the cluster's nodes.
 . "$(dirname "$0")/lib.sh"
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-       -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
-# fake host names: nothing resolves them, so the rendezvous address is given
-SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
-MARK=dlrun-agents-$$
-ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
-leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk '
-    index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $0 !~ /awk/ { print $1 }'; }
-wait_gone() { for _ in $(seq 1200); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
+CLEAN="$NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
+mark_sleep agents
 run() { env $CLEAN "$DLRUN" $SIM "$@"; }     # not for `&`: use env directly
 
 # --- 8 nodes, a tree of fan-out 2: every rank once, with one rendezvous ---
@@ -68,9 +61,8 @@ expect_eq "  nothing left" "$(leftovers)" ""
 env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]:1' --fanout 2 -- "$TMP/$MARK-sleep" 60 >/dev/null 2>&1 & p=$!
 # wait for the 4 ranks themselves (simulated relays run their agent in
 # place, so counting every marked process would wait for ones never made)
-ranks_up() { ps -eo args= | grep -c "^$TMP/$MARK-sleep 60"; }
-for _ in $(seq 1200); do [ "$(ranks_up)" -ge 4 ] && break; sleep 0.1; done
-expect_eq "the 4 ranks started" "$(ranks_up)" 4
+ranks_up 4
+expect_eq "the 4 ranks started" "$(ps -eo args= | grep -c "^$SLEEP 60")" 4
 kill -9 $p
 wait_gone
 expect_eq "head SIGKILLed: nothing left" "$(leftovers)" ""

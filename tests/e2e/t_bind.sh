@@ -3,8 +3,7 @@
 # bindings applied on this machine as the kernel reports them.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS -u CUDA_VISIBLE_DEVICES"
+CLEAN="$NO_SCHED -u CUDA_VISIBLE_DEVICES"
 run() { env $CLEAN "$DLRUN" "$@"; }
 ranks_json() { $PY -c 'import json,sys; d=json.load(sys.stdin); print(" ".join("%s/%s" % (r["cpus"], r["gpu"]) for r in d["ranks"]))'; }
 

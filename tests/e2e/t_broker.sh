@@ -5,21 +5,9 @@
 # token, garbage on the port, and a clean stop on SIGTERM.
 . "$(dirname "$0")/lib.sh"
 
-"$DLRUN" kv --help 2>/dev/null | grep -q 'usage: dlrun kv' ||
-    skip "skip: this dlrun has no broker/kv subcommands registered"
+need_kv
 PY=/usr/bin/python3
 PYKV=$TOP/contrib/python/dlrun_kv.py
-
-# start_broker ARGS...: run a broker, wait for its two lines in $TMP/env.
-start_broker() {
-    : >"$TMP/env"
-    "$DLRUN" broker "$@" >"$TMP/env" 2>"$TMP/broker.err" &
-    bpid=$!
-    i=0
-    while [ "$(wc -l <"$TMP/env")" -lt 2 ] && [ $i -lt 1200 ]; do
-        sleep 0.05; i=$((i + 1))
-    done
-}
 
 start_broker --bind 127.0.0.1 -v
 expect_grep "prints DLRUN_BROKER" '^DLRUN_BROKER=127\.0\.0\.1:[0-9][0-9]*$' "$TMP/env"
@@ -240,9 +228,7 @@ expect_grep "says refused" "Connection refused" "$TMP/err"
 # --- the head reads back only what holds up against the plan ---
 # A rank holds the token: it can write a failure report or a summary line
 # of its own.  DLRUN_RELAY_SIM_MS runs the agents here (as t_agents.sh).
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-       -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
-SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
+CLEAN="$NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
 env $CLEAN DLRUN="$DLRUN" "$DLRUN" $SIM -H 'sim[1-2]:1' --summary "$TMP/sum.json" -- sh -c '
     [ $RANK = 1 ] || exit 0
     "$DLRUN" kv add dlrun.failseq 1 >/dev/null

@@ -3,11 +3,8 @@
 # horovodrun given to dlrun: each runs as the tool would, or is refused with
 # one line naming the dlrun way; none exits 0 having done the wrong thing.
 . "$(dirname "$0")/lib.sh"
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS -u OMP_NUM_THREADS"
-clean_env() { env $CLEAN "$@"; }
+CLEAN="$NO_SCHED -u OMP_NUM_THREADS"
 ranks() { sort | tr '\n' ' '; }
-one_line() { expect_eq "  one line" "$(wc -l <"$TMP/err")" 1; }
 cd "$TMP" || exit 1
 
 # --- single-dash words are words: -host is not -h ---

@@ -3,10 +3,7 @@
 # starts, plan --topology, --ranks-filter and --redirects across nodes,
 # the OMPI_COMM_WORLD_* variables.
 . "$(dirname "$0")/lib.sh"
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS -u OMP_NUM_THREADS"
-clean_env() { env $CLEAN "$@"; }
-one_line() { expect_eq "  one line" "$(wc -l <"$TMP/err")" 1; }
+CLEAN="$NO_SCHED -u OMP_NUM_THREADS"
 cd "$TMP" || exit 1
 
 # A host that does not resolve: exit 2 naming it, before any rank runs

@@ -11,8 +11,7 @@ id "$EVIL" >/dev/null 2>&1 ||
     useradd --system --no-create-home --shell /usr/sbin/nologin "$EVIL" 2>/dev/null ||
     id "$EVIL" >/dev/null 2>&1 || skip "skip: cannot make a second user"
 as_evil() { setpriv --reuid="$EVIL" --regid="$EVIL" --clear-groups "$@"; }
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS"
+CLEAN="$NO_SCHED"
 run() { env $CLEAN "$DLRUN" "$@"; }
 chmod 0711 "$TMP"               # the second user may pass through
 E=$TMP/evil                     # the second user's folder

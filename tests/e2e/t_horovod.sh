@@ -9,8 +9,7 @@
 PY=/usr/bin/python3
 command -v "$PY" >/dev/null || skip "skip: no $PY"
 CLIENT=$E2E/hvd_gloo_client.py
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS"
+CLEAN="$NO_SCHED"
 run() { env $CLEAN timeout -k 5 300 "$DLRUN" "$@"; }
 
 # --- four ranks meet through dlrun's server and allreduce ---

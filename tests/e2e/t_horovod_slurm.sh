@@ -7,7 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 use_cluster
-within() { timeout -k 5 "$@"; }
 CLIENT=$E2E/hvd_gloo_client.py
 
 within 600 salloc -N2 -w node1,node2 --ntasks-per-node=2 "$DLRUN" --gloo -np 4 "$PY" "$CLIENT" \

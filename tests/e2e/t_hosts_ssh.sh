@@ -5,8 +5,6 @@
 # cluster's real OpenSSH servers.
 . "$(dirname "$0")/lib.sh"
 use_cluster
-within() { timeout -k 5 "$@"; }
-SSH="--ssh-identity $DLRUN_TEST_SSH_KEY --ssh-known-hosts $DLRUN_TEST_KNOWN_HOSTS"
 
 # root has the test key: root@node runs as root
 within 300 "$DLRUN" -H root@node1:1,root@node2:1 $SSH -- sh -c \

@@ -7,8 +7,7 @@
 for c in make pkg-config cc nm readelf; do
     command -v "$c" >/dev/null 2>&1 || skip "skip: $c not installed"
 done
-"$DLRUN" kv --help 2>/dev/null | grep -q 'usage: dlrun kv' ||
-    skip "skip: this dlrun has no broker/kv subcommands registered"
+need_kv
 
 # The build folder of the dlrun under test; a sanitizer build's library
 # needs its program built the same way.
@@ -51,11 +50,7 @@ ldd "$TMP/client" >"$TMP/ldd" 2>&1
 expect_grep "  loads the installed libdlrun.so.0" "libdlrun.so.0 => $P/lib/" "$TMP/ldd"
 
 # --- three ranks through a real broker ---
-: >"$TMP/env"
-"$DLRUN" broker --bind 127.0.0.1 >"$TMP/env" 2>"$TMP/broker.err" &
-bpid=$!
-i=0
-while [ "$(wc -l <"$TMP/env")" -lt 2 ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+start_broker --bind 127.0.0.1
 set -a; . "$TMP/env"; set +a
 pids=
 for r in 0 1 2; do

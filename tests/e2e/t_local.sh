@@ -4,16 +4,9 @@
 # messages, signal forwarding and no process left behind.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3     # Debian's, with torch
-MARK=dlrun-e2e-$$       # in argv of every process the tests start: found by pgrep
-ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
-SLEEP=$TMP/$MARK-sleep  # a sleep whose name carries the mark
+mark_sleep e2e
 # Not a function where the pid matters: a backgrounded function is a subshell.
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS"
-clean_env() { env $CLEAN "$@"; }
-# live processes carrying the mark (zombies wait for a slow PID 1 and are gone)
-leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk -v me=$$ \
-    'index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $1 != me { print $1 }'; }
+CLEAN="$NO_SCHED"
 json() { $PY -c "import json,sys; d=json.loads(sys.stdin.readline()); print($1)"; }
 
 # --- plans ---

@@ -11,7 +11,6 @@ G=$E2E/mpi_guard
 $PY -c 'import mpi4py' 2>/dev/null || skip "skip: mpi4py not installed (python3-mpi4py)"
 "$DLRUN" check | grep -q 'PMIx hosting: *yes' || skip "skip: dlrun built without PMIx"
 use_cluster
-within() { timeout -k 5 "$@"; }
 
 cat >"$TMP/auto.sh" <<EOS
 #!/bin/sh

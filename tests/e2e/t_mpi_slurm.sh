@@ -10,7 +10,6 @@ PY=/usr/bin/python3
 command -v mpicc >/dev/null 2>&1 || skip "skip: mpicc not installed (libopenmpi-dev)"
 "$DLRUN" check | grep -q 'PMIx hosting: *yes' || skip "skip: dlrun built without PMIx"
 use_cluster
-within() { timeout -k 5 "$@"; }
 mpicc -O2 -o "$TMP/mpi_hello" "$E2E/mpi_hello.c" || { fail "mpicc"; done_testing; }
 
 # --- sbatch -N2: dlrun -np 4 ./mpi_hello, 2 ranks per node ---

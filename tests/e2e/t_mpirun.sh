@@ -10,7 +10,6 @@
 PY=/usr/bin/python3
 command -v mpirun >/dev/null 2>&1 || skip "skip: mpirun not installed (openmpi-bin)"
 mpirun --version 2>/dev/null | grep -q 'Open MPI' || skip "skip: mpirun is not Open MPI's"
-within() { timeout -k 5 "$@"; }
 mpirun_nodes_here
 SHOW='echo "rank=$RANK/$WORLD_SIZE local=$LOCAL_RANK/$LOCAL_WORLD_SIZE node=$GROUP_RANK master=$MASTER_ADDR:$MASTER_PORT ompi=${OMPI_COMM_WORLD_RANK:-none} pmix=${PMIX_RANK:-none}"'
 

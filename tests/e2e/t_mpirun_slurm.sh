@@ -9,7 +9,6 @@
 PY=/usr/bin/python3
 command -v mpirun >/dev/null 2>&1 || skip "skip: mpirun not installed (openmpi-bin)"
 use_cluster
-within() { timeout -k 5 "$@"; }
 MPIRUN="mpirun --allow-run-as-root -np 2 -npernode 1 --bind-to none -x PATH -x LD_LIBRARY_PATH"
 
 cat >"$TMP/show.sh" <<EOS

@@ -14,8 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v cc >/dev/null 2>&1 || skip "skip: no C compiler"
 command -v make >/dev/null 2>&1 || skip "skip: no make"
-"$DLRUN" kv --help 2>/dev/null | grep -q 'usage: dlrun kv' ||
-    skip "skip: this dlrun has no broker/kv subcommands registered"
+need_kv
 BUILD_DIR=$(cd "$(dirname "$DLRUN")" && pwd)
 [ -e "$BUILD_DIR/libdlrun.so" ] || make -s -C "$TOP" BUILD="$BUILD_DIR" "$BUILD_DIR/libdlrun.so"
 EX=$TOP/contrib/examples
@@ -24,18 +23,14 @@ EX_CFLAGS="-O2 -g"
 ldd "$DLRUN" 2>/dev/null | grep -q libasan && EX_CFLAGS="$EX_CFLAGS -fsanitize=address,undefined"
 STUB=$E2E/nccl_stub
 
-# start_broker: a fresh `dlrun broker` (a new job), its variables exported
+# fresh_broker: a fresh `dlrun broker` (a new job), its variables exported
 bpid=
-start_broker() {
+fresh_broker() {
     [ -n "$bpid" ] && kill -TERM "$bpid" && wait "$bpid"
-    : >"$TMP/env"
-    "$DLRUN" broker --bind 127.0.0.1 >"$TMP/env" 2>"$TMP/broker.err" &
-    bpid=$!
-    i=0
-    while [ "$(wc -l <"$TMP/env")" -lt 2 ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done
+    start_broker --bind 127.0.0.1
     set -a; . "$TMP/env"; set +a
 }
-start_broker
+fresh_broker
 
 # --- 1. the stand-ins ---
 S=$TMP/stub
@@ -70,7 +65,7 @@ expect_eq "  the broker counted four arrivals" "$(cat "$TMP/out")" 4
 
 # a creator that cannot load NCCL: everyone fails with its reason (a new
 # job: with the old broker the id would simply be found)
-start_broker
+fresh_broker
 expect_rc "NCCL cannot be loaded: the job fails" 1 \
     env DLRUN_NCCL_LIBRARY=/nonexistent/libnccl.so.2 \
     LD_LIBRARY_PATH="$S/lib" STUB_NCCL_DIR="$TMP/nccl" \

@@ -7,18 +7,13 @@
 # their argv; waits are hang guards (2 minutes; the sleeps last longer),
 # never assertions.
 . "$(dirname "$0")/lib.sh"
-MARK=dlrun-orph-$$
-ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
-S=$TMP/$MARK-sleep
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS"
-leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk -v me=$$ \
-    'index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $1 != me && $0 !~ /awk/ { print $1 }'; }
+mark_sleep orph
+S=$SLEEP
+CLEAN="$NO_SCHED"
 # the marked processes but dlrun ($pid: its argv names them too)
 others() { leftovers | grep -vx "${pid:-0}"; }
 # wait_count N: until exactly N of them run (hang guard: 2 minutes)
 wait_count() { for _ in $(seq 1200); do [ "$(others | wc -l)" -eq "$1" ] && return; sleep 0.1; done; }
-wait_gone() { for _ in $(seq 1200); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
 
 # kill_case WHAT N CMD: start dlrun -np 2 CMD, wait for N marked processes,
 # SIGKILL dlrun, expect none left

@@ -7,18 +7,13 @@
 # longer), never assertions.
 . "$(dirname "$0")/lib.sh"
 use_cluster
-within() { timeout -k 5 "$@"; }
-MARK=dlrun-orphc-$$
-ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
-S=$TMP/$MARK-sleep
+mark_sleep orphc
+S=$SLEEP
 # the ranks' sleeps on every node (all nodes share this host's pids): the
 # program is $S (dlrun's, the agents' and the relays' argv name it too)
 sleeps() { ps -eo pid=,stat=,args= | S="$S" awk '
     $3 == ENVIRON["S"] && $2 !~ /^Z/ { print $1 }'; }
 wait_sleeps() { for _ in $(seq 1200); do [ "$(sleeps | wc -l)" -eq "$1" ] && return; sleep 0.1; done; }
-SSH="--ssh-identity $DLRUN_TEST_SSH_KEY --ssh-known-hosts $DLRUN_TEST_KNOWN_HOSTS"
-agent_pid() { ip netns pids "dlrun-$1" | while read -r q; do
-    tr '\0' ' ' <"/proc/$q/cmdline" 2>/dev/null | grep -q '^[^ ]*dlrun agent ' && echo "$q"; done | head -n 1; }
 
 "$DLRUN" -H node1:1,node2:1 $SSH -- sh -c \
     "$S 1000 & setsid $S 1001 & exec $S 1002" >"$TMP/agent.out" 2>&1 & p=$!

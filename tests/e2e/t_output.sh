@@ -3,8 +3,7 @@
 # beyond fail-fast: restarts, the summary, the kill timeout, and real DDP.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS"
+CLEAN="$NO_SCHED"
 run() { env $CLEAN "$DLRUN" "$@"; }
 
 # --- tagging, files, filter, a last line without newline ---

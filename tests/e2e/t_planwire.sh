@@ -6,7 +6,6 @@
 # numbers and the -x value.  t_planwire_cluster.sh does it over srun and
 # real ssh.
 . "$(dirname "$0")/lib.sh"
-SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
 V=dlrun-pw-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 cat >"$TMP/rank.sh" <<'EOS'
 echo "$RANK $WORLD_SIZE $LOCAL_RANK $LOCAL_WORLD_SIZE $GROUP_RANK [$PW_VALUE]" >"$0.out.$RANK"

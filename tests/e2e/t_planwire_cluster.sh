@@ -8,26 +8,16 @@
 # --spawn; every rank gets the -x value and its place in the plan.
 . "$(dirname "$0")/lib.sh"
 use_cluster
-within() { timeout -k 5 "$@"; }
-SSH="--ssh-identity $DLRUN_TEST_SSH_KEY --ssh-known-hosts $DLRUN_TEST_KNOWN_HOSTS"
 V=dlrun-pw-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 cat >"$TMP/rank.sh" <<'EOS'
 echo "$RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $(hostname) [$PW_VALUE]" >"$0.out.$RANK"
 touch "$0.up.$RANK"
 while [ ! -e "$0.stop" ]; do sleep 0.1; done
 EOS
-# every `dlrun agent` process: the nodes are network namespaces of this
-# machine (tests/e2e/cluster/cluster.sh), one process table shows them all
+# every `dlrun agent` process, on any node
 agents_ps() {
-    ps -eo pid=,args= | awk -v d="$DLRUN" '$2 == d && $3 == "agent"' |
+    cluster_ps | awk -v d="$DLRUN" '$2 == d && $3 == "agent"' |
         sed 's/^ *[0-9]* //'
-}
-wait_up() {
-    for _ in $(seq 600); do
-        [ "$(ls "$TMP"/rank.sh.up.* 2>/dev/null | wc -l)" -ge "$1" ] && return 0
-        sleep 0.1
-    done
-    return 1
 }
 # check WHAT N_RANKS N_AGENTS
 check() {

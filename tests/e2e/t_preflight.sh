@@ -5,9 +5,7 @@
 # one node: its PATH lacks the program, or its agent never starts (ssh
 # failing).  t_preflight_cluster.sh does it on the four-node cluster.
 . "$(dirname "$0")/lib.sh"
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-       -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
-SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
+CLEAN="$NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
 G="timeout -k 5 300"        # a hang guard, not a speed check
 mkdir -p "$TMP/bin"
 printf '#!/bin/sh\necho "train $RANK"\n' >"$TMP/bin/train"

@@ -9,8 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 use_cluster
-within() { timeout -k 5 "$@"; }
-SSH="--ssh-identity $DLRUN_TEST_SSH_KEY --ssh-known-hosts $DLRUN_TEST_KNOWN_HOSTS"
 XDG_RUNTIME_DIR=$TMP/rt
 export XDG_RUNTIME_DIR
 mkdir -m 755 "$TMP/rt"     # dlrun makes rt/dlrun 0700; others may look in rt

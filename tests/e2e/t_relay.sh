@@ -6,11 +6,10 @@
 # (the agent's fetch of the plan, then its relay; its counters,
 # DLRUN_BROKER_STATS), not one per rank as with DLRUN_NO_RELAY=1.  Simulated nodes, as in t_agents.sh.
 . "$(dirname "$0")/lib.sh"
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-       -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN -u DLRUN_NO_RELAY
+CLEAN="$NO_SCHED
+       -u DLRUN_BROKER -u DLRUN_TOKEN -u DLRUN_NO_RELAY
        DLRUN_RELAY_SIM_MS=0 DLRUN_BROKER_STATS=1 TMPDIR=$TMP/tmpd"
 mkdir -p "$TMP/tmpd"
-SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
 cat >"$TMP/rank.sh" <<'EOS'
 [ "$RANK" = 5 ] && "$DLRUN" kv put shared "from-$RANK"
 "$DLRUN" kv barrier all 24 --timeout 120 || exit 1

@@ -16,24 +16,6 @@ unset DLRUN_CONFIG XDG_CONFIG_HOME DLRUN_TEMPLATES
 mkdir -p "$HOME"
 
 # --- golden scripts: each scheduler, each example profile ---
-# golden NAME ARGS... : dlrun script ARGS must print GOLD/NAME.sh exactly,
-# and the script must be valid bash
-golden() {
-    name=$1; shift
-    if ! "$DLRUN" script "$@" >"$TMP/$name.sh" 2>"$TMP/err"; then
-        fail "golden $name: dlrun script failed"; sed 's/^/  err: /' "$TMP/err"; return
-    fi
-    if [ "${DLRUN_UPDATE_GOLDEN:-}" = 1 ]; then
-        cp "$TMP/$name.sh" "$GOLD/$name.sh" && pass "golden $name (rewritten)"
-        return
-    fi
-    if cmp -s "$TMP/$name.sh" "$GOLD/$name.sh"; then pass "golden $name"; else
-        fail "golden $name differs from tests/golden/script/$name.sh"
-        diff -u "$GOLD/$name.sh" "$TMP/$name.sh" | head -n 30 | sed 's/^/  | /'
-    fi
-    bash -n "$TMP/$name.sh" 2>"$TMP/err" && pass "  $name: bash -n" ||
-        { fail "  $name: bash -n"; sed 's/^/  err: /' "$TMP/err"; }
-}
 
 if [ -e /etc/dlrun/sites.yaml ]; then
     echo "# /etc/dlrun/sites.yaml exists here: the golden profile tests may differ"

@@ -36,18 +36,6 @@ EOS
 PATH=$TMP/bin:$PATH
 export PATH
 
-state() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
-finished() { case $(state "$1") in PENDING|RUNNING|CONFIGURING|COMPLETING) return 1 ;; esac; }
-# wait_for SECS WHAT CMD... : poll CMD every half second (a hang guard)
-wait_for() {
-    secs=$1 what=$2; shift 2
-    end=$(($(date +%s) + secs))
-    until "$@"; do
-        [ "$(date +%s)" -ge "$end" ] && { fail "timed out after ${secs}s: $what"; return 1; }
-        sleep 0.5
-    done
-    pass "$what"
-}
 
 # seed NAME PER ARGS... : script from profile NAME with ARGS (PER ranks a
 # node), --check, sbatch through dlrun submit; 2 x PER ranks end with the

@@ -10,30 +10,14 @@ export HOME
 unset DLRUN_CONFIG XDG_CONFIG_HOME DLRUN_TEMPLATES
 mkdir -p "$HOME"
 
-# one_line WHAT: the error in $TMP/err is one line starting "dlrun: "
-one_line() {
+# says_one_line WHAT: the error in $TMP/err is one line starting "dlrun: "
+says_one_line() {
     expect_eq "$1: one line" "$(wc -l <"$TMP/err" | tr -d ' ')" 1
     expect_grep "$1: says dlrun:" "^dlrun: " "$TMP/err"
 }
 
 # --- PJM (Flow): the template, the profile, pjsub ---
 GOLD=$TOP/tests/golden/script
-# golden NAME ARGS... : dlrun script ARGS prints GOLD/NAME.sh exactly
-# (DLRUN_UPDATE_GOLDEN=1 rewrites it) and it is valid bash
-golden() {
-    name=$1; shift
-    if ! "$DLRUN" script "$@" >"$TMP/$name.sh" 2>"$TMP/err"; then
-        fail "golden $name: dlrun script failed"; sed 's/^/  err: /' "$TMP/err"; return
-    fi
-    if [ "${DLRUN_UPDATE_GOLDEN:-}" = 1 ]; then
-        cp "$TMP/$name.sh" "$GOLD/$name.sh" && pass "golden $name (rewritten)"
-    elif cmp -s "$TMP/$name.sh" "$GOLD/$name.sh"; then pass "golden $name"; else
-        fail "golden $name differs from tests/golden/script/$name.sh"
-        diff -u "$GOLD/$name.sh" "$TMP/$name.sh" | head -n 30 | sed 's/^/  | /'
-    fi
-    bash -n "$TMP/$name.sh" 2>"$TMP/err" && pass "  $name: bash -n" ||
-        { fail "  $name: bash -n"; sed 's/^/  err: /' "$TMP/err"; }
-}
 golden pjm --scheduler pjm -N 2 --gpus-per-node 4 --cores-per-node 40 -t 1:30:00 \
     -p cx-small -A z00000a -J train --map-by ppr:2:socket -- python train.py --lr 0.1
 golden pjm-mpirun --scheduler pjm -N 2 --gpus-per-node 4 --launcher mpirun \
@@ -47,7 +31,7 @@ expect_grep "flow: mpirun on the node file, one dlrun a node" \
     '^exec mpirun --host "$dlrun_hosts" --bind-to none -x PATH .* -np 2 -npernode 1 dlrun --nproc-per-node 4 --map-by ppr:2:socket --bind-to core -- python3 train.py --epochs 3$' \
     "$TMP/profile-flow.sh"
 expect_rc "pjm --requeue: refused" 2 "$DLRUN" script --scheduler pjm -N 1 --requeue -- p
-one_line "pjm --requeue"
+says_one_line "pjm --requeue"
 mkdir -p "$TMP/bin"
 cat >"$TMP/bin/pjsub" <<'EOS'
 #!/bin/sh
@@ -122,23 +106,23 @@ expect_eq "  --setup after the profile's set-up" \
 # shellcheck disable=SC2086
 expect_rc "--drop-directive that the profile does not have" 2 "$DLRUN" script \
     $JZ --drop-directive '-C v100-16g' -- python train.py
-one_line "--drop-directive unknown"
+says_one_line "--drop-directive unknown"
 expect_grep "  names it" "drop-directive '-C v100-16g': the profile has no such directive" "$TMP/err"
 for o in '%x.o%j' 'out-%j.sh' 'log.%J'; do
     # shellcheck disable=SC2086
     expect_rc "-o $o: the scheduler's output pattern" 2 "$DLRUN" script $JZ \
         -o "$o" -- python train.py
-    one_line "-o $o"
+    says_one_line "-o $o"
     expect_grep "  hints --directive" "give --directive" "$TMP/err"
 done
 [ -e "$TMP/%x.o%j" ] && fail "-o %x.o%j wrote a file"
 expect_rc "--env without =" 2 "$DLRUN" script $JZ --env NCCL_DEBUG -- p
-one_line "--env NAME"
+says_one_line "--env NAME"
 expect_rc "--env with a bad name" 2 "$DLRUN" script $JZ --env '1X=2' -- p
-one_line "--env 1X"
+says_one_line "--env 1X"
 expect_rc "--directive with a newline" 2 "$DLRUN" script $JZ \
     --directive "$(printf 'a\nb')" -- p
-one_line "--directive newline"
+says_one_line "--directive newline"
 
 # --- the dlrun line through dlrun run's parser, placed on the node ---
 cat >"$TMP/bad.yaml" <<'EOS'
@@ -159,35 +143,35 @@ profiles:
 EOS
 expect_rc "profile's --map-by ppr:4:sockt" 2 "$DLRUN" script --config "$TMP/bad.yaml" \
     --profile typo -N 2 -- python train.py
-one_line "ppr:4:sockt"
+says_one_line "ppr:4:sockt"
 expect_grep "  names the value" "the script's dlrun line: --map-by 'ppr:4:sockt': use" "$TMP/err"
 expect_eq "  nothing written" "$(wc -c <"$TMP/out" | tr -d ' ')" 0
 expect_rc "--dlrun-arg that dlrun does not know" 2 "$DLRUN" script --profile neuron \
     -N 2 --dlrun-arg --frobnicate -- python train.py
-one_line "unknown --dlrun-arg"
+says_one_line "unknown --dlrun-arg"
 expect_grep "  names it" "unknown option '--frobnicate'" "$TMP/err"
 expect_rc "profile's unknown dlrun option" 2 "$DLRUN" script --config "$TMP/bad.yaml" \
     --profile unknown -N 2 -- python train.py
-one_line "unknown dlrun-options"
+says_one_line "unknown dlrun-options"
 expect_rc "a word that is not an option before --" 2 "$DLRUN" script \
     --config "$TMP/bad.yaml" --profile word -N 2 -- python train.py
-one_line "stray word"
+says_one_line "stray word"
 expect_grep "  names it" "'oops' is not a dlrun option" "$TMP/err"
 expect_rc "--map-by typo on the command line" 2 "$DLRUN" script --profile squid -N 2 \
     --map-by ppr:4:sockt -- python train.py
-one_line "--map-by ppr:4:sockt"
+says_one_line "--map-by ppr:4:sockt"
 # Neuron's ppr:4:socket wants 8 ranks; --gpus-per-node 2 makes 2: the
 # profile's --map-by (made for its 8 GPUs) is left out, with a note, and
 # the ranks follow their GPUs
 expect_rc "neuron --gpus-per-node 2: adapts" 0 "$DLRUN" script --profile neuron \
     -N 2 --gpus-per-node 2 -- python train.py
 expect_grep "  without the profile's --map-by" "^exec dlrun --nproc-per-node 2 -- python train.py\$" "$TMP/out"
-one_line "neuron --gpus-per-node 2 note"
+says_one_line "neuron --gpus-per-node 2 note"
 expect_grep "  the note says why" "note: profile neuron's --map-by ppr:4:socket is for its 8 GPUs a node; with --gpus-per-node 2" "$TMP/err"
 # ... but a --map-by given with it is the user's: placed or refused
 expect_rc "neuron --gpus-per-node 2 --map-by ppr:4:socket: refused" 2 "$DLRUN" script \
     --profile neuron -N 2 --gpus-per-node 2 --map-by ppr:4:socket -- python train.py
-one_line "neuron --gpus-per-node 2 --map-by ppr:4:socket"
+says_one_line "neuron --gpus-per-node 2 --map-by ppr:4:socket"
 expect_grep "  says the node and the way out, in dlrun script's options" \
     "profile neuron's node (2 sockets x 32 cores, 8 GPUs), 2 ranks a node: --map-by ppr:4:socket asks for 8 a node (4 on each of 2 sockets): pass --gpus-per-node 8, or --map-by ppr:1:socket\$" "$TMP/err"
 expect_eq "  nothing written" "$(wc -c <"$TMP/out" | tr -d ' ')" 0
@@ -195,7 +179,7 @@ expect_eq "  nothing written" "$(wc -c <"$TMP/out" | tr -d ' ')" 0
 # node has, not dlrun run's --nproc-per-node (the script writes that)
 expect_rc "flow --map-by ppr:4:socket: refused" 2 "$DLRUN" script --profile flow \
     -N 2 --map-by ppr:4:socket -- python train.py
-one_line "flow --map-by ppr:4:socket"
+says_one_line "flow --map-by ppr:4:socket"
 expect_grep "  only the --map-by that fits 4 GPUs" \
     "profile flow's node (2 sockets x 20 cores, 4 GPUs), 4 ranks a node: --map-by ppr:4:socket asks for 8 a node (4 on each of 2 sockets): pass --map-by ppr:2:socket\$" "$TMP/err"
 expect_rc "squid --tasks per-gpu --gpus-per-node 3: refused" 2 "$DLRUN" submit --profile squid \
@@ -220,10 +204,10 @@ profiles:
 EOS
 expect_rc "a profile of 2 GPUs a node with ppr:4:socket: refused" 2 "$DLRUN" script \
     --config "$TMP/neuron2.yaml" --profile neuron2 -N 2 -- python train.py
-one_line "profile neuron2"
+says_one_line "profile neuron2"
 expect_rc "more GPUs than the node has" 2 "$DLRUN" script --profile squid -N 2 \
     --gpus-per-node 16 -- python train.py
-one_line "--gpus-per-node 16"
+says_one_line "--gpus-per-node 16"
 expect_grep "  says how many it has" "16 GPUs per node asked for, but profile squid's node (2 sockets x 38 cores, 8 GPUs) has 8" "$TMP/err"
 cat >"$TMP/node.yaml" <<'EOS'
 profiles:
@@ -233,7 +217,7 @@ profiles:
 EOS
 expect_rc "node: with GPUs uneven over the sockets" 2 "$DLRUN" script --config "$TMP/node.yaml" \
     --profile n -N 1 -- p
-one_line "node: uneven"
+says_one_line "node: uneven"
 expect_grep "  at FILE:LINE:COLUMN" "node.yaml:4:11: profiles.n.node: node: 3 GPUs do not spread evenly over 2 sockets" "$TMP/err"
 
 # --- one rank a node driving all its GPUs (TF MirroredStrategy): the
@@ -261,7 +245,7 @@ expect_rc "  and it passes its --check" 0 "$DLRUN" script --check "$TMP/mirrored
 # --- a site's user's own words: mpirun's -np (SQUID's seed: -np 16) ---
 expect_rc "script --profile squid -N 2 -np 16: refused" 2 "$DLRUN" script \
     --profile squid -N 2 -np 16 -- python3 bench.py
-one_line "-np 16"
+says_one_line "-np 16"
 expect_grep "  names -np (was: '2: unknown option') and the way" \
     "^dlrun: -np: the ranks of a script are -N NODES times --gpus-per-node G" "$TMP/err"
 expect_rc "submit -n 16: refused" 2 "$DLRUN" submit --profile flow -N 2 -n 16 \
@@ -322,11 +306,11 @@ done
 # a script edited after it was made: the line, and why
 sed 's/ppr:4:socket/ppr:4:sockt/' "$TMP/c-squid.sh" >"$TMP/typo.sh"
 expect_rc "--check: a --map-by typo" 2 "$DLRUN" script --check "$TMP/typo.sh"
-one_line "--check typo"
+says_one_line "--check typo"
 expect_grep "  FILE:LINE and the value" "typo.sh:[0-9]*: the script's dlrun line: --map-by 'ppr:4:sockt'" "$TMP/err"
 sed 's/ppr:4:socket/ppr:2:socket/' "$TMP/c-squid.sh" >"$TMP/ppr2.sh"
 expect_rc "--check: ppr:2:socket with 8 ranks on SQUID's node" 2 "$DLRUN" script --check "$TMP/ppr2.sh"
-one_line "--check ppr:2:socket"
+says_one_line "--check ppr:2:socket"
 expect_grep "  FILE:LINE and the node" "ppr2.sh:[0-9]*: profile squid's node (2 sockets x 38 cores, 8 GPUs), 8 ranks a node: --map-by ppr:2:socket asks for 4 ranks" "$TMP/err"
 cat >"$TMP/one.yaml" <<'EOS'
 profiles:
@@ -337,16 +321,16 @@ profiles:
 EOS
 expect_rc "--check FILE --profile: the placement on another profile's node" 2 \
     "$DLRUN" script --config "$TMP/one.yaml" --check "$TMP/c-squid.sh" --profile one
-one_line "--check --profile one"
+says_one_line "--check --profile one"
 expect_grep "  one socket" "profile one's node (1 socket x 64 cores, 8 GPUs), 8 ranks a node: --map-by ppr:4:socket asks for 4 ranks" "$TMP/err"
 sed 's/--map-by/--mapby/' "$TMP/c-neuron.sh" >"$TMP/opt.sh"
 expect_rc "--check: an unknown option" 2 "$DLRUN" script --check "$TMP/opt.sh"
 expect_grep "  names it" "unknown option '--mapby'" "$TMP/err"
 printf '#!/bin/sh\necho hello\n' >"$TMP/none.sh"
 expect_rc "--check: no dlrun line" 2 "$DLRUN" script --check "$TMP/none.sh"
-one_line "--check no dlrun"
+says_one_line "--check no dlrun"
 expect_rc "--check: no such file" 2 "$DLRUN" script --check "$TMP/missing.sh"
-one_line "--check missing"
+says_one_line "--check missing"
 
 # --- dlrun plan --profile: the site's node, one block per group ---
 expect_rc "plan --profile squid -N 2" 0 "$DLRUN" plan --profile squid -N 2 -- python3 bench.py
@@ -384,10 +368,10 @@ expect_rc "plan: one rank on 4 GPUs" 0 "$DLRUN" plan --profile jean-zay -N 2 --n
 expect_grep "  warns: one rank, 4 GPUs" "^warning: nodes 0-1: one rank and 4 GPUs" "$TMP/out"
 expect_rc "plan: the profile's ppr:4:socket with 4 ranks" 2 "$DLRUN" plan --profile squid \
     -N 2 --nproc-per-node 4
-one_line "plan ppr:4:socket, 4 ranks"
+says_one_line "plan ppr:4:socket, 4 ranks"
 expect_rc "plan: a profile without a node" 2 "$DLRUN" plan --config "$TMP/bad.yaml" \
     --profile unknown -N 2
-one_line "plan: no node"
+says_one_line "plan: no node"
 expect_grep "  says what to add" "describes no node: add node:" "$TMP/err"
 expect_rc "plan --gpus-per-node 2: the profile's --map-by left out" 0 "$DLRUN" plan \
     --profile neuron -N 2 --gpus-per-node 2
@@ -419,8 +403,8 @@ expect_grep "  the node is the file" "^node:       $TOP/tests/topo/squid.xml\$" 
 expect_grep "  rank 4 on socket 1 with GPU 4 (the file's bus id)" "^  4      4      1       1     38-46 *4 (0000:88:00.0)" "$TMP/out"
 expect_rc "script with topology: placed on the file's node" 2 "$DLRUN" script \
     --config "$TMP/xml.yaml" --profile squidxml -N 2 --gpus-per-node 8 --map-by ppr:3:socket -- p
-one_line "topology: ppr:3:socket"
+says_one_line "topology: ppr:3:socket"
 expect_rc "plan: no such profile" 2 "$DLRUN" plan --profile nope -N 2
-one_line "plan: no profile"
+says_one_line "plan: no profile"
 
 done_testing

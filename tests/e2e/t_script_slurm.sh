@@ -19,20 +19,7 @@ export HOME
 unset DLRUN_CONFIG XDG_CONFIG_HOME
 mkdir -p "$HOME"
 
-# state JOBID: the JobState of a job (empty once Slurm forgot it)
-state() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
 restarts() { scontrol show job -o "$1" 2>/dev/null | sed -n 's/.* Restarts=\([0-9]*\).*/\1/p'; }
-# wait_for SECS WHAT CMD... : poll CMD every half second
-wait_for() {
-    secs=$1 what=$2; shift 2
-    end=$(($(date +%s) + secs))
-    until "$@"; do
-        [ "$(date +%s)" -ge "$end" ] && { fail "timed out after ${secs}s: $what"; return 1; }
-        sleep 0.5
-    done
-    pass "$what"
-}
-finished() { case $(state "$1") in PENDING|RUNNING|CONFIGURING|COMPLETING) return 1 ;; esac; }
 count() { ls "$@" 2>/dev/null | wc -l | tr -d ' '; }
 
 # The site profile of this cluster: its partition, output files kept

@@ -5,9 +5,7 @@
 # values must be in every rank's environment, the DLRUN_X_ carriers must
 # not.  t_secrets_cluster.sh does the same over srun and real ssh.
 . "$(dirname "$0")/lib.sh"
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-       -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
-SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
+CLEAN="$NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
 A=dlrun-secret-a-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 B=dlrun-secret-b-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 cat >"$TMP/rank.sh" <<'EOS'

@@ -8,8 +8,6 @@
 # -x SECRET_B=... (the head's pid is left out).
 . "$(dirname "$0")/lib.sh"
 use_cluster
-within() { timeout -k 5 "$@"; }
-SSH="--ssh-identity $DLRUN_TEST_SSH_KEY --ssh-known-hosts $DLRUN_TEST_KNOWN_HOSTS"
 A=dlrun-secret-a-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 B=dlrun-secret-b-$$-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')
 echo "$B" >"$TMP/b.value"
@@ -22,20 +20,9 @@ EOS
 
 # Every process on every node whose argv holds a value, but the head ($1,
 # while it is dlrun: --mpi=srun makes it srun, which must show none)
-nodes_ps() {
-    for n in 1 2 3 4; do ip netns exec "dlrun-node$n" ps -eo pid=,args=; done
-    ps -eo pid=,args=
-}
-seen() { nodes_ps | awk -v p="$1" -v d="$DLRUN" -v a="$A" -v b="$B" '
+seen() { cluster_ps | awk -v p="$1" -v d="$DLRUN" -v a="$A" -v b="$B" '
     !($1 == p && $2 == d && $3 != "agent") &&
     (index($0, a) || index($0, b)) && !/awk/' | sort -u; }
-wait_up() {
-    for _ in $(seq 600); do
-        [ "$(ls "$TMP"/rank.sh.up.* 2>/dev/null | wc -l)" -ge "$1" ] && return 0
-        sleep 0.1
-    done
-    return 1
-}
 # check WHAT N HEADPID: N ranks up, no value seen, stop them, their values
 check() {
     wait_up "$2"

@@ -12,7 +12,6 @@ use_cluster
 NODE1_ADDR=$(getent ahostsv4 node1 | awk 'NR == 1 { print $1 }')
 
 # Nothing here may hang CI: a stuck step is killed and fails its check.
-within() { timeout -k 5 "$@"; }
 
 # ranks_ok FILE: the ranks (space-separated) that printed the right sum of 4.
 ranks_ok() {

@@ -6,12 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 use_cluster
-within() { timeout -k 5 "$@"; }
-MARK=dlrun-head-$$
-ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
-# live processes carrying the mark on any node (they all share this kernel)
-leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk '
-    index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $0 !~ /awk/ { print $1 }'; }
+mark_sleep head
 
 # --- sbatch -N4 --ntasks-per-node=1: dlrun -np 16 spreads 4 per node ---
 cat >"$TMP/ddp.sh" <<EOS

@@ -7,13 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 use_cluster
-within() { timeout -k 5 "$@"; }
-MARK=dlrun-ssh-$$
-ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
-leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk '
-    index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $0 !~ /awk/ { print $1 }'; }
-wait_gone() { for _ in $(seq 1200); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
-SSH="--ssh-identity $DLRUN_TEST_SSH_KEY --ssh-known-hosts $DLRUN_TEST_KNOWN_HOSTS"
+mark_sleep ssh
 HOSTS=node1:2,node2:2,node3:2,node4:2
 
 # --- where every rank ran, with what identity ---
@@ -106,8 +100,6 @@ done
 # --- the agent on node2 is killed: the job ends, naming the node ---
 "$DLRUN" -H $HOSTS $SSH -- "$TMP/$MARK-sleep" 60 >"$TMP/agent.out" 2>&1 & p=$!
 for _ in $(seq 1200); do [ "$(leftovers | wc -l)" -ge 17 ] && break; sleep 0.1; done
-agent_pid() { ip netns pids "dlrun-$1" | while read -r q; do
-    tr '\0' ' ' <"/proc/$q/cmdline" 2>/dev/null | grep -q '^[^ ]*dlrun agent ' && echo "$q"; done | head -n 1; }
 for _ in $(seq 1200); do a=$(agent_pid node2); [ -n "$a" ] && break; sleep 0.1; done
 kill -9 "${a:-0}"
 within 300 sh -c "while kill -0 $p 2>/dev/null; do sleep 0.1; done"; wait $p; rc=$?

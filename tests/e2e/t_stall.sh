@@ -7,8 +7,7 @@
 # stalled job.  Timeouts below are hang guards, never speed checks.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-    -u PMI_RANK -u PBS_NODEFILE -u LSB_MCPU_HOSTS -u NQSV_MPIOPTS -u DLRUN_BROKER
+CLEAN="$NO_SCHED -u DLRUN_BROKER
     -u PYTHONFAULTHANDLER"
 run() { env $CLEAN timeout -s KILL 900 "$DLRUN" "$@"; }
 # left_running MARK: processes whose command line holds MARK
@@ -49,7 +48,6 @@ expect_eq "the stall line is the last" "$(tail -1 "$TMP/err" | cut -c1-15)" "dlr
 
 # --- across (simulated) nodes: the agents report, the head decides ---
 # DLRUN_RELAY_SIM_MS runs each node's agent here (see t_agents.sh)
-SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
 sim() { env $CLEAN -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0 timeout -s KILL 900 \
     "$DLRUN" $SIM "$@"; }
 expect_rc "two nodes of sleeping ranks stall (exit 124)" 124 sim -H 'sim[1-2]:2' \

@@ -10,12 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 use_cluster
-within() { timeout -k 5 "$@"; }
 MARK=dlrun-stall-$$
-# live processes carrying the mark on any node (they all share this kernel)
-leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk '
-    index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $0 !~ /awk/ { print $1 }'; }
-wait_gone() { for _ in $(seq 600); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
 
 within 900 salloc -N2 --ntasks-per-node=1 "$DLRUN" -np 4 --stall-timeout 10 \
     env STALL_RANK=3 "$PY" "$E2E/stall_ddp.py" "$MARK" >"$TMP/out" 2>"$TMP/err"

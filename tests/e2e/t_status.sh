@@ -4,9 +4,7 @@
 # in t_agents.sh: its agents put their lines into the broker), --json, the
 # file gone after the job, and another user refused.
 . "$(dirname "$0")/lib.sh"
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-       -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
-SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
+CLEAN="$NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
 # a runtime folder of this test's own: other tests' jobs are not listed
 chmod 755 "$TMP"
 mkdir -m 755 "$TMP/rt"

@@ -8,8 +8,8 @@
 # init fails, no GPU column and no error.
 . "$(dirname "$0")/lib.sh"
 command -v cc >/dev/null 2>&1 || skip "skip: no C compiler"
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-       -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN -u CUDA_VISIBLE_DEVICES
+CLEAN="$NO_SCHED
+       -u DLRUN_BROKER -u DLRUN_TOKEN -u CUDA_VISIBLE_DEVICES
        -u DLRUN_NVML_LIBRARY"
 GPUS="--topology $TOP/tests/topo/squid.xml --bind-to none --gpu-bind isolate"
 chmod 755 "$TMP"

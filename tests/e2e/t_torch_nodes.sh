@@ -12,7 +12,6 @@ PY=/usr/bin/python3
 "$PY" -c 'import torch' 2>/dev/null || skip "skip: no torch for $PY"
 export DLRUN_CLUSTER_WAIT=${DLRUN_CLUSTER_WAIT:-3600}
 use_cluster
-within() { timeout -k 5 "$@"; }
 # $ON N CMD...: CMD in node N's network namespace with its host name, the
 # same pid all along (the script, nsenter, unshare and sh exec it)
 ON=$TMP/on
@@ -22,12 +21,7 @@ n=$1; shift
 exec nsenter --net="/run/netns/dlrun-node$n" unshare --uts sh -c 'hostname "$0" && exec "$@"' "node$n" "$@"
 EOF
 chmod +x "$ON"
-MARK=dlrun-tnc-$$
-ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
-leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk '
-    index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $0 !~ /awk/ { print $1 }'; }
-wait_gone() { for _ in $(seq 600); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
-ranks_up() { for _ in $(seq 600); do [ "$(ps -eo args= | grep -c "^$TMP/$MARK-sleep")" -ge "$1" ] && return; sleep 0.1; done; }
+mark_sleep tnc
 N1=$(getent hosts node1 | awk '{ print $1 }')
 [ -n "$N1" ] || { fail "node1 has no address"; done_testing; }
 export DLRUN_TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')

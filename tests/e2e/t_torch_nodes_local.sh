@@ -8,14 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 export DLRUN     # the ranks call dlrun kv
-within() { timeout -k 5 "$@"; }
-MARK=dlrun-tn-$$
-ln -s "$(command -v sleep)" "$TMP/$MARK-sleep"
-leftovers() { ps -eo pid=,stat=,args= | M=$MARK awk '
-    index($0, ENVIRON["M"]) && $2 !~ /^Z/ && $0 !~ /awk/ { print $1 }'; }
-wait_gone() { for _ in $(seq 600); do [ -z "$(leftovers)" ] && return; sleep 0.1; done; }
-# ranks running the marker (dlrun's own argv names it too, later on its line)
-ranks_up() { n=0; for _ in $(seq 600); do n=$(ps -eo args= | grep -c "^$TMP/$MARK-sleep"); [ "$n" -ge "$1" ] && return; sleep 0.1; done; }
+mark_sleep tn
 export DLRUN_TOKEN=0123456789abcdef0123456789abcdef
 ID='echo "$GROUP_RANK $RANK $LOCAL_RANK $WORLD_SIZE $LOCAL_WORLD_SIZE $GROUP_WORLD_SIZE $MASTER_ADDR:$MASTER_PORT $TORCHELASTIC_RUN_ID $TORCHELASTIC_RESTART_COUNT $DLRUN_BROKER"'
 
