@@ -30,7 +30,7 @@ const char options_help[] =
     "      --bind-to WHAT       core, numa, socket, none\n"
     "      --gpu-bind WHAT      closest (rank k next to GPU k), isolate, none\n"
     "      --report-bindings    print each rank's CPUs and GPU before launch\n"
-    "      --topology SPEC      plan for FILE.xml or synthetic:\"package:2 core:8\"\n"
+    "      --topology SPEC      plan for FILE.xml or synthetic:\"package:2 core:8 pu:1\"\n"
     "Output and supervision:\n"
     "  -l, --tag-output         prefix each line with [RANK] (also --label)\n"
     "      --output-dir DIR     also write DIR/rank.N/{stdout,stderr}\n"

@@ -162,6 +162,12 @@ if [ ! -e /proc/driver/nvidia/gpus ] && [ ! -e /dev/nvidiactl ]; then
         nohwloc -np 2 --bind-to none true
     expect_eq "  silently" "$(cat "$TMP/err")" ""
 fi
+# the synthetic example dlrun run --help shows is one dlrun takes (hwloc's
+# descriptions end with their PUs)
+spec=$("$DLRUN" run --help | sed -n 's/.*--topology SPEC.* or \(synthetic:.*\)$/\1/p' | tr -d '"')
+expect_rc "the --help's --topology $spec" 0 "$DLRUN" plan --topology "$spec" -np 2
+expect_eq "  is taken, no warning" "$(cat "$TMP/err")" ""
+expect_grep "  its 16 CPUs" "16 slots (the CPUs of --topology)" "$TMP/out"
 expect_rc "no libhwloc, dlrun check" 0 nohwloc check
 expect_grep "  says so" "^topology: *error: cannot load hwloc" "$TMP/out"
 done_testing
