@@ -7,9 +7,7 @@
 # Another user's folder needs root (chown to nobody).
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || skip "skip: another user's folder needs root"
-CLEAN="-u SLURM_JOB_ID -u SLURM_STEP_ID -u PMIX_NAMESPACE -u OMPI_COMM_WORLD_RANK
-       -u PMI_RANK -u PBS_NODEFILE -u DLRUN_BROKER -u DLRUN_TOKEN"
-SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
+CLEAN="$NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN"
 # owner and mode of a folder, as "UID MODE"
 owner_mode() { stat -c '%u %a' "$1"; }
 mkdir "$TMP/eve" "$TMP/run" "$TMP/open" "$TMP/sticky"
