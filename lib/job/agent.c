@@ -30,6 +30,7 @@
 #include "where/ranges.h"
 #include "run/supervise.h"
 #include "util/say.h"
+#include "util/tmpdir.h"
 #include "where/sched.h"
 
 extern char **environ;
@@ -280,13 +281,17 @@ int agent_run(struct job *j, int argc, char **argv)
     struct planwire pw = { 0 };
     static char host[256];
     struct headlink_conf hc = { .lifeline = -1, .lost = agent_lost };
-    int rc = EXIT_FAIL;
+    int rc = EXIT_FAIL, self;
 
     if (j->opt.lifeline && (hc.lifeline = take_lifeline()) < 0)
         goto out;
-    if ((rc = agent_take_plan(j, &pw)) != 0 || (rc = agent_ready(j, argc)) != 0)
+    if ((rc = agent_take_plan(j, &pw)) != 0)
         goto out;
-    j->plan.self_node = find_self_node(j);
+    self = find_self_node(j);
+    tmpdir_quiet(self > 0);     /* a TMPDIR not used: the first node says it */
+    if ((rc = agent_ready(j, argc)) != 0)
+        goto out;
+    j->plan.self_node = self;
     if (j->plan.self_node < 0)
         goto out;           /* the plan has no rank on this node */
     if (j->opt.preflight) {

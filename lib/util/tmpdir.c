@@ -96,6 +96,12 @@ static int tmp_uid_dir(char *buf, size_t len, size_t maxlen)
     return 0;
 }
 
+void tmpdir_quiet(int quiet)
+{
+    if (quiet)
+        __atomic_store_n(&said, 1, __ATOMIC_RELAXED);
+}
+
 int tmpdir_pick(char *buf, size_t len, size_t maxlen, struct err *err)
 {
     const char *tmp = getenv("TMPDIR");

@@ -25,6 +25,11 @@
  * instead.  0, or -1 with err (may be NULL) when no safe folder is left. */
 int tmpdir_pick(char *buf, size_t len, size_t maxlen, struct err *err);
 
+/* quiet 1: tmpdir_pick says nothing in this process (an agent of a node
+ * past the first: the first node's line stands for the job's, not one
+ * line per node). */
+void tmpdir_quiet(int quiet);
+
 /* Why path (resolved) is not safe for dlrun's folders, into why (len
  * bytes, "belongs to uid 1001", ...); 0 when it is.  For the tests. */
 int tmpdir_unsafe(const char *path, char *why, size_t len);

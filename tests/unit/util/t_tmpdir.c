@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/say.h"
@@ -84,6 +85,27 @@ static void unsafe(void)
     (void)buf;
 }
 
+/* an agent past the first node: quiet (a process of its own, as the
+ * line is said once per process) */
+static void quiet(void)
+{
+    char buf[PATH_MAX];
+    struct kept k = { 0 };
+    int status = -1;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        say_set_sink(keep, &k);
+        setenv("TMPDIR", at("open"), 1);
+        tmpdir_quiet(1);
+        _exit(tmpdir_pick(buf, sizeof buf, sizeof buf - 1, NULL) == 0 &&
+              strcmp(buf, at("open")) != 0 && k.n == 0 ? 0 : 1);
+    }
+    waitpid(pid, &status, 0);
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+       "tmpdir_quiet(1): another folder, nothing said");
+}
+
 /* needs root: a folder of another user, and one below it */
 static void others(void)
 {
@@ -129,6 +151,7 @@ int main(void)
     unsetenv("XDG_RUNTIME_DIR");
     ours();
     unsafe();
+    quiet();
     others();
     {
         char cmd[128];
