@@ -90,7 +90,9 @@ $(BUILD)/%.o: %.c
 # dlrun/templates installed, BIN/../templates in a checkout), then here.
 $(BUILD)/lib/scripts/profiles.o: ALL_CPPFLAGS += -DDLRUN_TEMPLATE_DIR='"$(PREFIX)/share/dlrun/templates"'
 
+# Made anew: a member of a source that moved or went must not stay behind.
 $(BUILD)/libdlrun-core.a: $(LIB_OBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/dlrun: $(CMD_OBJS) $(BUILD)/libdlrun-core.a
@@ -158,6 +160,7 @@ $(BUILD)/fuzz/obj/%.o: %.c
 	@clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(ALL_CPPFLAGS) -MMD -MP -c -o $@ $<
 
 $(BUILD)/fuzz/libfuzz-core.a: $(FUZZ_OBJS)
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(BUILD)/fuzz/libfuzz-core.a

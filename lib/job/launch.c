@@ -370,7 +370,7 @@ static void keep_last(struct job *j, const struct supervise *sv)
     j->last.signal = sv->signal_received;
 }
 
-/* The attempts of run_launch (lib/engine.h): the job, its ranks'
+/* The attempts of run_launch (lib/run/engine.h): the job, its ranks'
  * launcher and slots, the last attempt's supervisor. */
 struct launch_run {
     struct job *j;

@@ -1,7 +1,7 @@
 /* engine.h - the run engine's attempts: run one attempt of the job,
  * decide whether it starts again (--max-restarts) or ends, say so, and
  * again.  One policy for the three ways dlrun runs a job: its ranks on
- * this host (cmd/launch.c), agents on other hosts (lib/job/head.c), one
+ * this host (lib/job/launch.c), agents on other hosts (lib/job/head.c), one
  * dlrun per node started by hand (lib/job/nodes_run.c).  What an attempt
  * is, and every line about it, is the caller's (callbacks); fail-fast
  * within an attempt is lib/run/supervise.h's.

@@ -37,7 +37,7 @@ static int resolve_hosts(const char *hosts, const struct rdv_opts *o,
 }
 
 /* Rank 0 on an ssh alias that only ssh_config knows (its HostName in
- * addr_name, as cmd/job.c sets it): the HostName's address. */
+ * addr_name, as lib/job/job.c sets it): the HostName's address. */
 static void by_alias(void)
 {
     struct alloc a = { 0 };
