@@ -24,6 +24,10 @@
 #    it, and no two files are above each other (nm of the objects, so
 #    headers cannot hide a circle).
 # 4. cmd/ is thin in size as well: at most 4,000 lines, no file over 400.
+# 5. One home per scheduler: no code outside lib/where/sched*.c compares a
+#    scheduler's or an allocation source's name as a string, looks a row
+#    up by a literal name or names one by an enum: callers test the row's
+#    fields (lib/where/sched.h).
 #
 # The allowlist of rule 1 names files whose part has not moved yet, with
 # what they may still hold and why.  Empty now; a new exception needs a
@@ -157,6 +161,21 @@ if [ -n "$objdir" ]; then
         echo "check-layering: no circle among cmd/'s files"
     fi
 fi
+
+# 5. One home per scheduler.
+names='"(slurm|pbs|nqsv|lsf|pjm|flux)(-(job|step))?"'
+for f in cmd/*.c cmd/*.h lib/*/*.c lib/*/*.h; do
+    [ -f "$f" ] || continue
+    case $f in lib/where/sched*) continue ;; esac
+    strip_comments "$f" |
+        grep -nE "str(n|case|ncase)?cmp\\([^;]*($names|source)|sched_find\\(\"|\\bSCHED_(SLURM|PBS|NQSV|LSF|PJM|FLUX)\\b" |
+        while IFS=: read -r n _; do
+            echo "$f:$n: a scheduler named in code ($(sed -n "${n}p" "$f" | sed 's/^[[:space:]]*//')): test its row's fields (lib/where/sched.h)" >&2
+            echo bad
+        done | grep -q bad && bad5=1
+done
+if [ -n "${bad5:-}" ]; then bad=1
+else echo "check-layering: no scheduler named in code outside lib/where/sched*.c"; fi
 
 # 4. cmd/ is thin in size too: at most CMD_MAX_LINES lines (.c and .h
 # together), no file over CMD_MAX_FILE.

@@ -5,8 +5,9 @@
 # thread, fork and exec fails with its file and line; a lib/ folder that
 # includes one after it in the order, a bare include and a folder the order
 # does not name fail; two cmd/ files calling each other fail, one way
-# passes; a cmd/ file over 400 lines and a cmd/ over 4,000 fail; and
-# this checkout passes.
+# passes; a cmd/ file over 400 lines and a cmd/ over 4,000 fail; a
+# scheduler's or allocation source's name compared outside
+# lib/where/sched*.c fails; and this checkout passes.
 . "$(dirname "$0")/lib.sh"
 CHECK=$TOP/tests/check-layering.sh
 T=$TMP/tree
@@ -89,6 +90,18 @@ rm -f "$T/cmd/big.c"
 expect_rc "cmd/: 11 files of 380 lines (4,180) fail" 1 "$CHECK" "$T"
 expect_grep "  naming the total" "^cmd/: 4180 lines, over its 4000" "$TMP/err"
 rm -rf "$T/cmd"
+
+# A scheduler's name compared outside its home fails; inside it passes.
+mkdir -p "$T/lib/where" "$T/lib/job"
+printf 'int is(const char *s) { return strcmp(s, "pbs") == 0; }\n' >"$T/lib/where/sched_pbs.c"
+printf '/* strcmp(a->source, "slurm-job") in a comment */\nint f(void);\n' >"$T/lib/job/x.c"
+expect_rc "a scheduler's name in its own file passes" 0 "$CHECK" "$T"
+printf 'int f(const char *s) { return strncmp(s, "slurm", 5); }\n' >"$T/lib/job/x.c"
+expect_rc "a scheduler's name compared in lib/job fails" 1 "$CHECK" "$T"
+expect_grep "  naming file and line" "^lib/job/x.c:1: a scheduler named in code" "$TMP/err"
+printf 'int f(const struct alloc *a) { return !strcmp(a->source, "hosts"); }\n' >"$T/lib/job/x.c"
+expect_rc "an allocation source's name compared fails" 1 "$CHECK" "$T"
+rm -rf "$T/lib"
 
 expect_rc "this checkout" 0 "$CHECK" "$TOP" "$(cd "$(dirname "$DLRUN")" && pwd)/cmd"
 done_testing
