@@ -58,14 +58,6 @@ static const struct key_def key_defs[] = {
 
 static const char *const top_keys[] = { "default", "profiles" };
 
-const char *site_key_name(enum site_key key)
-{
-    for (size_t i = 0; i < NDEFS; i++)
-        if (key_defs[i].key == key)
-            return key_defs[i].name;
-    return "?";
-}
-
 struct loader {
     const char *file;
     char *dir;              /* the file's folder, for template: paths */

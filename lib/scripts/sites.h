@@ -79,9 +79,6 @@ int sites_merge(struct sites *s, struct sites *add, int only_new,
 /* The profile named name (borrowed from s), or NULL. */
 const struct site_profile *sites_find(const struct sites *s, const char *name);
 
-/* The key's name in sites.yaml ("gpus-per-node"). */
-const char *site_key_name(enum site_key key);
-
 void sites_free(struct sites *s);   /* frees the members; s may be NULL */
 
 #endif
