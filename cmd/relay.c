@@ -30,7 +30,7 @@ extern char **environ;
 static const char usage[] =
     "usage: dlrun relay [--ssh-port P] [--ssh-user U] [--ssh-identity FILE]\n"
     "                   [--ssh-known-hosts FILE] [--ssh-config FILE]\n"
-    "                   [--connect-timeout S] HOST\n"
+    "                   [--connect-timeout S] [-v] HOST\n"
     "                   -- COMMAND...\n"
     "Internal: dlrun starts one per remote node to run its agent there.\n";
 
@@ -41,6 +41,8 @@ static const struct optp_opt relay_opts[] = {
     { "ssh-known-hosts", 'k', 1, 0, 0, NULL },
     { "connect-timeout", 't', 1, 0, 0, NULL },
     { "ssh-config", 'c', 1, 0, 0, NULL },
+    { "verbose", 'v', 0, 0, 0, NULL },
+    { "v", 'v', 0, 0, 0, NULL },
     { "h", 'h', 0, 0, 0, NULL },
     { "help", 'h', 0, 0, 0, NULL },
     { NULL, 0, 0, 0, 0, NULL },
@@ -59,6 +61,7 @@ static int relay_option(void *ctx, const struct optp_hit *h)
     case 'i': o->identity = v; return 0;
     case 'k': o->known_hosts = v; return 0;
     case 'c': o->config = v; return 0;
+    case 'v': o->verbose = 1; return 0;
     default: return fputs(usage, stdout), 1;
     }
 }

@@ -197,10 +197,14 @@ int agent_args(struct strv *a)
     return a->failed ? -1 : 0;
 }
 
-/* The options of `dlrun relay`: how it reaches its node. */
-static void ssh_options(const struct remote_opts *r, struct strv *a)
+/* The options of `dlrun relay`: how it reaches its node, and under -v
+ * libssh's warnings said (lib/run/sshexec.h). */
+static void ssh_options(const struct remote_opts *r, int verbose,
+                        struct strv *a)
 {
     strv_addf(a, "--connect-timeout=%d", r->connect_timeout_s);
+    if (verbose)
+        strv_addf(a, "--verbose");
     if (r->ssh_port)
         strv_addf(a, "--ssh-port=%d", r->ssh_port);
     if (r->ssh_user)
@@ -228,6 +232,6 @@ void head_fill_job(const struct job *j, struct agent_job *aj,
     aj->lifeline = lifeline;
     aj->fanout = r->fanout;
     aj->remote_dlrun = r->remote_dlrun;
-    ssh_options(r, relay);
+    ssh_options(r, j->opt.verbose, relay);
     aj->relay_opts = relay->v;
 }

@@ -174,6 +174,11 @@ static void test_args_job(void)
        strcmp(relay.v[1], "--ssh-port=2222") == 0 &&
        strcmp(relay.v[2], "--ssh-user=me") == 0 && aj.relay_opts == relay.v,
        "the relays' ssh options");
+    strv_free(&relay);
+    h.opt.verbose = 1;
+    head_fill_job(&h, &aj, &args, &relay, nodes, 2, 5, &mask);
+    ok(relay.n == 4 && strcmp(relay.v[1], "--verbose") == 0,
+       "-v: the relays say libssh's warnings (--verbose)");
     strv_free(&args);
     strv_free(&relay);
     free(nodes);
