@@ -124,7 +124,7 @@ int cmd_check_nodes(int argc, char **argv)
     struct job j = { 0 };
     int rc;
 
-    snprintf(usage, sizeof usage, "%s%s", check_usage, options_help);
+    snprintf(usage, sizeof usage, "%s%s", check_usage, options_help());
     rc = options_parse(argc, argv, &j.opt, usage);
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;

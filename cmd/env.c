@@ -73,7 +73,7 @@ int cmd_env(int argc, char **argv)
     struct envset s = { 0 };
     int rank, rc;
 
-    snprintf(usage, sizeof usage, "%s%s", usage_head, options_help);
+    snprintf(usage, sizeof usage, "%s%s", usage_head, options_help());
     rc = options_parse(argc, argv, &j.opt, usage);
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;

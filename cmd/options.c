@@ -4,7 +4,11 @@
 
 #include <stdio.h>
 
-const char options_help[] =
+#include "where/sched.h"
+
+/* %s: the schedulers whose jobs reach other nodes over ssh, from the
+ * scheduler table. */
+static const char help_text[] =
     "Where and how many (default: what the scheduler gave, see `dlrun plan`):\n"
     "  -n, -np, --np N          ranks in all\n"
     "  -N, --nnodes N           use the first N nodes; without a scheduler,\n"
@@ -45,7 +49,7 @@ const char options_help[] =
     "                           only when all pass (--import MOD, --all-pairs)\n"
     "Other nodes (one dlrun agent per node):\n"
     "      --launcher NAME      srun (default inside Slurm), ssh (host lists,\n"
-    "                           PBS, NQSV, LSF) or local\n"
+    "                           %s) or local\n"
     "      --ssh-port PORT      --ssh-user USER  --ssh-identity FILE\n"
     "      --ssh-known-hosts FILE  host keys to trust (~/.ssh/known_hosts)\n"
     "      --ssh-config FILE    instead of ~/.ssh/config\n"
@@ -61,6 +65,17 @@ const char options_help[] =
     "--nproc_per_node, -mca K V, -genv, PROG : PROG, train.py under Python):\n"
     "man dlrun, DIALECTS.\n"
     "Exit codes: the program's; 2 bad usage or input; 126/127 cannot run PROG.\n";
+
+const char *options_help(void)
+{
+    static char text[8192];
+    char names[128];
+
+    if (!text[0])
+        snprintf(text, sizeof text, help_text,
+                 sched_join(names, sizeof names, 1, 0, ", ", ", "));
+    return text;
+}
 
 int options_parse(int argc, char **argv, struct options *o, const char *usage)
 {

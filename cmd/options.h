@@ -11,6 +11,6 @@
 int options_parse(int argc, char **argv, struct options *o, const char *usage);
 
 /* The options' help, shared by the usage texts of run, env and plan. */
-extern const char options_help[];
+const char *options_help(void);
 
 #endif

@@ -108,7 +108,7 @@ int cmd_plan(int argc, char **argv)
         if (strcmp(argv[i], "--profile") == 0 ||
             strncmp(argv[i], "--profile=", 10) == 0)
             return script_plan(argc, argv);
-    snprintf(usage, sizeof usage, "%s%s", usage_head, options_help);
+    snprintf(usage, sizeof usage, "%s%s", usage_head, options_help());
     rc = options_parse(argc, argv, &j.opt, usage);
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;

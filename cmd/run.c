@@ -26,7 +26,7 @@ int cmd_run(int argc, char **argv)
     char **prog;
     int rc;
 
-    snprintf(usage, sizeof usage, "%s%s", usage_head, options_help);
+    snprintf(usage, sizeof usage, "%s%s", usage_head, options_help());
     rc = options_parse(argc, argv, &j.opt, usage);
     if (rc != 0)
         return rc == 1 ? EXIT_OK : rc;

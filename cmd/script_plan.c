@@ -296,7 +296,7 @@ static int plan(struct profile_plan *pp, int argc, char **argv,
     memset(&o, 0, sizeof o);
     if (!(v = profileplan_argv(pp, argc, argv, &n)))
         return cmd_fail(EXIT_FAIL, "out of memory");
-    snprintf(usage, sizeof usage, "%s%s", usage_head, options_help);
+    snprintf(usage, sizeof usage, "%s%s", usage_head, options_help());
     cmd_fail_context("plan --profile: ");
     rc = options_parse(n, v, &o, usage);
     cmd_fail_context(NULL);
