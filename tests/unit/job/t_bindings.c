@@ -9,22 +9,10 @@
 #include "job/job.h"
 #include "util/say.h"
 #include "where/hostfile.h"
+#include "said.h"
 #include "tap.h"
 
 #define SMALL "synthetic:package:1 core:4 pu:1"
-
-struct kept {
-    int n;
-    char last[1024];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct kept *k = ctx;
-
-    k->n++;
-    snprintf(k->last, sizeof k->last, "%s", line);
-}
 
 /* Two ranks on localhost, binding to cores on topology. */
 static int job_on(struct job *j, const char *topology)
@@ -53,7 +41,7 @@ static void job_done(struct job *j)
     alloc_free(&j->alloc);
 }
 
-static void bound(struct kept *k)
+static void bound(struct said *k)
 {
     struct job j;
     int ranks[2] = { 0, 1 };
@@ -78,7 +66,7 @@ static void bound(struct kept *k)
     job_done(&j);
 }
 
-static void failing(struct kept *k)
+static void failing(struct said *k)
 {
     struct job j;
 
@@ -98,9 +86,9 @@ static void failing(struct kept *k)
 
 int main(void)
 {
-    struct kept k = { 0 };
+    struct said k = { 0 };
 
-    say_set_sink(keep, &k);
+    say_set_sink(said_keep, &k);
     bound(&k);
     failing(&k);
     return tap_done();

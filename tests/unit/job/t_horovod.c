@@ -9,20 +9,8 @@
 #include "job/horovod.h"
 #include "util/say.h"
 #include "where/hostfile.h"
+#include "said.h"
 #include "tap.h"
-
-struct kept {
-    int n;
-    char last[1024];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct kept *k = ctx;
-
-    k->n++;
-    snprintf(k->last, sizeof k->last, "%s", line);
-}
 
 static int job_on(struct job *j, const char *hosts)
 {
@@ -44,7 +32,7 @@ static void job_done(struct job *j)
     alloc_free(&j->alloc);
 }
 
-static void check(struct kept *k)
+static void check(struct said *k)
 {
     struct job j;
 
@@ -65,7 +53,7 @@ static void check(struct kept *k)
     job_done(&j);
 }
 
-static void rank_env(struct kept *k)
+static void rank_env(struct said *k)
 {
     struct envset s = { .no_from = 1 };
     struct job j;
@@ -108,9 +96,9 @@ static void serve(void)
 
 int main(void)
 {
-    struct kept k = { 0 };
+    struct said k = { 0 };
 
-    say_set_sink(keep, &k);
+    say_set_sink(said_keep, &k);
     check(&k);
     rank_env(&k);
     serve();

@@ -7,20 +7,8 @@
 
 #include "job/job.h"
 #include "util/say.h"
+#include "said.h"
 #include "tap.h"
-
-struct said {
-    int n;
-    char last[1024];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct said *s = ctx;
-
-    s->n++;
-    snprintf(s->last, sizeof s->last, "%s", line);
-}
 
 int main(void)
 {
@@ -32,7 +20,7 @@ int main(void)
     struct supervise sv = { .ranks = r, .n = 3, .signal_received = SIGUSR1 };
     struct job j = { .plan = { .nnodes = 2 } };
 
-    say_set_sink(keep, &s);
+    say_set_sink(said_keep, &s);
     job_report_interrupt(&j, &sv, 0, 0);
     is_int(s.n, 0, "SIGUSR1 is only passed on: no line");
     sv.signal_received = SIGINT;

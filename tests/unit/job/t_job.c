@@ -14,20 +14,8 @@
 #include "place/envout.h"
 #include "util/say.h"
 #include "where/hostfile.h"
+#include "said.h"
 #include "tap.h"
-
-struct kept {
-    int n;
-    char last[1024];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct kept *k = ctx;
-
-    k->n++;
-    snprintf(k->last, sizeof k->last, "%s", line);
-}
 
 /* n ranks on localhost, planned and resolved as `dlrun run` does. */
 static int job_on(struct job *j, int n)
@@ -65,7 +53,7 @@ static void rank_env(void)
     job_free(&j);
 }
 
-static void node_rank(struct kept *k)
+static void node_rank(struct said *k)
 {
     struct job j = { 0 };
 
@@ -93,7 +81,7 @@ static void error_file(const struct job *j, int r, const char *msg, long ts)
     }
 }
 
-static void root_cause(struct kept *k)
+static void root_cause(struct said *k)
 {
     struct job j;
     char dir[4096] = "";
@@ -118,7 +106,7 @@ static void root_cause(struct kept *k)
     ok(stat(dir, &st) < 0, "job_free removes the folder");
 }
 
-static void exec_missing(struct kept *k)
+static void exec_missing(struct said *k)
 {
     char *argv[] = { "/nonexistent/dlrun-test-prog", NULL };
     struct envset s = { .no_from = 1 };
@@ -130,9 +118,9 @@ static void exec_missing(struct kept *k)
 
 int main(void)
 {
-    struct kept k = { 0 };
+    struct said k = { 0 };
 
-    say_set_sink(keep, &k);
+    say_set_sink(said_keep, &k);
     rank_env();
     node_rank(&k);
     root_cause(&k);

@@ -19,6 +19,7 @@
 #include "util/say.h"
 #include "where/hostfile.h"
 #include "where/sched.h"
+#include "said.h"
 #include "tap.h"
 
 static long now_ms;
@@ -27,19 +28,6 @@ static long fake_now(void *ctx)
 {
     (void)ctx;
     return now_ms;
-}
-
-struct kept {
-    int n;
-    char last[1024];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct kept *k = ctx;
-
-    k->n++;
-    snprintf(k->last, sizeof k->last, "%s", line);
 }
 
 static int job_on(struct job *j, const char *hosts)
@@ -63,7 +51,7 @@ static void job_done(struct job *j)
     alloc_free(&j->alloc);
 }
 
-static void resolve(struct kept *k)
+static void resolve(struct said *k)
 {
     char *prog[] = { "true", NULL };
     struct job j;
@@ -127,7 +115,7 @@ static pid_t rank_process(const char *file)
     return pid;
 }
 
-static void guard(struct kept *k, const char *lib)
+static void guard(struct said *k, const char *lib)
 {
     struct sv_rank r[2] = { { .rank = 0 }, { .rank = 1 } };
     struct supervise sv = { .ranks = r, .n = 2, .failed = -1 };
@@ -167,11 +155,11 @@ static void guard(struct kept *k, const char *lib)
 int main(void)
 {
     char dir[] = "/tmp/t_jobmpi.XXXXXX", lib[64];
-    struct kept k = { 0 };
+    struct said k = { 0 };
     FILE *f;
 
     clock_fake(fake_now, NULL);
-    say_set_sink(keep, &k);
+    say_set_sink(said_keep, &k);
     resolve(&k);
     if (mkdtemp(dir)) {
         snprintf(lib, sizeof lib, "%s/libmpich.so.12", dir);

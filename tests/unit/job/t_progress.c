@@ -11,6 +11,7 @@
 #include "util/clock.h"
 #include "util/say.h"
 #include "where/hostfile.h"
+#include "said.h"
 #include "tap.h"
 
 static long now_ms;
@@ -21,20 +22,7 @@ static long fake_now(void *ctx)
     return now_ms;
 }
 
-struct kept {
-    int n;
-    char last[1024];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct kept *k = ctx;
-
-    k->n++;
-    snprintf(k->last, sizeof k->last, "%s", line);
-}
-
-static void steps(struct kept *k)
+static void steps(struct said *k)
 {
     now_ms = 5000;
     progress_enable(0);
@@ -47,7 +35,7 @@ static void steps(struct kept *k)
 }
 
 /* Two nodes; node 0's agent beat, node 1's not yet. */
-static void head(struct kept *k, const struct plan *p, const struct broker *b)
+static void head(struct said *k, const struct plan *p, const struct broker *b)
 {
     struct head_progress hp;
     long long hb[2] = { 1, 0 };
@@ -81,7 +69,7 @@ static void head(struct kept *k, const struct plan *p, const struct broker *b)
 
 int main(void)
 {
-    struct kept k = { 0 };
+    struct said k = { 0 };
     struct alloc a = { 0 };
     struct plan p = { 0 };
     struct plan_request req = { 0 };
@@ -90,7 +78,7 @@ int main(void)
     struct broker *b;
 
     clock_fake(fake_now, NULL);
-    say_set_sink(keep, &k);
+    say_set_sink(said_keep, &k);
     steps(&k);
     b = broker_create("127.0.0.1", 0, tok, NULL, &err);
     if (ok(b && hosts_parse("n1:1,n2:1", &a, &err) == 0 &&

@@ -17,20 +17,8 @@
 #include "rendezvous/token.h"
 #include "util/say.h"
 #include "where/hostfile.h"
+#include "said.h"
 #include "tap.h"
-
-struct kept {
-    int n;
-    char last[1024];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct kept *k = ctx;
-
-    k->n++;
-    snprintf(k->last, sizeof k->last, "%s", line);
-}
 
 /* The file's text into buf ("" when unreadable). */
 static const char *slurp(const char *path, char *buf, size_t len)
@@ -61,7 +49,7 @@ static int job_on(struct job *j, const char *hosts, const char *file)
     return -1;
 }
 
-static void local_summary(const char *file, struct kept *k)
+static void local_summary(const char *file, struct said *k)
 {
     struct sv_rank r[2] = {
         { .rank = 0, .pid = 100, .status = 0, .start = 1.5, .end = 2.25 },
@@ -98,7 +86,7 @@ static void local_summary(const char *file, struct kept *k)
 
 /* The head's: node 0's agent reported (with one line no agent wrote),
  * node 1's did not. */
-static void head(const char *file, struct kept *k)
+static void head(const char *file, struct said *k)
 {
     static const char node0[] = "0 100 0 1.000000 2.000000\n"
                                 "1 101 0 1.000000 2.000000\n";
@@ -142,9 +130,9 @@ out:
 int main(void)
 {
     char dir[] = "/tmp/t_summary.XXXXXX", file[64];
-    struct kept k = { 0 };
+    struct said k = { 0 };
 
-    say_set_sink(keep, &k);
+    say_set_sink(said_keep, &k);
     if (!ok(mkdtemp(dir) != NULL, "a folder"))
         return tap_done();
     snprintf(file, sizeof file, "%s/s.json", dir);

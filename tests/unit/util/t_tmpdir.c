@@ -12,22 +12,10 @@
 
 #include "util/say.h"
 #include "util/tmpdir.h"
+#include "said.h"
 #include "tap.h"
 
 #define OTHER 65534     /* nobody */
-
-struct kept {
-    int n;
-    char last[1024];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct kept *k = ctx;
-
-    k->n++;
-    snprintf(k->last, sizeof k->last, "%s", line);
-}
 
 static char top[64];
 
@@ -44,9 +32,9 @@ static const char *at(const char *name)
 static void ours(void)
 {
     char buf[PATH_MAX], why[PATH_MAX + 64];
-    struct kept k = { 0 };
+    struct said k = { 0 };
 
-    say_set_sink(keep, &k);
+    say_set_sink(said_keep, &k);
     mkdir(at("mine"), 0755);
     setenv("TMPDIR", at("mine"), 1);
     ok(tmpdir_pick(buf, sizeof buf, sizeof buf - 1, NULL) == 0 &&
@@ -90,12 +78,12 @@ static void unsafe(void)
 static void quiet(void)
 {
     char buf[PATH_MAX];
-    struct kept k = { 0 };
+    struct said k = { 0 };
     int status = -1;
     pid_t pid = fork();
 
     if (pid == 0) {
-        say_set_sink(keep, &k);
+        say_set_sink(said_keep, &k);
         setenv("TMPDIR", at("open"), 1);
         tmpdir_quiet(1);
         _exit(tmpdir_pick(buf, sizeof buf, sizeof buf - 1, NULL) == 0 &&
@@ -110,7 +98,7 @@ static void quiet(void)
 static void others(void)
 {
     char buf[PATH_MAX], why[PATH_MAX + 64];
-    struct kept k = { 0 };
+    struct said k = { 0 };
 
     mkdir(at("theirs"), 0755);
     mkdir(at("theirs/mine"), 0700);
@@ -125,7 +113,7 @@ static void others(void)
     mkdir(at("run"), 0700);
     setenv("XDG_RUNTIME_DIR", at("run"), 1);
     setenv("TMPDIR", at("theirs"), 1);
-    say_set_sink(keep, &k);
+    say_set_sink(said_keep, &k);
     ok(tmpdir_pick(buf, sizeof buf, sizeof buf - 1, NULL) == 0 &&
        strcmp(buf, at("run")) == 0, "another user's TMPDIR: the runtime "
        "folder instead");
