@@ -17,23 +17,8 @@
 #include "rendezvous/token.h"
 #include "util/clock.h"
 #include "util/say.h"
+#include "said.h"
 #include "tap.h"
-
-struct said {
-    int n;
-    char text[8192];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct said *s = ctx;
-
-    s->n++;
-    if (strlen(s->text) + strlen(line) + 2 < sizeof s->text) {
-        strcat(s->text, line);
-        strcat(s->text, "\n");
-    }
-}
 
 struct shown {
     int calls, nbad, have[2], nlinks[2];
@@ -108,11 +93,11 @@ int main(void)
     struct pf_collect *pc;
     struct client *c;
 
-    say_set_sink(keep, &s);
+    say_set_sink(said_keep, &s);
     is_int(preflight_collect_end(NULL, &j, &sv), EXIT_FAIL,
            "no collector: EXIT_FAIL");
-    is_str(s.text, "preflight: no results\n", "said so");
-    s.text[0] = '\0';
+    is_str(s.all, "preflight: no results\n", "said so");
+    s.all[0] = '\0';
     token_new(tok, &err);
     token_to_hex(tok, hex);
     bt = broker_thread_start("127.0.0.1", 0, tok, &err);
@@ -142,7 +127,7 @@ int main(void)
     is_str(sh.why[0], "", "node1 passes");
     is_str(sh.why[1], "dlrun 0.0.9 there, " DLRUN_VERSION " here",
            "node2: another dlrun");
-    is_str(s.text, "preflight: node2: dlrun 0.0.9 there, " DLRUN_VERSION
+    is_str(s.all, "preflight: node2: dlrun 0.0.9 there, " DLRUN_VERSION
            " here\npreflight failed on 1 of 2 nodes: node2\n",
            "the bad node said after the table, and the verdict");
     client_close(c);

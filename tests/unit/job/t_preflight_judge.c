@@ -12,23 +12,8 @@
 #include "job/job.h"
 #include "util/say.h"
 #include "where/sched.h"
+#include "said.h"
 #include "tap.h"
-
-struct said {
-    int n;
-    char text[8192];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct said *s = ctx;
-
-    s->n++;
-    if (strlen(s->text) + strlen(line) + 2 < sizeof s->text) {
-        strcat(s->text, line);
-        strcat(s->text, "\n");
-    }
-}
 
 /* A node that reported everything a GPU node has. */
 static void good(struct pf_node *nd, int node)
@@ -66,7 +51,7 @@ int main(void)
     struct pf_node nd[3];
     struct pf_link l[3];
 
-    say_set_sink(keep, &s);
+    say_set_sink(said_keep, &s);
     all_good(&j, nd, l);
     is_int(pf_verdict(nd, &j), EXIT_OK, "verdict: EXIT_OK");
     is_int(s.n, 0, "and nothing said (the table says all ok)");
@@ -83,7 +68,7 @@ int main(void)
     j.alloc.kind = ALLOC_JOB;
     j.alloc.sched = sched_find("slurm");
     is_int(pf_verdict(nd, &j), EXIT_FAIL, "verdict: EXIT_FAIL");
-    is_str(s.text, "preflight: gpu2: 2 GPUs visible, other nodes see 4; no "
+    is_str(s.all, "preflight: gpu2: 2 GPUs visible, other nodes see 4; no "
            "NCCL library (other nodes have one); clock -2.5 s off the "
            "head's\npreflight failed on 1 of 3 nodes: gpu2\n"
            "to avoid them: sbatch/salloc --exclude=gpu2\n",
@@ -100,13 +85,13 @@ int main(void)
     ok(strstr(nd[2].why, "no report (its agent ended with code 255") ==
        nd[2].why, "the missing node, with its agent's code");
     s.n = 0;
-    s.text[0] = '\0';
+    s.all[0] = '\0';
     j.alloc.source = "hosts";
     j.alloc.kind = ALLOC_HOSTS;
     j.alloc.sched = NULL;
     pf_verdict(nd, &j);
-    ok(strstr(s.text, "preflight failed on 3 of 3 nodes: gpu[1-3]\n") &&
-       !strstr(s.text, "--exclude"), "the hosts folded; no --exclude outside "
+    ok(strstr(s.all, "preflight failed on 3 of 3 nodes: gpu[1-3]\n") &&
+       !strstr(s.all, "--exclude"), "the hosts folded; no --exclude outside "
        "Slurm");
     return tap_done();
 }

@@ -15,23 +15,8 @@
 #include "rendezvous/token.h"
 #include "util/clock.h"
 #include "util/say.h"
+#include "said.h"
 #include "tap.h"
-
-struct said {
-    int n;
-    char text[8192];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct said *s = ctx;
-
-    s->n++;
-    if (strlen(s->text) + strlen(line) + 2 < sizeof s->text) {
-        strcat(s->text, line);
-        strcat(s->text, "\n");
-    }
-}
 
 static long fake_now(void *ctx)
 {
@@ -92,7 +77,7 @@ int main(void)
         return tap_done();
     snprintf(addr, sizeof addr, "127.0.0.1:%d", broker_thread_port(bt));
     c = client_connect(addr, hex, 5000, &err);
-    say_set_sink(keep, &s);
+    say_set_sink(said_keep, &s);
     clock_fake(fake_now, &now);
     j.opt.stall_timeout_ms = 10000;
     hs = head_stall_create(&j, addr, hex);
@@ -119,7 +104,7 @@ int main(void)
     ok(has(c, "dlrun.reported"), "every node told: dlrun.reported");
     is_int(s.n, 0, "nothing said while it ran");
     is_int(head_stall_finish(hs), EXIT_STALL, "the outcome is EXIT_STALL");
-    is_str(s.text, "ignoring 1 line of the agents' stall reports that are "
+    is_str(s.all, "ignoring 1 line of the agents' stall reports that are "
            "not \"RANK WHERE\"\nstalled 10 s: rank 0 (node1) in f (a.py:3); "
            "ranks 1 (node1), 2 (node2) in g (b.py:9)\n",
            "the bad line counted, the ranks grouped by where they waited");

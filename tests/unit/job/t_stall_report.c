@@ -12,23 +12,8 @@
 #include "job/job.h"
 #include "job/stall_watch_int.h"
 #include "util/say.h"
+#include "said.h"
 #include "tap.h"
-
-struct said {
-    int n;
-    char text[8192];
-};
-
-static void keep(void *ctx, const char *line)
-{
-    struct said *s = ctx;
-
-    s->n++;
-    if (strlen(s->text) + strlen(line) + 2 < sizeof s->text) {
-        strcat(s->text, line);
-        strcat(s->text, "\n");
-    }
-}
 
 static const char dump[] =
     "Fatal Python error: Aborted\n\n"
@@ -49,7 +34,7 @@ int main(void)
                                .rank_node = rank_node } };
     struct stall_watch *w;
 
-    say_set_sink(keep, &s);
+    say_set_sink(said_keep, &s);
     w = job_stall_create(&j, ranks, 4);
     if (!ok(w != NULL, "a watch"))
         return tap_done();
@@ -70,15 +55,15 @@ int main(void)
     w->o[1].python = 101;
     snprintf(w->o[1].wchan, sizeof w->o[1].wchan, "futex_wait_queue");
     is_int(job_stall_finish(w), EXIT_STALL, "stalled: EXIT_STALL");
-    is_str(s.text, "stalled 601 s: rank 1 (node1) in no Python stack; kernel "
+    is_str(s.all, "stalled 601 s: rank 1 (node1) in no Python stack; kernel "
            "futex_wait_queue; ranks 0 (node1), 3 (node2) in all_reduce "
            "(distributed_c10d.py:1536)\n",
            "one line: the odd rank first, the ended one left out");
     s.n = 0;
-    s.text[0] = '\0';
+    s.all[0] = '\0';
     w->agent = 1;
     stall_report_all(w, 0, "asked for (SIGPWR)");
-    is_str(s.text, "report asked for (SIGPWR): ranks quiet for 0 s; the "
+    is_str(s.all, "report asked for (SIGPWR): ranks quiet for 0 s; the "
            "ranks on node1:\n", "an agent's report names its node");
     job_stall_free(w);
     return tap_done();
