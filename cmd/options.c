@@ -37,6 +37,7 @@ static const char help_text[] =
     "      --topology SPEC      plan for FILE.xml or synthetic:\"package:2 core:8 pu:1\"\n"
     "Output and supervision:\n"
     "  -l, --tag-output         prefix each line with [RANK] (also --label)\n"
+    "      --timestamp-output   prefix each line with the time it came\n"
     "      --output-dir DIR     also write DIR/rank.N/{stdout,stderr}\n"
     "      --ranks-filter LIST  show only these ranks on the console (0,3)\n"
     "      --kill-timeout SECS  SIGTERM, then SIGKILL this much later (10)\n"

@@ -66,6 +66,7 @@ const struct optp_opt dialect_table[] = {
     { "label", 'l', 0, D_ALL, 0, NULL },
     { "tag-output", 'l', 0, D_ALL, 0, NULL },
     { "prepend-rank", 'l', 0, D_ALL, 0, NULL },
+    { "timestamp-output", OPT_TIMESTAMP, 0, D_ALL, 0, NULL },
     { "output-dir", OPT_OUTPUT_DIR, 1, D_ALL, 0, NULL },
     { "output-filename", OPT_OUTPUT_DIR, 1, D_ALL, 0, NULL },
     { "ranks-filter", OPT_RANKS_FILTER, 1, D_ALL, 0, NULL },

@@ -30,7 +30,9 @@ int *head_nodes(const struct plan *p)
     NUM(o->rdv.master_port, master_port) \
     NUM(o->plan.oversubscribe, oversubscribe) \
     NUM(o->report_bindings, report_bindings) NUM(o->keep_env, keep_env) \
-    NUM(o->tag_output, tag_output) NUM(o->torch.redirects, redirects) \
+    NUM(o->tag_output, tag_output) \
+    NUM(o->timestamp_output, timestamp_output) \
+    NUM(o->torch.redirects, redirects) \
     NUM(o->kill_timeout_ms, kill_timeout_ms) \
     NUM(o->pf_timeout_s, pf_timeout_s) NUM(o->pf_all_pairs, pf_all_pairs) \
     NUM(o->remote.heartbeat_s, heartbeat_s) NUM(o->remote.fanout, fanout) \

@@ -385,10 +385,11 @@ int job_mpi_srun(struct job *j, char **argv, int prog)
                         "allocation (sbatch, salloc), not inside srun's "
                         "tasks (allocation source: %s)", j->alloc.source);
     if (j->opt.output_dir || j->opt.nfilter || j->opt.max_restarts ||
-        j->opt.summary)
+        j->opt.summary || j->opt.timestamp_output)
         return say_fail(EXIT_USAGE, "--mpi=srun: srun handles output and "
                         "supervision; --output-dir, --ranks-filter, "
-                        "--max-restarts and --summary need --mpi=pmix");
+                        "--timestamp-output, --max-restarts and --summary "
+                        "need --mpi=pmix");
     fd = rank_hostfile(&j->plan);
     if (fd < 0)
         return say_fail(EXIT_FAIL, "--mpi=srun: cannot write the host file");

@@ -56,6 +56,7 @@ struct options {
     int json;
     int rank;               /* --rank (env), -1 when not given */
     int tag_output;         /* --tag-output, -l/--label */
+    int timestamp_output;   /* --timestamp-output */
     const char *output_dir; /* --output-dir */
     int *ranks_filter;      /* --ranks-filter (owned), nfilter entries */
     int nfilter;

@@ -46,6 +46,11 @@ int job_run_per_task(struct job *j, char **prog)
         say("warning: --stall-timeout is not watched when the scheduler "
             "starts every rank (srun/mpirun dlrun PROG): run one dlrun per "
             "allocation or per node instead");
+    if (j->opt.timestamp_output && self == 0)
+        say("warning: --timestamp-output is not applied when the scheduler "
+            "starts every rank (srun/mpirun dlrun PROG): the scheduler "
+            "forwards the output (mpirun --timestamp-output), or run one "
+            "dlrun per allocation or per node");
     if (rc == 0)
         rc = bind_self(j, self);
     if (rc == 0) {

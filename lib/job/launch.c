@@ -184,7 +184,8 @@ static struct output *make_output(const struct job *j, const int *ranks, int n,
                                   struct stall_watch *stall)
 {
     struct output_opts oo = {
-        .tag = j->opt.tag_output, .dir = j->opt.output_dir,
+        .tag = j->opt.tag_output, .timestamp = j->opt.timestamp_output,
+        .dir = j->opt.output_dir,
         .show = j->opt.ranks_filter, .nshow = j->opt.nfilter,
         .console_out = STDOUT_FILENO, .console_err = STDERR_FILENO,
         .append = j->restart > 0,

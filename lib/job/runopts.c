@@ -189,6 +189,7 @@ static int options_one(int c, char *v, struct options *o)
     case OPT_JSON: o->json = 1; return 0;
     case OPT_RANK: return optp_int("--rank", v, 0, 1 << 24, &o->rank);
     case 'l': o->tag_output = 1; return 0;
+    case OPT_TIMESTAMP: o->timestamp_output = 1; return 0;
     case OPT_PMIX_RDV: o->rdv.pmix = 1; return 0;
     case OPT_MAX_RESTARTS:
         return optp_int("--max-restarts", v, 0, 1000000,

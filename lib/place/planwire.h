@@ -72,7 +72,7 @@ struct planwire {
     struct strv names;      /* -x NAME that had no value at the head: each
                                node gives its own */
     /* output */
-    int tag_output, redirects;
+    int tag_output, timestamp_output, redirects;
     char *output_dir;
     int filter_given;       /* --ranks-filter: only ranks_filter on the
                                console (none when nfilter is 0) */

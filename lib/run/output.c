@@ -8,8 +8,10 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "util/clock.h"
 #include "util/readall.h"
 #include "util/safefile.h"
 #include "run/writeq.h"
@@ -191,20 +193,43 @@ static void put(struct output *o, int fd, size_t *k, const char *p, size_t len)
     }
 }
 
-/* Queue the len bytes at p tagged for fd: each line gets the stream's
- * tag, however long; a piece without its newline (the last of a stream,
- * or of a line longer than LINE_HELD) gets one, so that the next tag
- * starts a line.  The writer thread writes the buffers in order: a line
- * over several stays whole on the console. */
+/* What each line of s gets in front, into buf (len bytes): the time
+ * (mpirun --timestamp-output's date: lines read together share it) and
+ * the tag, as asked.  Returns its length. */
+static size_t line_prefix(const struct output *o, const struct stream *s,
+                          char *buf, size_t len)
+{
+    size_t n = 0;
+
+    if (o->o.timestamp) {
+        time_t now = (time_t)clock_wall();
+        struct tm tm;
+
+        if (localtime_r(&now, &tm))
+            n = strftime(buf, len, "%a %b %e %H:%M:%S %Y ", &tm);
+    }
+    if (o->o.tag && n + s->taglen < len) {
+        memcpy(buf + n, s->tag, s->taglen);
+        n += s->taglen;
+    }
+    return n;
+}
+
+/* Queue the len bytes at p prefixed for fd: each line gets the stream's
+ * prefix, however long; a piece without its newline (the last of a
+ * stream, or of a line longer than LINE_HELD) gets one, so that the next
+ * prefix starts a line.  The writer thread writes the buffers in order: a
+ * line over several stays whole on the console. */
 static void queue_tagged(struct output *o, const struct stream *s, int fd,
                          const char *p, size_t len)
 {
-    size_t k = 0;
+    char pre[80];
+    size_t k = 0, prelen = line_prefix(o, s, pre, sizeof pre);
 
     for (size_t i = 0; i < len;) {
         const char *nl = memchr(p + i, '\n', len - i);
         size_t n = nl ? (size_t)(nl - (p + i)) + 1 : len - i;
-        put(o, fd, &k, s->tag, s->taglen);
+        put(o, fd, &k, pre, prelen);
         put(o, fd, &k, p + i, n);
         if (!nl)
             put(o, fd, &k, "\n", 1);
@@ -241,7 +266,7 @@ static int emit(struct output *o, struct stream *s, const char *p, size_t len,
         return 0;
     if (!o->q && !(o->q = writeq_create(OUT_BUF, OUT_BUFS, err)))
         return -1;
-    if (o->o.tag)
+    if (o->o.tag || o->o.timestamp)
         queue_tagged(o, s, console, p, len);
     else
         queue_raw(o, console, p, len);

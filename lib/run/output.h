@@ -2,7 +2,9 @@
  *
  * Each rank writes into two pipes; dlrun reads them as data arrives and
  * writes whole lines to its own stdout/stderr, so lines of different ranks
- * never mix mid-line.  Optionally each line is prefixed "[RANK] " (srun -l),
+ * never mix mid-line.  Optionally each line is prefixed "[RANK] " (srun -l)
+ * and, before that, the time it was read ("Sat Nov 28 17:25:55 2026 ",
+ * mpirun --timestamp-output's date, local time),
  * copied to DIR/rank.N/{stdout,stderr}, and only some ranks are shown on
  * the console (all still go to the files).  Bytes are passed unchanged;
  * a last line without a newline is written as it is at EOF.
@@ -16,6 +18,7 @@
 
 struct output_opts {
     int tag;                /* prefix "[RANK] " */
+    int timestamp;          /* prefix the time (console only, as the tag) */
     const char *dir;        /* per-rank files under DIR/rank.N/, or NULL */
     const int *show;        /* ranks shown on the console, or NULL for all */
     int nshow;

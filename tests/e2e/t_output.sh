@@ -11,6 +11,24 @@ run -np 2 --oversubscribe -l sh -c 'echo "out $RANK"; echo "err $RANK" >&2; prin
     >"$TMP/o" 2>"$TMP/e"
 expect_eq "tagged stdout" "$(sort "$TMP/o" | tr '\n' '|')" "[0] out 0|[0] tail 0|[1] out 1|[1] tail 1|"
 expect_eq "tagged stderr" "$(sort "$TMP/e" | tr '\n' '|')" "[0] err 0|[1] err 1|"
+# --timestamp-output: mpirun's date, then -l's tag; files undated
+TZ=UTC run -np 2 --oversubscribe -l --timestamp-output --output-dir "$TMP/ts" \
+    sh -c 'echo "out $RANK"; echo "err $RANK" >&2' >"$TMP/o" 2>"$TMP/e"
+D='[A-Z][a-z][a-z] [A-Z][a-z][a-z] [ 1-3][0-9] [0-2][0-9]:[0-5][0-9]:[0-6][0-9] 20[0-9][0-9]'
+expect_eq "--timestamp-output -l: date, tag, line" \
+    "$(sed "s/^$D //" "$TMP/o" | sort | tr '\n' '|')" "[0] out 0|[1] out 1|"
+expect_eq "  every stdout line dated" "$(grep -c "^$D \[[01]\] out" "$TMP/o")" 2
+expect_eq "  every stderr line dated" "$(grep -c "^$D \[[01]\] err" "$TMP/e")" 2
+expect_eq "  the files undated" "$(cat "$TMP/ts/rank.1/stdout")" "out 1"
+if command -v mpirun >/dev/null 2>&1; then
+    # the same date as mpirun's own: same format, same clock
+    a=$(TZ=UTC mpirun --allow-run-as-root --timestamp-output -np 1 echo x 2>/dev/null | cut -c1-24)
+    b=$(TZ=UTC run -np 1 --timestamp-output echo x | cut -c1-24)
+    case $a in
+    "") echo "# mpirun --timestamp-output printed nothing: not compared" ;;
+    *) expect_eq "  mpirun's date format" "$(echo "$b" | sed "s/^$D\$/D/")$(echo "$a" | sed "s/^$D\$/D/")" "DD" ;;
+    esac
+fi
 run -np 3 --oversubscribe --output-dir "$TMP/d" --ranks-filter 2 sh -c \
     'echo "out $RANK"; printf "raw\001\000x $RANK" >&2' >"$TMP/o" 2>"$TMP/e"
 expect_eq "--ranks-filter 2: console" "$(cat "$TMP/o")" "out 2"

@@ -33,7 +33,8 @@ static struct planwire settings(void)
         .bind_arg = { "socket", "core", "isolate" }, .topology = "t.xml",
         .oversubscribe = 1, .report_bindings = 1, .keep_env = 1,
         .env = { env_v, 2, 2, 0 }, .names = { names_v, 1, 1, 0 },
-        .tag_output = 1, .redirects = 3, .output_dir = "",
+        .tag_output = 1, .timestamp_output = 1, .redirects = 3,
+        .output_dir = "",
         .filter_given = 1, .ranks_filter = filter_v, .nfilter = 2,
         .kill_timeout_ms = 10000, .stall_timeout_ms = 1500,
         .mpi = PLANWIRE_MPI_AUTO, .summary = "s.json", .preflight = 1,
@@ -51,7 +52,9 @@ static void same_settings(const struct planwire *a, const struct planwire *b)
     int nums = a->restart == b->restart && a->max_restarts == b->max_restarts &&
         a->master_port == b->master_port && a->oversubscribe == b->oversubscribe &&
         a->report_bindings == b->report_bindings && a->keep_env == b->keep_env &&
-        a->tag_output == b->tag_output && a->redirects == b->redirects &&
+        a->tag_output == b->tag_output &&
+        a->timestamp_output == b->timestamp_output &&
+        a->redirects == b->redirects &&
         a->kill_timeout_ms == b->kill_timeout_ms &&
         a->stall_timeout_ms == b->stall_timeout_ms && a->mpi == b->mpi &&
         a->preflight == b->preflight && a->pf_timeout_s == b->pf_timeout_s &&

@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "run/output.h"
+#include "util/clock.h"
 #include "tap.h"
 
 static char dir[64];
@@ -113,6 +115,58 @@ static void test_tags(void)
     free(out);
     free(errs);
     output_destroy(o);
+    close(oo.console_out);
+    close(oo.console_err);
+}
+
+static long fixed_ms(void *ctx)
+{
+    (void)ctx;
+    return 1795869943000L;      /* Sat Nov 28 12:45:43 2026 UTC */
+}
+
+/* --timestamp-output: mpirun's date before each line, before the tag with
+ * -l; the files keep the bytes as they came. */
+static void test_timestamp(void)
+{
+    char path[128];
+    struct output_opts oo = { .timestamp = 1, .dir = path,
+                              .console_out = console("o5"),
+                              .console_err = console("e5") };
+    struct output *o;
+    size_t len;
+    char *out, *file;
+    int fd;
+
+    snprintf(path, sizeof path, "%s/ts", dir);
+    setenv("TZ", "UTC", 1);
+    tzset();
+    clock_fake(fixed_ms, NULL);
+    for (int tag = 0; tag < 2; tag++) {
+        oo.tag = tag;
+        if (!(o = engine(1, &oo)))
+            break;
+        feed(o, 0, 1, "a\nb\nc", 5, 5);
+        output_close_child_ends(o, 0);
+        output_drain(o);
+        output_destroy(o);
+    }
+    clock_fake(NULL, NULL);
+    out = contents(oo.console_out, &len);
+    is_str(out, "Sat Nov 28 12:45:43 2026 a\nSat Nov 28 12:45:43 2026 b\n"
+           "Sat Nov 28 12:45:43 2026 c\n"
+           "Sat Nov 28 12:45:43 2026 [0] a\nSat Nov 28 12:45:43 2026 [0] b\n"
+           "Sat Nov 28 12:45:43 2026 [0] c\n",
+           "--timestamp-output: each line dated (mpirun's format), before -l's tag");
+    snprintf(path + strlen(path), sizeof path - strlen(path), "/rank.0/stdout");
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    file = fd >= 0 ? contents(fd, &len) : NULL;
+    is_str(file, "a\nb\nc", "  --output-dir's file keeps the bytes undated");
+    snprintf(path, sizeof path, "%s/ts", dir);
+    if (fd >= 0)
+        close(fd);
+    free(out);
+    free(file);
     close(oo.console_out);
     close(oo.console_err);
 }
@@ -338,6 +392,7 @@ int main(void)
     if (!mkdtemp(dir))
         return 1;
     test_tags();
+    test_timestamp();
     test_long_line();
     test_raw_and_files();
     test_cut_anywhere();
