@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 static size_t short_len(const char *name)
@@ -146,29 +148,101 @@ int net_route_addr(const char *host, char *out, size_t len, struct err *err)
     return rc;
 }
 
+void net_ephemeral_range(int *lo, int *hi)
+{
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "re");
+
+    *lo = 32768, *hi = 60999;   /* Linux's default */
+    if (f) {
+        if (fscanf(f, "%d %d", lo, hi) != 2 || *lo < 1 || *hi < *lo)
+            *lo = 32768, *hi = 60999;
+        fclose(f);
+    }
+}
+
+/* [from, to] without [lo, hi] into v (up to 2 ranges); their number. */
+static int cut(int from, int to, int lo, int hi, int v[][2])
+{
+    int n = 0;
+
+    if (lo > from)
+        v[n][0] = from, v[n][1] = lo - 1 < to ? lo - 1 : to, n++;
+    if (hi < to)
+        v[n][0] = hi + 1 > from ? hi + 1 : from, v[n][1] = to, n++;
+    return n;
+}
+
+/* NET_PICK_LO..65535 without the derived range and, unless ephemeral_too,
+ * without lo..hi, as up to 3 ranges into v; how many ports they hold. */
+static int ranges(int lo, int hi, int ephemeral_too, int v[][2], int *nv)
+{
+    int two[2][2], n = cut(NET_PICK_LO, 65535, NET_DERIVED_LO,
+                           NET_DERIVED_HI, two), ports = 0;
+
+    *nv = 0;
+    for (int i = 0; i < n; i++) {
+        if (ephemeral_too) {
+            v[(*nv)][0] = two[i][0], v[(*nv)++][1] = two[i][1];
+            continue;
+        }
+        *nv += cut(two[i][0], two[i][1], lo, hi, v + *nv);
+    }
+    for (int i = 0; i < *nv; i++)
+        ports += v[i][1] - v[i][0] + 1;
+    return ports;
+}
+
+int net_pick_candidate(int lo, int hi, unsigned k)
+{
+    int v[4][2], nv, n = ranges(lo, hi, 0, v, &nv);
+
+    if (n == 0)     /* the ephemeral range covers them all */
+        n = ranges(lo, hi, 1, v, &nv);
+    k %= (unsigned)n;
+    for (int i = 0; i < nv; i++) {
+        unsigned len = (unsigned)(v[i][1] - v[i][0] + 1);
+        if (k < len)
+            return v[i][0] + (int)k;
+        k -= len;
+    }
+    return 0;
+}
+
+/* A start that differs between processes choosing at once. */
+static unsigned pick_start(void)
+{
+    unsigned r = 0;
+
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
+        r = (unsigned)time(NULL) * 7919u ^ (unsigned)getpid() * 104729u;
+    return r;
+}
+
+static int chosen(const int *ports, int n, int p)
+{
+    for (int i = 0; i < n; i++)
+        if (ports[i] == p)
+            return 1;
+    return 0;
+}
+
 int net_free_ports(int *ports, int n, struct err *err)
 {
-    int *fds = calloc((size_t)n, sizeof *fds), rc = 0, i;
+    int lo, hi, got = 0;
+    unsigned start = pick_start(), tries = (unsigned)n + 4096u;
 
-    if (!fds)
-        return err_set(err, "out of memory");
-    /* all bound at once, so that the kernel hands out n different ports */
-    for (i = 0; i < n && rc == 0; i++) {
-        struct sockaddr_in sa = { .sin_family = AF_INET };
-        socklen_t len = sizeof sa;
-        fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fds[i] < 0 || bind(fds[i], (struct sockaddr *)&sa, sizeof sa) < 0 ||
-            getsockname(fds[i], (struct sockaddr *)&sa, &len) < 0)
-            rc = err_set(err, "cannot find a free TCP port: %s",
-                         strerror(errno));
-        else
-            ports[i] = ntohs(sa.sin_port);
+    net_ephemeral_range(&lo, &hi);
+    for (unsigned i = 0; i < tries && got < n; i++) {
+        int p = net_pick_candidate(lo, hi, start + i);
+        if (!chosen(ports, got, p) && net_port_taken(p) == 0)
+            ports[got++] = p;
     }
-    while (i-- > 0)
-        if (fds[i] >= 0)
-            close(fds[i]);
-    free(fds);
-    return rc;
+    if (got < n)
+        return err_set(err, "cannot find %d free TCP port(s) outside the "
+                       "kernel's ephemeral ports %d-%d "
+                       "(net.ipv4.ip_local_port_range) and 20000-29999: "
+                       "pass --master-port", n, lo, hi);
+    return 0;
 }
 
 int net_free_port(struct err *err)
@@ -188,7 +262,7 @@ int net_derived_port(const char *jobid, const char *stepid)
             h = (h ^ (unsigned char)*p) * 16777619u;
         h = (h ^ '.') * 16777619u;
     }
-    return 20000 + (int)(h % 10000);
+    return NET_DERIVED_LO + (int)(h % (NET_DERIVED_HI - NET_DERIVED_LO + 1));
 }
 
 int net_port_taken(int port)

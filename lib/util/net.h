@@ -26,11 +26,32 @@ int net_resolves(const char *host, struct err *err);
  * source address of the route to it), into out.  0 / -1 with err. */
 int net_route_addr(const char *host, char *out, size_t len, struct err *err);
 
-/* A TCP port that is free on this host now (bound, then released).
- * Returns the port or -1 with err. */
+/* The ports dlrun chooses from when it picks one: NET_PICK_LO..65535
+ * without the derived range and without the kernel's ephemeral ports.
+ * An ephemeral port free now may be any process's next connect()'s source
+ * port before the program binds it (that is what binding port 0 and
+ * closing hands out); a port outside that range stays free unless someone
+ * binds it by number. */
+#define NET_PICK_LO 10000
+#define NET_DERIVED_LO 20000
+#define NET_DERIVED_HI 29999
+
+/* The kernel's ephemeral range (net.ipv4.ip_local_port_range) into *lo
+ * and *hi; Linux's default 32768-60999 when it cannot be read. */
+void net_ephemeral_range(int *lo, int *hi);
+
+/* The k-th (modulo their number) port dlrun may choose from when the
+ * ephemeral range is lo..hi, in increasing order; when that range covers
+ * them all, the k-th of NET_PICK_LO..65535 without the derived range. */
+int net_pick_candidate(int lo, int hi, unsigned k);
+
+/* A TCP port that no socket on this host holds now (net_port_taken),
+ * chosen from a random start among net_pick_candidate's: the program
+ * binds it later, so dlrun cannot hold it meanwhile.  Returns the port or
+ * -1 with err. */
 int net_free_port(struct err *err);
 
-/* n different TCP ports free on this host now, into ports.  0 / -1. */
+/* n different such ports into ports.  0 / -1 with err. */
 int net_free_ports(int *ports, int n, struct err *err);
 
 /* The documented port derived from a job and step id when no port can be

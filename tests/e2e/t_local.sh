@@ -49,6 +49,14 @@ expect_eq "env -- PROG with --master-addr/--master-port/-x" "$out" "10.1.2.3:456
 eval "$(clean_env "$DLRUN" env -np 2 --oversubscribe --rank 1 -x 'Q=it'"'"'s')"
 expect_eq "env output is valid sh (eval)" "$RANK $WORLD_SIZE $Q" "1 2 it's"
 unset RANK WORLD_SIZE Q
+# a port dlrun chooses is never one of the kernel's ephemeral ports (any
+# process's connect() may take one before rank 0 binds it), nor 20000-29999
+lo=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range)
+hi=$(awk '{print $2}' /proc/sys/net/ipv4/ip_local_port_range)
+port=$(clean_env "$DLRUN" env -np 2 --oversubscribe --rank 1 | sed -n "s/^MASTER_PORT='\([0-9]*\)'.*/\1/p")
+out=$([ -n "$port" ] && { [ "$port" -lt "$lo" ] || [ "$port" -gt "$hi" ]; } &&
+      { [ "$port" -lt 20000 ] || [ "$port" -gt 29999 ]; } && echo outside)
+expect_eq "MASTER_PORT $port: outside $lo-$hi and 20000-29999" "$out" outside
 out=$(clean_env "$DLRUN" env --json -H "a:2,b:2" --master-addr 10.0.0.9 --master-port 100 --rank 3 | json 'd["env"]["TF_CONFIG"]')
 expect_eq "TF_CONFIG of rank 3" "$out" '{"cluster":{"worker":["a:101","a:102","b:101","b:102"]},"task":{"type":"worker","index":3}}'
 

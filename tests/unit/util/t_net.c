@@ -2,7 +2,8 @@
  * own interfaces and resolver: this host by any of its names, lo's
  * address, a name that resolves only to loopback replaced by an address
  * other nodes can reach, unknown names and interfaces refused with the
- * name in the message, free ports that are free and different, and the
+ * name in the message, free ports that are free, different and outside
+ * the kernel's ephemeral range (the candidates for other ranges), and the
  * derived port: in its range, and the same number on every host and
  * build (the values below are FNV-1a's as dlrun(1) documents it,
  * computed apart from this code). */
@@ -78,6 +79,25 @@ static int bindable(int port)
     return ok_;
 }
 
+/* Outside this host's ephemeral range and the derived one. */
+static int outside(int p)
+{
+    int lo, hi;
+
+    net_ephemeral_range(&lo, &hi);
+    return p >= 10000 && p <= 65535 && (p < lo || p > hi) &&
+           (p < 20000 || p > 29999);
+}
+
+static int outside_all(const int *v, int n)
+{
+    int all = 1;
+
+    for (int i = 0; i < n; i++)
+        all &= outside(v[i]) && bindable(v[i]);
+    return all;
+}
+
 static void ports(void)
 {
     struct err err = { "" };
@@ -89,6 +109,8 @@ static void ports(void)
         for (int k = 0; k < i; k++)
             distinct &= v[i] != v[k];
     ok(distinct, "all different");
+    ok(outside(p) && outside_all(v, 16), "never an ephemeral port (another "
+       "process's connect() may take one) nor 20000-29999");
 
     is_int(net_derived_port("12345", "0"), 21816, "derived port of 12345.0");
     is_int(net_derived_port("12345", "1"), 28277, "another step, another port");
@@ -98,6 +120,31 @@ static void ports(void)
        "the ids' boundary counts");
     p = net_derived_port("999999999999", "batch");
     ok(p >= 20000 && p < 30000, "in 20000-29999");
+}
+
+/* The ports to choose from, for ephemeral ranges other than this host's:
+ * in order, without the range and 20000-29999, wrapping around. */
+static void candidates(void)
+{
+    int bad = 0, n = 10000 + 2768 + 4536;
+
+    is_int(net_pick_candidate(32768, 60999, 0), 10000, "first: 10000");
+    is_int(net_pick_candidate(32768, 60999, 9999), 19999, "then up to 19999");
+    is_int(net_pick_candidate(32768, 60999, 10000), 30000, "past 20000-29999");
+    is_int(net_pick_candidate(32768, 60999, 12767), 32767, "up to the range");
+    is_int(net_pick_candidate(32768, 60999, 12768), 61000, "past it");
+    is_int(net_pick_candidate(32768, 60999, (unsigned)n - 1), 65535, "to 65535");
+    is_int(net_pick_candidate(32768, 60999, (unsigned)n), 10000, "wraps around");
+    for (unsigned k = 0; k < 70000; k++) {
+        int p = net_pick_candidate(15000, 40000, k);
+        bad += p < 10000 || (p >= 15000 && p <= 40000) || p > 65535;
+    }
+    is_int(bad, 0, "a range over 20000-29999: never in it");
+    is_int(net_pick_candidate(1024, 65535, 0), 10000,
+           "a range over every port: 10000.. all the same");
+    is_int(net_pick_candidate(1024, 65535, 10000), 30000,
+           "  without 20000-29999");
+    is_int(net_pick_candidate(9000, 9999, 0), 10000, "a range below: no gap");
 }
 
 /* A port something listens on is taken; once closed it is free, even with
@@ -133,6 +180,7 @@ int main(void)
     this_host();
     addrs();
     ports();
+    candidates();
     taken();
     return tap_done();
 }
