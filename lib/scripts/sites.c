@@ -62,6 +62,9 @@ struct loader {
     const char *file;
     char *dir;              /* the file's folder, for template: paths */
     yaml_document_t *doc;
+    size_t *dup;            /* per node: 1 + the first pair whose key
+                               repeats an earlier one, 0 none (mappings) */
+    size_t walked;          /* what the walk has read, see charge() */
     struct sites *out;
     struct err *err;
 };
@@ -131,6 +134,21 @@ static yaml_node_t *node(struct loader *ld, int id)
     return yaml_document_get_node(ld->doc, id);
 }
 
+/* Every node the walk reads costs its text and 8 more.  An alias ('*name')
+ * makes the walk read what it names again, and the profiles keep a copy
+ * each time; the total stays under SITES_MAX_WALK however often a file
+ * repeats one anchor, while a file without aliases (at most
+ * SITES_MAX_BYTES, about a node per byte at most) never reaches it. */
+static int charge(struct loader *ld, const yaml_node_t *n, size_t bytes)
+{
+    ld->walked += bytes + 8;
+    if (ld->walked <= SITES_MAX_WALK)
+        return 0;
+    return fail_at(ld, n, "", "the values with what the aliases ('*name') "
+                   "repeat come to more than %d MiB; write fewer aliases",
+                   SITES_MAX_WALK >> 20);
+}
+
 /* The text of a scalar node; NULL (with err) when it is not one or holds
  * a NUL byte (a "\0" escape), which C strings cannot carry. */
 static const char *scalar(struct loader *ld, const yaml_node_t *n,
@@ -146,20 +164,29 @@ static const char *scalar(struct loader *ld, const yaml_node_t *n,
         fail_at(ld, n, path, "a NUL byte cannot be part of a value");
         return NULL;
     }
-    return s;
+    return charge(ld, n, n->data.scalar.length) < 0 ? NULL : s;
+}
+
+static size_t map_size(const yaml_node_t *map)
+{
+    return (size_t)(map->data.mapping.pairs.top -
+                    map->data.mapping.pairs.start);
 }
 
 /* Keys of mapping n are scalars, each used once (i is the pair checked
- * against those before it). */
+ * against those before it; find_dups() found the first repeat). */
 static int check_key(struct loader *ld, const yaml_node_t *map, size_t i,
                      const char *path)
 {
     yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
     yaml_node_t *key = node(ld, pairs[i].key), *other;
+    size_t id = (size_t)(map - ld->doc->nodes.start);
     char b[80];
 
     if (!scalar(ld, key, path))
         return -1;
+    if (ld->dup[id] != i + 1)
+        return 0;
     for (size_t j = 0; j < i; j++) {
         other = node(ld, pairs[j].key);
         if (other->type == YAML_SCALAR_NODE &&
@@ -174,10 +201,64 @@ static int check_key(struct loader *ld, const yaml_node_t *map, size_t i,
     return 0;
 }
 
-static size_t map_size(const yaml_node_t *map)
+struct keyref {
+    const char *text;
+    size_t pair;
+};
+
+static int keyref_cmp(const void *a, const void *b)
 {
-    return (size_t)(map->data.mapping.pairs.top -
-                    map->data.mapping.pairs.start);
+    const struct keyref *x = a, *y = b;
+    int c = strcmp(x->text, y->text);
+
+    return c ? c : (x->pair > y->pair) - (x->pair < y->pair);
+}
+
+/* The first pair of map whose scalar key repeats an earlier one, + 1 (0:
+ * none).  refs has room for the map's pairs. */
+static size_t first_dup(struct loader *ld, const yaml_node_t *map,
+                        struct keyref *refs)
+{
+    yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+    size_t n = 0, best = 0;
+
+    for (size_t i = 0; i < map_size(map); i++) {
+        yaml_node_t *key = node(ld, pairs[i].key);
+
+        if (key && key->type == YAML_SCALAR_NODE)
+            refs[n++] = (struct keyref){ (char *)key->data.scalar.value, i };
+    }
+    qsort(refs, n, sizeof *refs, keyref_cmp);
+    for (size_t k = 1; k < n; k++)
+        if (strcmp(refs[k - 1].text, refs[k].text) == 0 &&
+            (!best || refs[k].pair + 1 < best))
+            best = refs[k].pair + 1;
+    return best;
+}
+
+/* Find every mapping's first repeated key once, by sorting: comparing
+ * each key with those before it on every visit is quadratic in a
+ * mapping's size, and aliases repeat the visits. */
+static int find_dups(struct loader *ld)
+{
+    yaml_node_t *start = ld->doc->nodes.start, *n;
+    size_t count = (size_t)(ld->doc->nodes.top - start), most = 0;
+    struct keyref *refs = NULL;
+
+    for (n = start; n < ld->doc->nodes.top; n++)
+        if (n->type == YAML_MAPPING_NODE && map_size(n) > most)
+            most = map_size(n);
+    ld->dup = calloc(count + 1, sizeof *ld->dup);
+    refs = malloc((most + 1) * sizeof *refs);
+    if (!ld->dup || !refs) {
+        free(refs);
+        return err_set(ld->err, "%s: out of memory", ld->file);
+    }
+    for (n = start; n < ld->doc->nodes.top; n++)
+        if (n->type == YAML_MAPPING_NODE)
+            ld->dup[n - start] = first_dup(ld, n, refs);
+    free(refs);
+    return 0;
 }
 
 /* ---- values ---- */
@@ -255,6 +336,8 @@ static int list_value(struct loader *ld, const yaml_node_t *n,
     if (n->type != YAML_SEQUENCE_NODE)
         return fail_at(ld, n, path, "expected a list such as [a, b], got %s",
                        kind_words(n));
+    if (charge(ld, n, 0) < 0)
+        return -1;
     for (yaml_node_item_t *it = n->data.sequence.items.start;
          it < n->data.sequence.items.top; it++) {
         yaml_node_t *item = node(ld, *it);
@@ -280,6 +363,8 @@ static int env_value(struct loader *ld, const yaml_node_t *n,
     if (n->type != YAML_MAPPING_NODE)
         return fail_at(ld, n, path, "expected NAME: VALUE lines, got %s",
                        kind_words(n));
+    if (charge(ld, n, 0) < 0)
+        return -1;
     for (size_t i = 0; i < map_size(n); i++) {
         yaml_node_t *k = node(ld, pairs[i].key);
         yaml_node_t *val = node(ld, pairs[i].value);
@@ -368,6 +453,8 @@ static int read_profile(struct loader *ld, const yaml_node_t *map,
     if (map->type != YAML_MAPPING_NODE)
         return fail_at(ld, map, ppath, "expected the profile's keys "
                        "(scheduler: slurm, ...), got %s", kind_words(map));
+    if (charge(ld, map, 0) < 0)
+        return -1;
     for (size_t i = 0; i < map_size(map); i++) {
         yaml_node_t *key = node(ld, pairs[i].key);
         const struct key_def *d;
@@ -676,7 +763,11 @@ static int load_document(struct loader *ld, const char *text, size_t len)
         goto out;
     }
     ld->doc = &doc;
-    rc = read_top(ld, yaml_document_get_root_node(&doc));
+    rc = find_dups(ld);
+    if (rc == 0)
+        rc = read_top(ld, yaml_document_get_root_node(&doc));
+    free(ld->dup);
+    ld->dup = NULL;
     if (rc == 0 && !yaml_parser_load(&parser, &extra))
         rc = parse_error(ld, &parser);
     else if (rc == 0) {

@@ -57,6 +57,10 @@ struct sites {
  * four levels and no anchors. */
 #define SITES_MAX_DEPTH 64
 #define SITES_MAX_ANCHORS 256
+/* What the walk of one file reads, each alias ('*name') counted as a
+ * copy of what it names (a scalar: its bytes and 8; a list or mapping: 8):
+ * one anchor repeated many times would otherwise grow without bound. */
+#define SITES_MAX_WALK (16 << 20)
 
 /* Merge the YAML text (len bytes; file names it in errors, and relative
  * template: paths are taken from its folder) into s.  On error s is left

@@ -342,10 +342,60 @@ static void test_limits(void)
     free(anchors);
 }
 
+/* text + "NAME: *p\n" for profiles b0, b1, ... until len reaches max. */
+static size_t add_aliases(char *text, size_t len, size_t max)
+{
+    for (int i = 0; len + 16 < max; i++)
+        len += (size_t)sprintf(text + len, "  b%d: *p\n", i);
+    return len;
+}
+
+/* One anchor repeated by every alias of a 1 MiB file grew to 3 GB: the
+ * walk is bounded as a whole, while the largest file without aliases
+ * (1 MiB of one-letter items, or 100,000 env keys: a mapping's repeated
+ * keys are found without comparing every pair) stays well inside. */
+static void test_expansion(void)
+{
+    struct err err = { "" };
+    struct sites s = { 0 };
+    char *text = malloc(SITES_MAX_BYTES + 64);
+    size_t len;
+
+    len = (size_t)sprintf(text, "profiles:\n  a: &p\n    directives: [");
+    for (int i = 0; i < 2000; i++)
+        len += (size_t)sprintf(text + len, "x%d,", i);
+    len += (size_t)sprintf(text + len - 1, "]\n") - 1;
+    len = add_aliases(text, len, SITES_MAX_BYTES);
+    ok(sites_load_text(&s, text, len, "b.yaml", &err) < 0 && s.n == 0,
+       "one anchor behind 1 MiB of aliases: refused, nothing kept");
+    is_str(strchr(err.msg + 9, ' '), " the values with what the aliases "
+           "('*name') repeat come to more than 16 MiB; write fewer aliases",
+           "  names the limit");
+    ok(strncmp(err.msg, "b.yaml:3:", 9) == 0, "  and the file");
+    len = (size_t)sprintf(text, "profiles:\n  a:\n    directives: [");
+    while (len < SITES_MAX_BYTES - 8)
+        len += (size_t)sprintf(text + len, "x,");
+    len += (size_t)sprintf(text + len - 1, "]\n") - 1;
+    ok(sites_load_text(&s, text, len, "l.yaml", &err) == 0 &&
+       sites_find(&s, "a")->v[SITE_DIRECTIVES].nitems == (len - 33) / 2,
+       "1 MiB of one-letter items without aliases: read");
+    sites_free(&s);
+    len = (size_t)sprintf(text, "profiles:\n  a:\n    env: {");
+    for (int i = 0; i < 100000; i++)
+        len += (size_t)sprintf(text + len, "A%d: 1,", i);
+    len += (size_t)sprintf(text + len - 1, "}\n") - 1;
+    ok(sites_load_text(&s, text, len, "e.yaml", &err) == 0 &&
+       sites_find(&s, "a")->v[SITE_ENV].nitems == 100000,
+       "100,000 env keys: read");
+    sites_free(&s);
+    free(text);
+}
+
 int main(void)
 {
     test_rows();
     test_limits();
+    test_expansion();
     test_values_and_merge();
     test_files();
     return tap_done();
