@@ -13,6 +13,13 @@
  * the budget is far above any real job and far below the machine. */
 #define GLOO_STORE_BYTES (256u << 20)
 #define GLOO_MAX_VALUE (16u << 20)
+/* A rank makes one request at a time, each on a connection of its own
+ * (Horovod's HTTPStore), done in milliseconds: a source (this host's user,
+ * another node) has a few per rank, and a connection that is not done in
+ * GLOO_DEADLINE_MS however it trickles is closed (16 MiB at 1 MB/s). */
+#define GLOO_MAX_CONNS 1024
+#define GLOO_DEADLINE_MS 20000
+#define GLOO_IDLE_MS 10000
 
 /* The server lives as long as dlrun (restarts reuse it, emptied), like
  * horovodrun's; its thread ends with the process. */
@@ -62,11 +69,25 @@ static int server_ip(const struct job *j, char *ip, size_t len,
     return net_route_addr(remote, ip, len, err);
 }
 
+/* The connections one source may hold at once: two per rank of the
+ * largest node, and some for the ranks' retries. */
+static int per_source(const struct plan *p)
+{
+    int most = 0;
+
+    for (int i = 0; i < p->nnodes; i++)
+        if (p->nodes[i].nranks > most)
+            most = p->nodes[i].nranks;
+    return most > GLOO_MAX_CONNS / 2 ? GLOO_MAX_CONNS : 2 * most + 16;
+}
+
 static int start_server(const struct job *j, int local, struct err *err)
 {
     struct hvd_server_opts o = {
         .max_bytes = GLOO_STORE_BYTES, .max_body = GLOO_MAX_VALUE,
-        .max_conns = 1024, .idle_ms = 30000, .log = log_refusal,
+        .max_conns = GLOO_MAX_CONNS, .max_per_source = per_source(&j->plan),
+        .idle_ms = GLOO_IDLE_MS, .deadline_ms = GLOO_DEADLINE_MS,
+        .log = log_refusal,
     };
     char ip[200], iface[64] = "";
 

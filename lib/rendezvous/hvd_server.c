@@ -23,13 +23,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "rendezvous/hvd_guard.h"
 #include "util/clock.h"
 
 enum { READING, WRITING, DRAINING };
 
 struct conn {
     int fd, state;
-    long last_ms;
+    long start_ms, last_ms;
+    struct hvd_source src;
     struct http_req req;
     char *out;
     size_t out_len, out_off;
@@ -40,13 +42,18 @@ struct hvd_server {
     struct hvd_server_opts o;
     int lfd, wake, port, started;
     pthread_t thread;
-    pthread_mutex_t lock;       /* the store and logged */
+    pthread_mutex_t lock;       /* the store, allow and logged */
     struct hvd_store *store;
+    struct hvd_allow allow;     /* who may connect */
     struct conn *conns;
     int nconns;
     struct pollfd *pfds;
-    int logged;                 /* a refusal was logged this attempt */
+    unsigned logged;            /* LOG_* said this attempt */
 };
+
+/* The kinds of line said once per attempt: a store refusal, a connection
+ * refused by hvd_verdict (bit 1 << verdict), one over its source's slots. */
+enum { LOG_FULL = 1u << 8, LOG_SLOTS = 1u << 9 };
 
 int hvd_answer(struct hvd_store *st, const struct http_request *r,
                const void **body, size_t *len, struct err *err)
@@ -116,8 +123,9 @@ static int on_request(void *ctx, const struct http_request *r)
     status = hvd_answer(s->store, r, &body, &len, &err);
     if (set_answer(c, status, body, len) < 0)
         c->state = DRAINING;    /* no answer: the client retries */
-    log = status == 507 && !s->logged && s->o.log;
-    s->logged |= log;
+    log = status == 507 && !(s->logged & LOG_FULL) && s->o.log;
+    if (log)
+        s->logged |= LOG_FULL;
     pthread_mutex_unlock(&s->lock);
     if (log)
         s->o.log(s->o.log_ctx, err.msg);
@@ -135,17 +143,86 @@ static void conn_close(struct hvd_server *s, int i)
     s->conns[i].req.ctx = &s->conns[i];     /* the parser's callback's */
 }
 
+/* Say line (kind: a LOG_* bit) unless a line of its kind was said this
+ * attempt. */
+static void log_once(struct hvd_server *s, unsigned kind, const char *line)
+{
+    int log;
+
+    pthread_mutex_lock(&s->lock);
+    log = !(s->logged & kind) && s->o.log;
+    s->logged |= kind;
+    pthread_mutex_unlock(&s->lock);
+    if (log)
+        s->o.log(s->o.log_ctx, line);
+}
+
+/* The connections now held from src. */
+static int source_count(const struct hvd_server *s,
+                        const struct hvd_source *src)
+{
+    int n = 0;
+
+    for (int i = 0; i < s->nconns; i++)
+        n += hvd_same_source(&s->conns[i].src, src);
+    return n;
+}
+
+/* May the connection fd from sa talk?  Its source into src; 0, or -1
+ * after saying why not (once per kind). */
+static int admit(struct hvd_server *s, int fd, const struct sockaddr *sa,
+                 struct hvd_source *src)
+{
+    char who[INET6_ADDRSTRLEN], line[300], uid[32] = "";
+    enum hvd_verdict v;
+
+    if (hvd_addr_of(sa, &src->addr, NULL) < 0)
+        return -1;
+    src->owner = hvd_peer_owner(fd);
+    pthread_mutex_lock(&s->lock);
+    v = hvd_verdict(&s->allow, &src->addr, src->owner);
+    pthread_mutex_unlock(&s->lock);
+    hvd_addr_text(&src->addr, who, sizeof who);
+    if (src->owner >= 0)
+        snprintf(uid, sizeof uid, " (uid %ld)", src->owner);
+    if (v != HVD_ALLOW) {
+        snprintf(line, sizeof line, "refused a connection from %s%s: %s "
+                 "(more such are refused without a word)", who, uid,
+                 hvd_verdict_why(v));
+        log_once(s, 1u << v, line);
+        return -1;
+    }
+    if (source_count(s, src) >= s->o.max_per_source) {
+        snprintf(line, sizeof line, "refused a connection from %s%s: it "
+                 "holds %d connections already, the most one source may "
+                 "(more such are refused without a word)", who, uid,
+                 s->o.max_per_source);
+        log_once(s, LOG_SLOTS, line);
+        return -1;
+    }
+    return 0;
+}
+
 static void accept_all(struct hvd_server *s)
 {
     while (s->nconns < s->o.max_conns) {
         struct conn *c = &s->conns[s->nconns];
-        int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct sockaddr_storage sa;
+        socklen_t sl = sizeof sa;
+        struct hvd_source src;
+        int fd = accept4(s->lfd, (struct sockaddr *)&sa, &sl,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
+        if (admit(s, fd, (struct sockaddr *)&sa, &src) < 0) {
+            close(fd);
+            continue;
+        }
         memset(c, 0, sizeof *c);
         c->fd = fd;
         c->srv = s;
-        c->last_ms = clock_ms();
+        c->src = src;
+        c->start_ms = c->last_ms = clock_ms();
         if (http_req_init(&c->req, 8192, s->o.max_body, on_request, c,
                           NULL) < 0) {
             close(fd);
@@ -201,7 +278,8 @@ static void conn_event(struct hvd_server *s, int i, short revents, long now)
         rc = conn_read(c);
     if (rc == 0 && c->state == WRITING && (revents & POLLOUT))
         rc = conn_write(c);
-    if (rc < 0 || now - c->last_ms > s->o.idle_ms)
+    if (rc < 0 || hvd_expired(c->start_ms, c->last_ms, now,
+                              s->o.deadline_ms, s->o.idle_ms))
         conn_close(s, i);
 }
 
@@ -287,12 +365,19 @@ struct hvd_server *hvd_server_start(const struct hvd_server_opts *o,
     s->lfd = s->wake = -1;
     if (s->o.max_conns < 1)
         s->o.max_conns = 1;
+    if (s->o.max_per_source < 1 || s->o.max_per_source > s->o.max_conns)
+        s->o.max_per_source = s->o.max_conns;
+    if (s->o.deadline_ms < 1)
+        s->o.deadline_ms = s->o.idle_ms;
+    if (!s->o.other_uid)
+        s->o.uid = geteuid();
     pthread_mutex_init(&s->lock, NULL);
     s->conns = calloc((size_t)s->o.max_conns, sizeof *s->conns);
     s->pfds = calloc((size_t)s->o.max_conns + 2, sizeof *s->pfds);
     s->wake = eventfd(0, EFD_CLOEXEC);
     if (!s->conns || !s->pfds || s->wake < 0 ||
-        !(s->store = hvd_store_create(o->max_bytes, err))) {
+        !(s->store = hvd_store_create(o->max_bytes, err)) ||
+        hvd_allow_build(&s->allow, s->o.uid, NULL, 0, err) < 0) {
         err_set(err, "Gloo rendezvous: out of resources");
         goto fail;
     }
@@ -341,16 +426,42 @@ static int declare_scopes(struct hvd_store *st, const struct plan *p,
     return 0;
 }
 
+/* Who may connect for plan p: the job's user here, and p's nodes unless
+ * the server listens on loopback (no other host reaches it). */
+static int allow_plan(const struct hvd_server *s, const struct plan *p,
+                      struct hvd_allow *a, struct err *err)
+{
+    struct hvd_addr ip;
+    const char **names = NULL;
+    int n = 0, rc;
+
+    if (hvd_addr_parse(s->o.ip, &ip) < 0 || !hvd_addr_loopback(&ip)) {
+        if (!(names = calloc((size_t)p->nnodes + 1, sizeof *names)))
+            return err_set(err, "out of memory");
+        for (n = 0; n < p->nnodes; n++)
+            names[n] = plan_addr_name(p, n);
+    }
+    rc = hvd_allow_build(a, s->o.uid, names, n, err);
+    free(names);
+    return rc;
+}
+
 int hvd_server_begin(struct hvd_server *s, const struct plan *p,
                      struct err *err)
 {
+    struct hvd_allow a, old;
     int rc;
 
+    if (allow_plan(s, p, &a, err) < 0)
+        return -1;
     pthread_mutex_lock(&s->lock);
+    old = s->allow;
+    s->allow = a;
     hvd_store_clear(s->store);
     s->logged = 0;
     rc = declare_scopes(s->store, p, err);
     pthread_mutex_unlock(&s->lock);
+    hvd_allow_free(&old);
     return rc;
 }
 
@@ -367,6 +478,7 @@ void hvd_server_stop(struct hvd_server *s)
     if (s->wake >= 0)
         close(s->wake);
     hvd_store_destroy(s->store);
+    hvd_allow_free(&s->allow);
     pthread_mutex_destroy(&s->lock);
     free(s->conns);
     free(s->pfds);

@@ -5,6 +5,11 @@
  * of its own so that neither the one-node supervisor nor the head's loop
  * has to know about it.
  *
+ * Who may connect and for how long: hvd_guard.h.  A connection refused
+ * (another user's on this host, an address of no node of the plan, a
+ * source over its slots) is closed at once, unanswered; every connection
+ * is closed deadline_ms after it was accepted, whatever it still sends.
+ *
  * Answers: GET 200 with the value or 404 (Horovod's client polls for keys
  * not there yet); PUT 200, 411 without Content-Length, 507 when the store
  * is full; DELETE 200 (finalize: hvd_store.h); a path that is not
@@ -13,6 +18,7 @@
 #define DLRUN_HVD_SERVER_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "util/err.h"
 #include "rendezvous/http_req.h"
@@ -25,9 +31,17 @@ struct hvd_server_opts {
     size_t max_bytes;       /* the store's budget */
     size_t max_body;        /* the largest value one PUT may carry */
     int max_conns;          /* connections served at once (more wait) */
+    int max_per_source;     /* of them from one source (hvd_guard.h's
+                               hvd_source): more are refused; 0: max_conns */
     int idle_ms;            /* a connection silent this long is closed */
+    int deadline_ms;        /* a connection's whole life; 0: idle_ms */
+    /* the user whose processes on this host are served: this process's
+     * (geteuid) unless other_uid is set (tests see a refusal with it) */
+    int other_uid;
+    uid_t uid;
     /* called from the server's thread with one line about a request the
-     * store refused (full), at most once per attempt; may be NULL */
+     * store refused (full) or a connection refused (from where, why), at
+     * most once per kind per attempt; may be NULL */
     void (*log)(void *ctx, const char *line);
     void *log_ctx;
 };
@@ -44,7 +58,9 @@ int hvd_server_port(const struct hvd_server *s);
 /* Declare the scopes horovodrun declares for plan p ("global": every
  * rank, "local_HOST": the ranks on HOST, "cross_L": the nodes that have
  * local rank L) and empty the store: call before each attempt's ranks
- * start.  0 / -1 with err (out of memory). */
+ * start.  Unless it listens on loopback, the addresses of p's nodes
+ * (plan_addr_name, resolved now) are the only others that may connect.
+ * 0 / -1 with err (out of memory). */
 int hvd_server_begin(struct hvd_server *s, const struct plan *p,
                      struct err *err);
 

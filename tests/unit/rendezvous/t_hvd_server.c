@@ -1,15 +1,21 @@
 /* t_hvd_server.c - the Gloo rendezvous server over real sockets on
  * loopback: the exchanges Horovod's HTTPStore makes (PUT, GET polled
  * until the key is there, DELETE to finalize), one request per
- * connection, answers to bad requests, a new attempt emptying the store. */
+ * connection, answers to bad requests, a new attempt emptying the store;
+ * who may connect: another user's connection closed unanswered, a source
+ * over its slots refused while others are served, a trickling connection
+ * closed at its deadline (the fake clock). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "rendezvous/hvd_server.h"
+#include "util/clock.h"
 #include "tap.h"
 
 static int port;
@@ -124,10 +130,131 @@ static void test_attempt(struct hvd_server *s)
            "cross_0 empties after its second node's DELETE");
 }
 
+static char last_line[512];
+
 static void on_log(void *ctx, const char *line)
 {
-    (void)line;
+    snprintf(last_line, sizeof last_line, "%s", line);
     ++*(int *)ctx;
+}
+
+/* A connection to the server, nothing sent; -1 when refused. */
+static int open_conn(void)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* 1 when the server closed fd (end of file or reset) within ms. */
+static int closed_within(int fd, int ms)
+{
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    char c;
+
+    return poll(&p, 1, ms) == 1 && read(fd, &c, 1) <= 0;
+}
+
+/* Another user's process on this host: the server's user is not ours. */
+static void test_other_user(struct hvd_server_opts o)
+{
+    int logged = 0;
+    struct err err = { "" };
+    struct hvd_server *s;
+    char buf[256];
+
+    o.other_uid = 1;
+    o.uid = geteuid() + 1;
+    o.log_ctx = &logged;
+    s = hvd_server_start(&o, &err);
+    port = s ? hvd_server_port(s) : 0;
+    is_int(http("PUT", "/global/1", "6.6.6.6:31337", buf, sizeof buf), -1,
+           "another user's PUT: closed, unanswered");
+    is_int(http("GET", "/global/0", "", buf, sizeof buf), -1,
+           "another user's GET: closed, unanswered");
+    is_int(http("DELETE", "/global/0", "", buf, sizeof buf), -1,
+           "another user's DELETE: closed, unanswered");
+    is_int(logged, 1, "said once");
+    ok(strstr(last_line, "refused a connection from 127.0.0.1 (uid ") &&
+       strstr(last_line, "another user's process"), "... who and why");
+    hvd_server_stop(s);
+}
+
+/* One source holds at most max_per_source connections; the rest are
+ * closed, and a freed slot serves again. */
+static void test_slots(struct hvd_server_opts o)
+{
+    int logged = 0, fd[3];
+    struct err err = { "" };
+    struct hvd_server *s;
+    char buf[256];
+
+    o.max_per_source = 2;
+    o.max_conns = 8;
+    o.log_ctx = &logged;
+    s = hvd_server_start(&o, &err);
+    port = s ? hvd_server_port(s) : 0;
+    for (int i = 0; i < 3; i++)
+        fd[i] = open_conn();
+    ok(!closed_within(fd[0], 200) && !closed_within(fd[1], 1),
+       "two idle connections of one source: held");
+    ok(closed_within(fd[2], 2000), "the third: closed");
+    ok(strstr(last_line, "holds 2 connections already") != NULL,
+       "... and said why");
+    is_int(http("GET", "/global/0", "", buf, sizeof buf), -1,
+           "a request of the same source while two are held: refused");
+    close(fd[0]);
+    usleep(200000);
+    is_int(http("GET", "/global/0", "", buf, sizeof buf), 404,
+           "one closed: the source is served again");
+    close(fd[1]);
+    close(fd[2]);
+    hvd_server_stop(s);
+}
+
+static volatile long fake_now;
+
+static long fake_clock(void *ctx)
+{
+    (void)ctx;
+    return fake_now;
+}
+
+/* A byte every 4 s keeps a connection from going idle (5 s), never past
+ * its deadline (8 s). */
+static void test_deadline(struct hvd_server_opts o)
+{
+    struct err err = { "" };
+    struct hvd_server *s;
+    const char *req = "PUT /global/0 HTTP/1.1\r\nContent-Length: 5\r\n\r\n";
+    int fd, ok_so_far = 1;
+
+    o.deadline_ms = 8000;
+    fake_now = 1000000;
+    clock_fake(fake_clock, NULL);
+    s = hvd_server_start(&o, &err);
+    port = s ? hvd_server_port(s) : 0;
+    fd = open_conn();
+    usleep(100000);     /* accepted at the fake 0 s */
+    for (int t = 1; t <= 7 && ok_so_far; t++) {
+        fake_now += 1000;
+        if (t % 4 == 0)
+            ok_so_far = write(fd, req + t / 4 - 1, 1) == 1 &&
+                        !closed_within(fd, 100);
+    }
+    ok(ok_so_far, "a byte every 4 s: open at 7 s");
+    fake_now += 1500;
+    ok(write(fd, req + 2, 1) == 1 && closed_within(fd, 3000),
+       "... and closed past its 8 s although it still sends");
+    close(fd);
+    hvd_server_stop(s);
+    clock_fake(NULL, NULL);
 }
 
 int main(void)
@@ -148,6 +275,10 @@ int main(void)
     test_bad_and_big();
     is_int(logged, 1, "the store's refusal was logged once");
     hvd_server_stop(s);
+    signal(SIGPIPE, SIG_IGN);   /* writing to a refused connection */
+    test_other_user(o);
+    test_slots(o);
+    test_deadline(o);
     o.max_bytes = 1 << 20;
     s = hvd_server_start(&o, &err);
     port = s ? hvd_server_port(s) : 0;
