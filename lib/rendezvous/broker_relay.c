@@ -9,6 +9,10 @@
 #define AUTH_ID UINT32_MAX      /* the relay's own AUTH upstream */
 #define NSHARE 1024             /* buckets of in-flight GETs */
 #define DEFAULT_LINGER_MS 2
+#define DEFAULT_MAX_WAITING 256
+#define DEFAULT_AUTH_MS 5000
+#define DEFAULT_MAX_UNAUTH 256
+#define DEFAULT_MAX_PEERS 4096
 #define FOREVER UINT64_MAX
 
 /* One local request waiting for the parent's answer. */
@@ -17,6 +21,7 @@ struct member {
     struct br_peer *peer;       /* holds a reference */
     uint32_t id, weight;
     uint64_t deadline;          /* FOREVER: none */
+    int waits;                  /* counted in its peer's waiting */
 };
 
 /* One request in flight upstream; its id there is its slot + 1. */
@@ -48,8 +53,11 @@ struct br_peer {
     struct bp_conn pc;
     void *user;
     size_t refs;                /* members that name it */
-    int gone, auth_wait;
+    size_t waiting;             /* its members that wait (max_waiting) */
+    int gone, auth_wait, unauth;
     uint32_t auth_id;
+    uint64_t auth_deadline;
+    struct br_peer *aprev, *anext;  /* not yet authenticated, oldest first */
 };
 
 struct br_relay {
@@ -60,6 +68,8 @@ struct br_relay {
     struct bp_conn up;
     size_t max_value;
     struct br_peer *peers;
+    struct br_peer *ahead, *atail;  /* not yet authenticated */
+    size_t nunauth;
     struct flight **fl;         /* by upstream id - 1; NULL: free */
     uint32_t *free_ids;
     size_t nfl, nfree;
@@ -127,8 +137,11 @@ static void peer_unref(struct br_peer *p)
         free(p);
 }
 
+/* waits: the request waits (GET or BARRIER with a timeout), counted
+ * against p's max_waiting until it is answered. */
 static struct member *member_new(struct br_peer *p, uint32_t id,
-                                 uint32_t weight, uint64_t deadline)
+                                 uint32_t weight, uint64_t deadline,
+                                 int waits)
 {
     struct member *mb = calloc(1, sizeof *mb);
 
@@ -138,14 +151,30 @@ static struct member *member_new(struct br_peer *p, uint32_t id,
     mb->id = id;
     mb->weight = weight;
     mb->deadline = deadline;
+    mb->waits = waits;
+    p->waiting += waits != 0;
     p->refs++;
     return mb;
 }
 
 static void member_free(struct member *mb)
 {
+    mb->peer->waiting -= mb->waits != 0;
     peer_unref(mb->peer);
     free(mb);
+}
+
+/* p already has max_waiting requests waiting: this one is answered
+ * LIMIT here, and the upstream connection, which carries every local
+ * peer's, never sees it.  1 when refused. */
+static int over_waiting(struct br_relay *r, struct br_peer *p,
+                        const struct bp_msg *m)
+{
+    if (p->waiting < r->conf.max_waiting)
+        return 0;
+    answer(r, p, m->op, m->id, BP_LIMIT, 0, NULL, 0);
+    r->st.refused_waiting++;
+    return 1;
 }
 
 static void members_free(struct member *mb)
@@ -269,7 +298,8 @@ static struct flight *forward(struct br_relay *r, struct br_peer *p,
 
     if (!f)
         return NULL;
-    f->members = member_new(p, m->id, 1, deadline_of(r->now, m->timeout_ms));
+    f->members = member_new(p, m->id, 1, deadline_of(r->now, m->timeout_ms),
+                            0);
     if (!f->members) {
         flight_end(r, id);
         return NULL;
@@ -335,7 +365,9 @@ static void on_get(struct br_relay *r, struct br_peer *p,
     struct flight *f = m->timeout_ms ? share_find(r, m->key, m->klen) : NULL;
     struct member *mb;
 
-    if (f && dl >= f->deadline && (mb = member_new(p, m->id, 1, dl))) {
+    if (m->timeout_ms && over_waiting(r, p, m))
+        return;
+    if (f && dl >= f->deadline && (mb = member_new(p, m->id, 1, dl, 1))) {
         mb->next = f->members;
         f->members = mb;
         r->st.gets_shared++;
@@ -346,7 +378,7 @@ static void on_get(struct br_relay *r, struct br_peer *p,
             answer(r, p, m->op, m->id, BP_LIMIT, 0, NULL, 0);
         return;
     }
-    mb = member_new(p, m->id, 1, dl);
+    mb = member_new(p, m->id, 1, dl, 1);
     if (!mb) {
         answer(r, p, m->op, m->id, BP_LIMIT, 0, NULL, 0);
         return;
@@ -423,7 +455,9 @@ static void on_barrier(struct br_relay *r, struct br_peer *p,
             answer(r, p, m->op, m->id, BP_LIMIT, 0, NULL, 0);
         return;
     }
-    mb = member_new(p, m->id, w, deadline_of(r->now, m->timeout_ms));
+    if (over_waiting(r, p, m))
+        return;
+    mb = member_new(p, m->id, w, deadline_of(r->now, m->timeout_ms), 1);
     if (!mb) {
         answer(r, p, m->op, m->id, BP_LIMIT, 0, NULL, 0);
         return;
@@ -453,12 +487,47 @@ static void on_timeout(struct br_relay *r, struct flight *f)
 
 /* ---- local peers ---- */
 
+/* p has not authenticated: at the tail of the list, oldest first. */
+static void unauth_link(struct br_relay *r, struct br_peer *p)
+{
+    p->unauth = 1;
+    p->aprev = r->atail;
+    p->anext = NULL;
+    *(r->atail ? &r->atail->anext : &r->ahead) = p;
+    r->atail = p;
+    r->nunauth++;
+}
+
+static void unauth_unlink(struct br_relay *r, struct br_peer *p)
+{
+    if (!p->unauth)
+        return;
+    *(p->aprev ? &p->aprev->anext : &r->ahead) = p->anext;
+    *(p->anext ? &p->anext->aprev : &r->atail) = p->aprev;
+    p->unauth = 0;
+    r->nunauth--;
+}
+
+/* Tell p why (an AUTH notice, id 0, as the head's broker sends), let go
+ * of it and have the caller close it. */
+static void drop_peer(struct br_relay *r, struct br_peer *p, uint8_t status,
+                      size_t *counter)
+{
+    void *user = p->user;
+
+    answer(r, p, BP_AUTH, 0, status, 0, NULL, 0);
+    (*counter)++;
+    br_relay_peer_gone(r, p);
+    r->ops.close(r->ctx, user);
+}
+
 static int on_peer_msg(void *ctx, const struct bp_msg *m)
 {
     struct br_peer *p = ctx;
     struct br_relay *r = p->r;
 
     if (m->op == BP_AUTH) {
+        unauth_unlink(r, p);
         if (r->st.parent_ready)
             answer(r, p, BP_AUTH, m->id, BP_OK, (int64_t)r->max_value,
                    NULL, 0);
@@ -483,15 +552,33 @@ static int on_peer_msg(void *ctx, const struct bp_msg *m)
     return 0;
 }
 
+/* Room for one more peer: push out the oldest that has not authenticated
+ * when max_unauth or max_peers is reached.  0, or -1 when every one of
+ * max_peers has authenticated. */
+static int make_room(struct br_relay *r, struct err *err)
+{
+    if (r->ahead && (r->nunauth >= r->conf.max_unauth ||
+                     r->st.peers >= r->conf.max_peers))
+        drop_peer(r, r->ahead, BP_LIMIT, &r->st.evicted);
+    if (r->st.peers < r->conf.max_peers)
+        return 0;
+    r->st.refused++;
+    return err_set(err, "the relay's %zu connections are all in use",
+                   r->conf.max_peers);
+}
+
 struct br_peer *br_relay_accept(struct br_relay *r, void *user,
-                                struct err *err)
+                                uint64_t now_ms, struct err *err)
 {
     struct br_peer *p;
 
+    r->now = now_ms;
     if (r->st.parent_lost) {
         err_set(err, "the relay lost its parent broker");
         return NULL;
     }
+    if (make_room(r, err) < 0)
+        return NULL;
     p = calloc(1, sizeof *p);
     if (!p) {
         err_set(err, "out of memory for a connection");
@@ -499,6 +586,8 @@ struct br_peer *br_relay_accept(struct br_relay *r, void *user,
     }
     p->r = r;
     p->user = user;
+    p->auth_deadline = now_ms + r->conf.auth_timeout_ms;
+    unauth_link(r, p);
     bp_conn_init(&p->pc, BP_SERVER, r->token, r->max_value, on_peer_msg, p);
     p->next = r->peers;
     if (r->peers)
@@ -550,6 +639,7 @@ static void withdraw(struct br_relay *r, struct br_peer *p)
 
 void br_relay_peer_gone(struct br_relay *r, struct br_peer *p)
 {
+    unauth_unlink(r, p);
     *(p->prev ? &p->prev->next : &r->peers) = p->next;
     if (p->next)
         p->next->prev = p->prev;
@@ -654,6 +744,14 @@ struct br_relay *br_relay_create(const struct br_relay_conf *conf,
     r->conf.token = r->token;
     if (!r->conf.linger_ms)
         r->conf.linger_ms = DEFAULT_LINGER_MS;
+    if (!r->conf.max_waiting)
+        r->conf.max_waiting = DEFAULT_MAX_WAITING;
+    if (!r->conf.auth_timeout_ms)
+        r->conf.auth_timeout_ms = DEFAULT_AUTH_MS;
+    if (!r->conf.max_unauth)
+        r->conf.max_unauth = DEFAULT_MAX_UNAUTH;
+    if (!r->conf.max_peers)
+        r->conf.max_peers = DEFAULT_MAX_PEERS;
     r->ops = *ops;
     r->ctx = ctx;
     r->max_value = BP_MAX_VALUE_CEILING;
@@ -687,6 +785,8 @@ void br_relay_tick(struct br_relay *r, uint64_t now_ms)
     struct group **gp = &r->groups;
 
     r->now = now_ms;
+    while (r->ahead && r->ahead->auth_deadline <= now_ms)
+        drop_peer(r, r->ahead, BP_TIMEOUT, &r->st.auth_expired);
     while (*gp) {
         if (now_ms >= (*gp)->first_ms + r->conf.linger_ms)
             flush(r, gp);
@@ -698,7 +798,7 @@ void br_relay_tick(struct br_relay *r, uint64_t now_ms)
 uint64_t br_relay_next_deadline(const struct br_relay *r)
 {
     const struct group *g;
-    uint64_t t = UINT64_MAX;
+    uint64_t t = r->ahead ? r->ahead->auth_deadline : UINT64_MAX;
 
     for (g = r->groups; g; g = g->next)
         if (g->first_ms + r->conf.linger_ms < t)

@@ -30,7 +30,17 @@
  * A peer that goes away loses its held barrier arrivals and answers; an
  * arrival already sent up in a group stays counted there (the protocol
  * cannot withdraw part of a weight).  When the parent is lost, every
- * local peer is closed, so every rank's wait fails with an error. */
+ * local peer is closed, so every rank's wait fails with an error.
+ *
+ * Limits, so that one local peer cannot spend what the others (and the
+ * one upstream connection) need: a peer may have max_waiting GETs and
+ * BARRIERs that wait (timeout_ms > 0) unanswered at once; one more is
+ * answered LIMIT by the relay itself and never sent up.  A connection
+ * must present the token within auth_timeout_ms (else it is told TIMEOUT
+ * and closed); at most max_unauth wait to do so (a new one pushes the
+ * oldest out, told LIMIT), and at most max_peers are open (when full, a
+ * new one takes the place of the oldest that has not authenticated, or
+ * is refused when every one has) -- the shape of the head's broker's. */
 #ifndef DLRUN_BROKER_RELAY_H
 #define DLRUN_BROKER_RELAY_H
 
@@ -49,8 +59,9 @@ struct br_peer;
 struct br_relay_ops {
     void (*down)(void *ctx, void *user, const uint8_t *p, size_t n);
     void (*up)(void *ctx, const uint8_t *p, size_t n);
-    /* the engine has let go of this peer (parent lost): close it; the
-     * struct br_peer is freed already */
+    /* the engine has let go of this peer (parent lost, no AUTH in time,
+     * pushed out by a newer one): close it; the struct br_peer is freed
+     * already */
     void (*close)(void *ctx, void *user);
 };
 
@@ -61,6 +72,12 @@ struct br_relay_conf {
     uint32_t expect;        /* ranks (arrivals) this relay stands for, its
                                children's included; 0: unknown */
     unsigned linger_ms;     /* longest a barrier arrival is held; 0: 2 */
+    size_t max_waiting;     /* waiting GETs and BARRIERs per peer; 0: 256
+                               (a quarter of what the head's broker parks
+                               for the relay's one connection) */
+    unsigned auth_timeout_ms; /* from accept to a valid AUTH; 0: 5000 */
+    size_t max_unauth;      /* peers not yet authenticated; 0: 256 */
+    size_t max_peers;       /* peers at once; 0: 4096 */
 };
 
 struct br_relay_stats {
@@ -69,6 +86,11 @@ struct br_relay_stats {
     size_t sent_up;         /* requests sent to the parent */
     size_t gets_shared;     /* GETs answered from another's flight */
     size_t barrier_groups;  /* weighted arrivals sent up */
+    size_t refused_waiting; /* answered LIMIT: the peer's max_waiting */
+    size_t auth_expired;    /* closed: no AUTH within auth_timeout_ms */
+    size_t evicted;         /* closed: pushed out by a newer connection
+                               (max_unauth, max_peers) */
+    size_t refused;         /* not accepted: max_peers, all authenticated */
     int parent_ready;       /* the parent answered the relay's AUTH */
     int parent_lost;
 };
@@ -82,10 +104,12 @@ struct br_relay *br_relay_create(const struct br_relay_conf *conf,
 /* Free r and every peer without calling ops.  NULL is a no-op. */
 void br_relay_destroy(struct br_relay *r);
 
-/* A new local connection; user is the caller's handle for it.  NULL with
- * err when the parent is lost (close the connection) or memory is short. */
+/* A new local connection at now_ms; user is the caller's handle for it.
+ * It may push out an older peer that has not authenticated (ops->close).
+ * NULL with err when the parent is lost, every one of max_peers has
+ * authenticated, or memory is short: close the connection. */
 struct br_peer *br_relay_accept(struct br_relay *r, void *user,
-                                struct err *err);
+                                uint64_t now_ms, struct err *err);
 
 /* Bytes peer p sent, at now_ms.  0, or -1 with err when p broke the
  * protocol or presented a wrong token (it was told): call
@@ -106,7 +130,8 @@ int br_relay_from_parent(struct br_relay *r, const uint8_t *data, size_t len,
  * and later connections are refused. */
 void br_relay_parent_lost(struct br_relay *r);
 
-/* Send up the barrier arrivals held for linger_ms. */
+/* Send up the barrier arrivals held for linger_ms; close the peers whose
+ * AUTH deadline passed (ops->close). */
 void br_relay_tick(struct br_relay *r, uint64_t now_ms);
 
 /* When br_relay_tick next has work, or UINT64_MAX. */

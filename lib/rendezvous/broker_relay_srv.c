@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -22,6 +23,8 @@
 
 #define MAX_OUT (64u << 20)     /* answers queued for one peer */
 #define CONNECT_MS 30000
+#define MAX_PEERS 4096
+#define FD_RESERVE 64           /* fds kept for the rest of the agent */
 
 struct rconn {
     struct relay_srv *s;
@@ -170,7 +173,7 @@ static void on_accept(struct relay_srv *s)
         struct rconn *c = calloc(1, sizeof *c);
         struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
 
-        if (!c || !(c->p = br_relay_accept(s->r, c, &err)) ||
+        if (!c || !(c->p = br_relay_accept(s->r, c, clock_ms(), &err)) ||
             epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
             if (c && c->p)
                 br_relay_peer_gone(s->r, c->p);
@@ -289,6 +292,20 @@ static int listen_unix(struct relay_srv *s, const char *dir, struct err *err)
     return 0;
 }
 
+/* Peers at most: MAX_PEERS, fewer when the open-file limit leaves less
+ * room (an accept that fails for want of a file would leave the
+ * listening socket readable forever). */
+static size_t max_peers(void)
+{
+    struct rlimit rl;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+        rl.rlim_cur >= MAX_PEERS + FD_RESERVE)
+        return MAX_PEERS;
+    return rl.rlim_cur > 2 * FD_RESERVE ? (size_t)rl.rlim_cur - FD_RESERVE
+                                        : FD_RESERVE;
+}
+
 static int connect_parent(struct relay_srv *s, const char *parent,
                           struct err *err)
 {
@@ -309,7 +326,8 @@ struct relay_srv *relay_srv_start(const char *parent,
 {
     static const struct br_relay_ops ops = { to_peer, to_parent,
                                              engine_closed };
-    struct br_relay_conf conf = { .token = token, .expect = expect };
+    struct br_relay_conf conf = { .token = token, .expect = expect,
+                                  .max_peers = max_peers() };
     struct relay_srv *s = calloc(1, sizeof *s);
     sigset_t all, old;
     int rc;

@@ -2,11 +2,14 @@
  * parent, in any order, into an agent's relay: no crash, no leak, and
  * every frame it sends down or up decodes.
  *
- * The stream is a list of chunks: a selector byte (mod 5: 0-2 a peer,
- * 3 the parent, 4 the clock moves and held barriers are flushed), a
- * length byte, then that many bytes.  The relay's AUTH is answered and
- * each peer has sent a valid AUTH first, so the fuzzer starts past the
- * token (which it cannot guess, as it should not). */
+ * The stream is a list of chunks: a selector byte (mod 6: 0-2 a peer,
+ * 3 the parent, 4 the clock moves: held barriers are flushed and late
+ * AUTHs expire, 5 a new connection, not authenticated, in the slot of
+ * peer length % 3 when that one is closed), a length byte, then that many
+ * bytes.  The relay's AUTH is answered and each peer has sent a valid
+ * AUTH first, so the fuzzer starts past the token (which it cannot
+ * guess, as it should not).  The limits are small (2 waiting requests a
+ * peer, 1 connection without AUTH, 4 in all) so that they are reached. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,16 +88,20 @@ static void chunk(struct br_relay *r, uint8_t sel, const uint8_t *p,
     } else if (sel == 3) {
         if (br_relay_from_parent(r, p, n, *now, &err) < 0)
             br_relay_parent_lost(r);
-    } else {
-        *now += n;
+    } else if (sel == 4) {
+        *now += n * 64;
         br_relay_tick(r, *now);
+    } else if (!peers[n % 3].p) {
+        peers[n % 3].p = br_relay_accept(r, &peers[n % 3], *now, &err);
     }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const struct br_relay_ops ops = { down, up, closed };
-    struct br_relay_conf conf = { .token = token, .expect = 3 };
+    struct br_relay_conf conf = { .token = token, .expect = 3,
+                                  .max_waiting = 2, .auth_timeout_ms = 1000,
+                                  .max_unauth = 1, .max_peers = 4 };
     struct bp_msg ok = { .op = BP_AUTH, .id = UINT32_MAX, .arg = 4096 };
     uint8_t f[BP_HDR_LEN];
     struct br_relay *r;
@@ -112,12 +119,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (i = 0; i < 3; i++) {
         bp_conn_init(&peers[i].check, BP_CLIENT, NULL, BP_MAX_VALUE_CEILING,
                      any, NULL);
-        peers[i].p = br_relay_accept(r, &peers[i], &err);
+        peers[i].p = br_relay_accept(r, &peers[i], now, &err);
         feed_auth(r, &peers[i], now);
     }
     while (size >= 2) {
         size_t n = data[1] < size - 2 ? data[1] : size - 2;
-        chunk(r, data[0] % 5, data + 2, n, &now);
+        chunk(r, data[0] % 6, data + 2, n, &now);
         data += 2 + n;
         size -= 2 + n;
     }

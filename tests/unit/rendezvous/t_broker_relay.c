@@ -2,7 +2,10 @@
  * store behind a real protocol engine, the ranks are protocol clients.
  * Forwarding, GETs sharing one flight, a write ending that sharing,
  * barriers going up as one weighted arrival (and split again on a
- * timeout), a tree of two relays, auth, and a lost parent. */
+ * timeout), a tree of two relays, auth, and a lost parent.  Its limits:
+ * a peer that pipelines 50,000 waiting GETs is refused past its own
+ * max_waiting while the others go on; connections that do not
+ * authenticate in time, or beyond max_unauth and max_peers, are closed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +38,7 @@ struct rank {
     struct br_peer *p;
     struct bp_conn pc;
     char seen[1024];
+    size_t nstatus[BP_LIMIT + 1];   /* answers by status */
     int closed;
 };
 
@@ -52,10 +56,16 @@ static struct world {
     uint64_t now;
 } W;
 
+/* The limits the next world_start gives its relay (0: the defaults). */
+static struct br_relay_conf limits;
+
 static int rank_answer(void *ctx, const struct bp_msg *m)
 {
     struct rank *k = ctx;
     size_t at = strlen(k->seen);
+
+    if (m->status <= BP_LIMIT)
+        k->nstatus[m->status]++;
 
     snprintf(k->seen + at, sizeof k->seen - at, "%s#%u %s a%lld v'%.*s';",
              bp_op_name(m->op), (unsigned)m->id, bp_status_name(m->status),
@@ -162,10 +172,12 @@ static void world_start(uint32_t expect, int with_child)
 {
     static const struct br_relay_ops ops = { down, up, closed };
     static const struct br_relay_ops cops = { down, child_up, closed };
-    struct br_relay_conf conf = { .token = token, .expect = expect };
+    struct br_relay_conf conf = limits;
     static const struct bs_limits lim;
     struct err err;
 
+    conf.token = token;
+    conf.expect = expect;
     memset(&W, 0, sizeof W);
     child_out.n = 0;
     W.now = 1000;
@@ -177,7 +189,7 @@ static void world_start(uint32_t expect, int with_child)
     if (with_child) {
         conf.expect = expect / 2;
         W.child = br_relay_create(&conf, &cops, NULL, &err);
-        W.child_peer = br_relay_accept(W.r, &W.child_peer, &err);
+        W.child_peer = br_relay_accept(W.r, &W.child_peer, W.now, &err);
     }
 }
 
@@ -191,6 +203,7 @@ static void world_end(void)
     br_relay_destroy(W.r);
     bp_conn_free(&W.server);
     bs_destroy(W.store);
+    memset(&limits, 0, sizeof limits);
 }
 
 /* Send one request from rank i (through the child relay when via). */
@@ -225,7 +238,7 @@ static void rank_in(int i, const uint8_t *tok)
 
     bp_conn_init(&k->pc, BP_CLIENT, NULL, BP_MAX_VALUE_CEILING, rank_answer,
                  k);
-    k->p = br_relay_accept(to, k, &err);
+    k->p = br_relay_accept(to, k, W.now, &err);
     {
         struct bp_msg m = { .op = BP_AUTH, .id = 7, .arg = BP_VERSION,
                             .val = tok, .vlen = TOKEN_BYTES };
@@ -263,7 +276,7 @@ static void test_auth_and_forward(void)
         uint8_t f[64];
         bp_conn_init(&k->pc, BP_CLIENT, NULL, BP_MAX_VALUE_CEILING,
                      rank_answer, k);
-        k->p = br_relay_accept(W.r, k, &err);
+        k->p = br_relay_accept(W.r, k, W.now, &err);
         bp_encode(f, &m);
         br_relay_from_peer(W.r, k->p, f, bp_frame_size(&m), W.now, &err);
         is_str(k->seen, "", "AUTH waits for the parent's answer");
@@ -464,7 +477,7 @@ static void test_parent_lost(void)
         ok(W.rk[i].closed, "every rank's connection is closed");
         W.rk[i].p = NULL;
     }
-    ok(br_relay_accept(W.r, &W.rk[3], &err) == NULL,
+    ok(br_relay_accept(W.r, &W.rk[3], W.now, &err) == NULL,
        "later connections are refused");
     is_str(err.msg, "the relay lost its parent broker", "saying why");
     world_end();
@@ -536,6 +549,130 @@ static void test_weighted_wire_and_store(void)
     world_end();
 }
 
+/* A rank pipelines 50,000 GETs of keys nobody writes: past its own 256
+ * waiting ones the relay answers LIMIT itself, the upstream connection
+ * (whose parked requests the head's broker holds to 1,024) carries only
+ * those 256, and another rank's waiting GETs and writes still work. */
+static void test_flood_own_limit(void)
+{
+    enum { NGET = 50000 };
+    uint8_t *buf = malloc((size_t)NGET * 64), *at = buf;
+    struct br_relay_stats st;
+    struct err err;
+    char key[32];
+    uint32_t i;
+
+    world_start(0, 0);
+    rank_in(0, token);
+    rank_in(1, token);
+    for (i = 0; i < NGET; i++) {
+        struct bp_msg m = { .op = BP_GET, .id = 100 + i,
+                            .timeout_ms = BP_WAIT_FOREVER,
+                            .key = (const uint8_t *)key };
+        m.klen = (size_t)snprintf(key, sizeof key, "flood.%u", (unsigned)i);
+        bp_encode(at, &m);
+        at += bp_frame_size(&m);
+    }
+    ok(br_relay_from_peer(W.r, W.rk[0].p, buf, (size_t)(at - buf), W.now,
+                          &err) == 0, "50,000 pipelined GETs: taken");
+    pump();
+    br_relay_get_stats(W.r, &st);
+    is_int((long)W.rk[0].nstatus[BP_LIMIT], NGET - 256,
+           "all past the rank's 256 waiting are refused LIMIT");
+    is_int((long)st.refused_waiting, NGET - 256, "  counted");
+    is_int((long)bs_nparked(W.store), 256, "  only 256 parked upstream");
+    ok(!W.rk[0].closed, "  the rank stays connected");
+    /* another rank, as an agent's beat through the relay would */
+    req(1, BP_ADD, 1, "dlrun.hb.0", NULL, 1, 0);
+    req(1, BP_GET, 2, "dlrun.ctl.0", NULL, 0, 1000);
+    req(1, BP_PUT, 3, "dlrun.ctl.0", "15", 0, 0);
+    is_str(W.rk[1].seen, "auth#7 ok a1000 v'';add#1 ok a1 v'';put#3 ok a0 v'';"
+           "get#2 ok a0 v'15';", "another rank's ADD, waiting GET, PUT");
+    req(1, BP_PUT, 4, "flood.7", "x", 0, 0);
+    is_int((long)W.rk[0].nstatus[BP_OK], 2,     /* and its AUTH */
+           "a flooding GET that was sent up is answered by a write");
+    req(0, BP_GET, 5, "flood.more", NULL, 0, 1000);
+    is_int((long)W.rk[0].nstatus[BP_LIMIT], NGET - 256,
+           "  and makes room for one more of its own");
+    req(0, BP_GET, 6, "flood.more2", NULL, 0, 1000);
+    is_int((long)W.rk[0].nstatus[BP_LIMIT], NGET - 255,
+           "  but not two");
+    world_end();
+    free(buf);
+}
+
+/* Connections that do not authenticate: closed after auth_timeout_ms
+ * (told TIMEOUT), pushed out past max_unauth or max_peers (told LIMIT),
+ * never an authenticated one. */
+static void test_auth_deadline_and_caps(void)
+{
+    static struct rank many[3000];
+    struct br_relay_stats st;
+    struct err err;
+    size_t i, open = 0;
+
+    limits.max_unauth = 2;
+    world_start(0, 0);
+    rank_in(0, token);
+    for (i = 1; i <= 3; i++) {
+        bp_conn_init(&W.rk[i].pc, BP_CLIENT, NULL, BP_MAX_VALUE_CEILING,
+                     rank_answer, &W.rk[i]);
+        W.rk[i].p = br_relay_accept(W.r, &W.rk[i], W.now + i, &err);
+    }
+    ok(W.rk[1].closed && !W.rk[2].closed && !W.rk[3].closed,
+       "a third without AUTH pushes out the oldest (max_unauth 2)");
+    is_str(W.rk[1].seen, "auth#0 limit reached a0 v'';", "  told LIMIT");
+    br_relay_tick(W.r, W.now + 2 + 4999);
+    ok(!W.rk[2].closed, "no AUTH for 4,999 ms: still open");
+    ok(br_relay_next_deadline(W.r) == W.now + 2 + 5000, "  due at 5 s");
+    br_relay_tick(W.r, W.now + 2 + 5000);
+    ok(W.rk[2].closed && !W.rk[3].closed, "5 s: closed");
+    is_str(W.rk[2].seen, "auth#0 timed out a0 v'';", "  told TIMEOUT");
+    br_relay_tick(W.r, W.now + 3 + 5000);
+    ok(W.rk[3].closed, "  the next one at its own 5 s");
+    br_relay_tick(W.r, W.now + 60000);
+    ok(!W.rk[0].closed, "an authenticated one stays");
+    br_relay_get_stats(W.r, &st);
+    ok(st.evicted == 1 && st.auth_expired == 2 && st.peers == 1,
+       "  counted (1 pushed out, 2 expired, 1 open)");
+    world_end();
+    /* max_peers 3: a new one takes the place of one without AUTH, and is
+     * refused when all have it */
+    limits.max_peers = 3;
+    world_start(0, 0);
+    rank_in(0, token);
+    bp_conn_init(&W.rk[1].pc, BP_CLIENT, NULL, BP_MAX_VALUE_CEILING,
+                 rank_answer, &W.rk[1]);
+    W.rk[1].p = br_relay_accept(W.r, &W.rk[1], W.now, &err);
+    rank_in(2, token);
+    rank_in(3, token);
+    ok(W.rk[1].closed && W.rk[3].p && !W.rk[3].closed,
+       "the table full: a new one takes the place of one without AUTH");
+    bp_conn_init(&W.rk[4].pc, BP_CLIENT, NULL, BP_MAX_VALUE_CEILING,
+                 rank_answer, &W.rk[4]);
+    ok(br_relay_accept(W.r, &W.rk[4], W.now, &err) == NULL,
+       "every one authenticated: refused");
+    is_str(err.msg, "the relay's 3 connections are all in use", "  saying so");
+    world_end();
+    /* the defaults: 3,000 that never authenticate */
+    world_start(0, 0);
+    for (i = 0; i < 3000; i++) {
+        bp_conn_init(&many[i].pc, BP_CLIENT, NULL, BP_MAX_VALUE_CEILING,
+                     rank_answer, &many[i]);
+        many[i].p = br_relay_accept(W.r, &many[i], W.now, &err);
+    }
+    for (i = 0; i < 3000; i++)
+        open += !many[i].closed;
+    is_int((long)open, 256, "3,000 without AUTH: 256 stay open");
+    ok(br_relay_next_deadline(W.r) == W.now + 5000, "  until 5 s");
+    br_relay_tick(W.r, W.now + 5000);
+    br_relay_get_stats(W.r, &st);
+    is_int((long)st.peers, 0, "  then none");
+    for (i = 0; i < 3000; i++)
+        bp_conn_free(&many[i].pc);
+    world_end();
+}
+
 int main(void)
 {
     test_weighted_wire_and_store();
@@ -547,5 +684,7 @@ int main(void)
     test_barrier_timeout_split();
     test_tree();
     test_parent_lost();
+    test_flood_own_limit();
+    test_auth_deadline_and_caps();
     return tap_done();
 }
