@@ -13,6 +13,7 @@
 #include "run/engine.h"
 #include "place/envout.h"
 #include "run/guard.h"
+#include "run/hostroom.h"
 #include "job/head.h"
 #include "job/horovod.h"
 #include "job/job.h"
@@ -449,6 +450,53 @@ static void launch_setup(const struct job *j, struct launch_job *lj)
         lj->child_mask = *j->child_mask;
 }
 
+/* dlrun's own memory per rank beside the rank's environment: its output
+ * streams, supervisor slot, poll entries and what malloc rounds them to
+ * (bench/README.md, "RSS per local rank"). */
+#define RANK_OWN_BYTES (2 * 1024)
+
+/* What one rank's environment costs dlrun: this process's, which it
+ * inherits, and dlrun's ~70 variables. */
+static long long rank_env_bytes(void)
+{
+    long long n = 4096;
+
+    for (char **e = environ; *e; e++)
+        n += (long long)strlen(*e) + 1 + (long long)sizeof *e;
+    return n;
+}
+
+/* Whether this host can hold the ranks (and the agents below, --spawn)
+ * about to start here: before any of them starts, one line naming the
+ * limit (lib/run/hostroom.h).  0, or EXIT_USAGE after saying it. */
+static int check_room(const struct job *j, const struct launch_job *lj)
+{
+    const struct plan *p = &j->plan;
+    long long procs = lj->nranks + (j->subtree ? j->subtree->nnodes : 0);
+    int node = p->self_node >= 0 ? p->self_node :
+               lj->nranks > 0 ? p->rank_node[lj->ranks[0]] : 0;
+    int fds = HOSTROOM_FDS_PER_RANK +
+              (j->opt.output_dir ? HOSTROOM_FDS_PER_RANK_FILES : 0);
+    char who[320];
+    struct hostroom_need need = {
+        .who = who, .procs = procs,
+        .fds = procs * fds + HOSTROOM_FDS_FIXED,
+        .bytes = lj->nranks * (rank_env_bytes() + RANK_OWN_BYTES +
+                               HOSTROOM_PROC_BYTES),
+    };
+    struct hostroom h;
+    struct err err = { "" };
+
+    snprintf(who, sizeof who, "%d rank%s%s on %s", lj->nranks,
+             lj->nranks == 1 ? "" : "s",
+             j->subtree ? " and the agents below" : "", p->nodes[node].host);
+    hostroom_raise_nofile();
+    hostroom_read(&h, "", procs);
+    if (hostroom_check(&h, &need, &err) < 0)
+        return say_fail(EXIT_USAGE, "%s", err.msg);
+    return 0;
+}
+
 int run_launch(struct job *j, char **prog)
 {
     struct launch_job lj = { .plan = &j->plan, .argv = prog };
@@ -472,6 +520,9 @@ int run_launch(struct job *j, char **prog)
         rc = say_fail(EXIT_USAGE, "%s", err.msg);
         goto out;
     }
+    if ((rc = check_room(j, &lj)) != 0)
+        goto out;
+    rc = EXIT_FAIL;
     ranks = calloc((size_t)lj.nranks + (j->subtree ? (size_t)j->subtree->nnodes
                                                    : 0), sizeof *ranks);
     if (!ranks)
