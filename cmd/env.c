@@ -84,6 +84,7 @@ int cmd_env(int argc, char **argv)
     rank = j.opt.rank >= 0 ? j.opt.rank : j.plan.per_task ? j.plan.self :
            j.plan.self_node >= 0 && j.plan.self_node < j.plan.nnodes ?
            j.plan.nodes[j.plan.self_node].first_rank : 0;
+    job_tf_resolve(&j, j.opt.prog < argc ? j.opt.progv : NULL);
     rc = job_rank_env(&j, rank, &s);
     if (rc != 0)
         goto out;

@@ -29,6 +29,8 @@ static const char help_text[] =
     "      --mpi WHAT           auto (host PMIx for MPI programs), pmix, none,\n"
     "                           srun (srun --mpi=pmix starts the ranks)\n"
     "      --gloo               serve Horovod's Gloo rendezvous (horovodrun --gloo)\n"
+    "      --tf-config [WHEN]   TF_CONFIG: auto (a program importing tensorflow),\n"
+    "                           yes (alone: yes), no\n"
     "Binding (hwloc; default in launch mode, see docs/binding.md):\n"
     "      --map-by WHAT        slot, core, socket, numa, ppr:N:socket|numa|node[:PE=n]\n"
     "      --bind-to WHAT       core, numa, socket, none\n"

@@ -40,6 +40,8 @@ int cmd_run(int argc, char **argv)
     j.by_hand_ok = 1;
     rc = job_prepare(&j, 1);
     if (rc == 0)
+        job_tf_resolve(&j, j.opt.mpmd_first ? j.opt.mpmd_first : prog);
+    if (rc == 0)
         rc = job_check_hosts(&j);
     if (rc == 0 && j.by_hand) {     /* one dlrun per node by hand */
         if ((rc = job_enter_wdir(&j)) == 0 &&

@@ -53,6 +53,7 @@ const struct optp_opt dialect_table[] = {
       "auto,none,pmix,srun" },
     { "mpi", OPT_HVD_MPI, 0, D_HOROVODRUN, 0, NULL },
     { "gloo", OPT_GLOO, 0, D_ALL, 0, NULL },
+    { "tf-config", OPT_TF_CONFIG, 1, D_ALL, OPTP_MAYBE, "auto,yes,no" },
     { "keep-env", OPT_KEEP_ENV, 0, D_ALL, 0, NULL },
     /* binding */
     { "map-by", OPT_MAP_BY, 1, D_ALL, 0, NULL },

@@ -30,6 +30,7 @@ int *head_nodes(const struct plan *p)
     NUM(o->rdv.master_port, master_port) \
     NUM(o->plan.oversubscribe, oversubscribe) \
     NUM(o->report_bindings, report_bindings) NUM(o->keep_env, keep_env) \
+    NUM(o->tf_config, tf_config) \
     NUM(o->tag_output, tag_output) \
     NUM(o->timestamp_output, timestamp_output) \
     NUM(o->torch.redirects, redirects) \

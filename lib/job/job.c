@@ -24,6 +24,7 @@
 #include "util/say.h"
 #include "util/tmpdir.h"
 #include "where/hostname.h"
+#include "where/mpidetect.h"
 #include "where/pmixc.h"
 #include "where/sched.h"
 
@@ -254,6 +255,19 @@ static int omp_default(const struct job *j, int rank)
     return n > 0 ? n : 1;
 }
 
+void job_tf_resolve(struct job *j, char **prog)
+{
+    char why[400] = "no program";
+    int tf;
+
+    if (j->opt.tf_config != TF_AUTO)
+        return;
+    tf = prog && mpidetect_tf_argv_why(prog, getenv("PATH"), why, sizeof why);
+    j->opt.tf_config = tf ? TF_YES : TF_NO;
+    progress_step("--tf-config=auto: %s: %s", tf ? "TF_CONFIG for every rank"
+                  : "no TF_CONFIG (--tf-config to set it)", why);
+}
+
 int job_rank_env(const struct job *j, int rank, struct envset *out)
 {
     struct envout_opts eo = {
@@ -273,6 +287,7 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
                   sched_of_env(environ) != NULL,
         .max_restarts = j->opt.max_restarts,
         .ompi_names = j->pmix != NULL,
+        .tf_config = j->opt.tf_config == TF_YES,
     };
     struct err err = { "" };
 

@@ -184,6 +184,12 @@ void job_guard_start(void);
  * when none wrote one. */
 void job_report_root_cause(const struct job *j);
 
+/* --tf-config=auto (the default): TF_CONFIG only for a program that
+ * imports TensorFlow (where/mpidetect.h; prog borrowed, NULL: none), so
+ * that no other job carries a variable that grows with the world; -v
+ * says what decided.  Sets j->opt.tf_config to TF_YES or TF_NO. */
+void job_tf_resolve(struct job *j, char **prog);
+
 /* Environment of rank (caller frees out).  Prints the error; 0 / code. */
 int job_rank_env(const struct job *j, int rank, struct envset *out);
 

@@ -348,6 +348,8 @@ static void task_options(const struct options *o, struct strv *a)
         strv_addf(a, "--keep-env");
     if (o->report_bindings)
         strv_addf(a, "--report-bindings");
+    if (o->tf_config != TF_AUTO)   /* the head's decision, every task */
+        strv_addf(a, "--tf-config=%s", o->tf_config == TF_YES ? "yes" : "no");
     strv_addf(a, "--mpi=none");
 }
 

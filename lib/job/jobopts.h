@@ -30,6 +30,9 @@ struct remote_opts {
 };
 /* --mpi: who serves MPI programs' PMIx (docs/mpi.md). */
 enum mpi_mode { MPI_AUTO, MPI_NONE, MPI_PMIX, MPI_SRUN };
+/* --tf-config: TF_CONFIG when the program is TensorFlow (auto), always,
+ * never; job_tf_resolve turns auto into one of the others */
+enum { TF_AUTO, TF_YES, TF_NO };
 
 /* torchrun's words (job/dialect_torch.c applies them after parsing). */
 struct torch_opts {
@@ -85,6 +88,7 @@ struct options {
     char **exports;         /* -x entries (owned array, borrowed strings) */
     int nexports;
     enum mpi_mode mpi;      /* --mpi; cmd_run resolves auto before launch */
+    int tf_config;          /* TF_AUTO, TF_YES, TF_NO (--tf-config) */
     int prog;               /* index in argv of the program, argc if none */
     char **progv;           /* the program to run after the dialect's rules
                                (torchrun: train.py under Python); owned

@@ -160,6 +160,24 @@ static int parse_mpi(struct options *o, const char *s)
     return -1;
 }
 
+/* --tf-config [auto|yes|no]: alone, yes */
+static int parse_tf(struct options *o, const char *s)
+{
+    static const char *const names[] = { "auto", "yes", "no" };
+
+    for (int i = 0; s && i < 3; i++)
+        if (strcmp(s, names[i]) == 0) {
+            o->tf_config = i;
+            return 0;
+        }
+    if (!s || !*s) {
+        o->tf_config = TF_YES;
+        return 0;
+    }
+    say_fail(EXIT_USAGE, "--tf-config '%s': expected auto, yes or no", s);
+    return -1;
+}
+
 /* --kill-timeout SECS */
 static int parse_kill(struct options *o, const char *v)
 {
@@ -200,6 +218,7 @@ static int options_one(int c, char *v, struct options *o)
     case OPT_REPORT_BINDINGS: o->report_bindings = 1; return 0;
     case OPT_TOPOLOGY: o->topology = v; return 0;
     case OPT_MPI: return parse_mpi(o, v);
+    case OPT_TF_CONFIG: return parse_tf(o, v);
     case OPT_OUTPUT_DIR: o->output_dir = v; return 0;
     case OPT_LAUNCHER: case OPT_SSH_PORT: case OPT_SSH_USER:
     case OPT_SSH_IDENTITY: case OPT_SSH_KNOWN_HOSTS: case OPT_CONNECT_TIMEOUT:

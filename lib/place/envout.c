@@ -108,6 +108,16 @@ static int set_tf(struct envset *s, const struct plan *p, const struct facts *f,
     fprintf(m, "]},\"task\":{\"type\":\"worker\",\"index\":%d}}", f->rank);
     if (!(buf = membuf_close(&b)))
         return err_set(err, "out of memory");
+    if (strlen(buf) + sizeof "TF_CONFIG=" > ENVOUT_VAR_MAX) {
+        rc = err_set(err, "TF_CONFIG for %d workers would be %zu bytes, more "
+                     "than exec passes in one variable (%d): run one worker "
+                     "per node (--nproc-per-node 1; it drives the node's "
+                     "GPUs) or --tf-config no and a cluster resolver of "
+                     "TensorFlow's own", p->nranks, strlen(buf),
+                     ENVOUT_VAR_MAX);
+        free(buf);
+        return rc;
+    }
     rc = envset_set(s, "TF_CONFIG", buf, err, r->worker_ports ?
                     "every rank as a worker, ports found free by the agents" :
                     "every rank as a worker, port MASTER_PORT+1+LOCAL_RANK");
@@ -337,7 +347,7 @@ int envout_rank(const struct alloc *a, const struct plan *p, int rank,
                        p->nranks - 1);
     facts_from_plan(a, p, rank, &f);
     if (set_torch(out, &f, rdv, err) < 0 || set_horovod(out, &f, err) < 0 ||
-        set_tf(out, p, &f, rdv, err) < 0 ||
+        (o->tf_config && set_tf(out, p, &f, rdv, err) < 0) ||
         set_jax_nccl(out, &f, rdv, o, err) < 0 ||
         set_dlrun(out, a, &f, rdv, err) < 0 || set_restarts(out, o, err) < 0 ||
         set_elastic(out, &f, o, err) < 0)

@@ -12,6 +12,10 @@
 #include "place/plan.h"
 #include "place/rdv.h"
 
+/* The longest NAME=VALUE exec passes (Linux's MAX_ARG_STRLEN, 32 pages):
+ * a longer variable fails every exec with E2BIG. */
+#define ENVOUT_VAR_MAX (32 * 4096)
+
 struct envout_opts {
     const char *iface;      /* --iface: NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME */
     int keep_env;           /* --keep-env: leave SLURM_* (the scheduler's task
@@ -30,6 +34,9 @@ struct envout_opts {
                                (envout_error_file); NULL: not set */
     int omp_threads;        /* OMP_NUM_THREADS when envp has none; 0: no
                                default */
+    int tf_config;          /* set TF_CONFIG (every rank as a worker: its
+                               size grows with the world; refused past
+                               ENVOUT_VAR_MAX) */
     int ompi_names;         /* dlrun hosts the ranks' PMIx server: set Open
                                MPI's OMPI_COMM_WORLD_* too (without a server
                                Open MPI takes them for a launcher's, and

@@ -34,6 +34,7 @@ static const struct pw_field {
     NUM(29, pf_all_pairs, 1), NUM(30, heartbeat_s, INT_MAX),
     NUM(31, fanout, INT_MAX), NUM(32, connect_timeout_s, INT_MAX),
     NUM(33, ssh_port, 65535), NUM(34, timestamp_output, 1),
+    NUM(35, tf_config, 2),
     TEXT(48, master_addr), TEXT(49, iface), TEXT(50, role), TEXT(51, run_id),
     TEXT(52, gloo_rdv), TEXT(53, bind_arg[0]), TEXT(54, bind_arg[1]),
     TEXT(55, bind_arg[2]), TEXT(56, topology), TEXT(57, output_dir),

@@ -67,7 +67,7 @@ struct planwire {
     char *topology;
     int oversubscribe, report_bindings;
     /* the ranks' environment */
-    int keep_env;
+    int keep_env, tf_config;      /* tf_config: the head's TF_YES or TF_NO */
     struct strv env;        /* "NAME=VALUE": -x values taken at the head */
     struct strv names;      /* -x NAME that had no value at the head: each
                                node gives its own */

@@ -35,12 +35,25 @@ static size_t code_end(const unsigned char *s, size_t n)
     return n;
 }
 
-/* The first word of MPI in the code (not the comments) of the first
+/* What a Python program's code is searched for: MPI's modules, or
+ * TensorFlow (the one framework that reads TF_CONFIG). */
+struct lookfor {
+    const char *const *words;   /* NULL-terminated */
+    const char *what;           /* for why: "MPI", "TensorFlow" */
+};
+
+static const char *const mpi_words[] = { "mpi4py", "horovod", "pyrannc",
+                                         "libmpi", NULL };
+static const char *const tf_words[] = { "tensorflow", NULL };
+static const struct lookfor look_mpi = { mpi_words, "MPI" };
+static const struct lookfor look_tf = { tf_words, "TensorFlow" };
+
+/* The first word of lf in the code (not the comments) of the first
  * SCRIPT_SCAN bytes, its line (from 1) into *line; NULL when none. */
-static const char *python_word(const unsigned char *b, size_t n, size_t *line)
+static const char *python_word(const unsigned char *b, size_t n,
+                               const struct lookfor *lf, size_t *line)
 {
-    static const char *const words[] = { "mpi4py", "horovod", "pyrannc",
-                                         "libmpi" };
+    const char *const *words = lf->words;
     size_t at = 0, no = 1;
 
     if (n > SCRIPT_SCAN)
@@ -49,7 +62,7 @@ static const char *python_word(const unsigned char *b, size_t n, size_t *line)
         const unsigned char *nl = memchr(b + at, '\n', n - at);
         size_t end = nl ? (size_t)(nl - b) : n, code = code_end(b + at, end - at);
 
-        for (size_t w = 0; w < sizeof words / sizeof words[0]; w++)
+        for (size_t w = 0; words[w]; w++)
             if (memmem(b + at, code, words[w], strlen(words[w]))) {
                 *line = no;
                 return words[w];
@@ -63,7 +76,7 @@ int mpidetect_python_text(const unsigned char *b, size_t n)
 {
     size_t line;
 
-    return python_word(b, n, &line) != NULL;
+    return python_word(b, n, &look_mpi, &line) != NULL;
 }
 
 /* Program header i of the file into *ph: 1, or 0 when it lies outside. */
@@ -182,20 +195,39 @@ static void because(char *why, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The reason when nothing of MPI is seen in what runs. */
-static void no_mpi(const char *what, char *why, size_t len)
+/* The reason when nothing of lf is seen in what runs. */
+static void no_mpi(const char *what, const struct lookfor *lf, char *why,
+                   size_t len)
 {
-    because(why, len, "%s: no MPI library linked, no mpi4py, horovod, "
-            "pyrannc or libmpi in its code", what);
+    if (lf == &look_tf)
+        because(why, len, "%s: no tensorflow in its code", what);
+    else
+        because(why, len, "%s: no MPI library linked, no mpi4py, horovod, "
+                "pyrannc or libmpi in its code", what);
 }
 
-/* The n bytes of path, as a program (python 0) or Python text (1). */
-static int test_bytes(const char *path, const unsigned char *b, size_t n,
-                      int python, char *why, size_t len)
+/* A #! line naming python, over the n bytes at b. */
+static int python_script(const unsigned char *b, size_t n)
 {
-    int rc = python ? mpidetect_python_text(b, n) : mpidetect_file(b, n);
+    const unsigned char *nl = n >= 2 && b[0] == '#' && b[1] == '!' ?
+                              memchr(b, '\n', n) : NULL;
+
+    return n >= 2 && b[0] == '#' && b[1] == '!' &&
+           memmem(b, nl ? (size_t)(nl - b) : n, "python", 6) != NULL;
+}
+
+/* The n bytes of path, as a program (python 0) or Python text (1), for
+ * lf: MPI's test is mpidetect_file's; TensorFlow's needs Python code. */
+static int test_bytes(const char *path, const unsigned char *b, size_t n,
+                      int python, const struct lookfor *lf, char *why,
+                      size_t len)
+{
     size_t line = 0;
-    const char *word = rc == 1 && !python ? NULL : python_word(b, n, &line);
+    int rc = lf != &look_mpi ?
+             (python || python_script(b, n)) && python_word(b, n, lf, &line) :
+             python ? mpidetect_python_text(b, n) : mpidetect_file(b, n);
+    const char *word = rc == 1 && !python && lf == &look_mpi ? NULL :
+                       python_word(b, n, lf, &line);
 
     if (word)
         because(why, len, "%s names %s on line %zu", path, word, line);
@@ -205,7 +237,8 @@ static int test_bytes(const char *path, const unsigned char *b, size_t n,
 }
 
 /* Map path and test it (test_bytes); 0 when it cannot be read. */
-static int test_path(const char *path, int python, char *why, size_t len)
+static int test_path(const char *path, int python, const struct lookfor *lf,
+                     char *why, size_t len)
 {
     struct stat st;
     int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
@@ -218,20 +251,29 @@ static int test_path(const char *path, int python, char *why, size_t len)
     close(fd);
     if (m == MAP_FAILED)
         return 0;
-    rc = test_bytes(path, m, (size_t)st.st_size, python, why, len);
+    rc = test_bytes(path, m, (size_t)st.st_size, python, lf, why, len);
     munmap(m, (size_t)st.st_size);
     return rc;
 }
 
+/* python -m MODULE: a module of lf's (libmpi is no module). */
+static int module_of(const char *mod, const struct lookfor *lf)
+{
+    for (size_t w = 0; lf->words[w]; w++)
+        if (strcmp(lf->words[w], "libmpi") != 0 &&
+            strncmp(mod, lf->words[w], strlen(lf->words[w])) == 0)
+            return 1;
+    return 0;
+}
+
 /* python [OPTIONS] (SCRIPT | -m MODULE | -c CODE) */
-static int python_argv(char *const *argv, char *why, size_t len)
+static int python_argv(char *const *argv, const struct lookfor *lf,
+                       char *why, size_t len)
 {
     for (int i = 1; argv[i]; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-m") == 0) {
-            int rc = argv[i + 1] && (strncmp(argv[i + 1], "mpi4py", 6) == 0 ||
-                                     strncmp(argv[i + 1], "horovod", 7) == 0 ||
-                                     strncmp(argv[i + 1], "pyrannc", 7) == 0);
+            int rc = argv[i + 1] && module_of(argv[i + 1], lf);
             if (rc)
                 because(why, len, "python -m %s", argv[i + 1]);
             return rc;
@@ -239,14 +281,14 @@ static int python_argv(char *const *argv, char *why, size_t len)
         if (strcmp(a, "-c") == 0)
             return argv[i + 1] &&
                    test_bytes("python -c", (const void *)argv[i + 1],
-                              strlen(argv[i + 1]), 1, why, len);
+                              strlen(argv[i + 1]), 1, lf, why, len);
         if (strcmp(a, "-W") == 0 || strcmp(a, "-X") == 0) {
             i++;
             continue;
         }
         if (a[0] != '-') {
-            no_mpi(a, why, len);
-            return test_path(a, 1, why, len);
+            no_mpi(a, lf, why, len);
+            return test_path(a, 1, lf, why, len);
         }
         if (!argv[i + 1])
             return 0;
@@ -254,22 +296,34 @@ static int python_argv(char *const *argv, char *why, size_t len)
     return 0;
 }
 
-int mpidetect_argv_why(char *const *argv, const char *path, char *why,
-                       size_t len)
+static int argv_why(char *const *argv, const char *path,
+                    const struct lookfor *lf, char *why, size_t len)
 {
     const char *base;
     char file[PATH_MAX];
 
-    no_mpi(argv && argv[0] ? argv[0] : "?", why, len);
+    no_mpi(argv && argv[0] ? argv[0] : "?", lf, why, len);
     if (!argv || !argv[0])
         return 0;
     base = strrchr(argv[0], '/');
     base = base ? base + 1 : argv[0];
     if (strncmp(base, "python", 6) == 0)
-        return python_argv(argv, why, len);
+        return python_argv(argv, lf, why, len);
     if (find_program(argv[0], path, file, sizeof file) < 0)
         return 0;
-    return test_path(file, 0, why, len);
+    return test_path(file, 0, lf, why, len);
+}
+
+int mpidetect_argv_why(char *const *argv, const char *path, char *why,
+                       size_t len)
+{
+    return argv_why(argv, path, &look_mpi, why, len);
+}
+
+int mpidetect_tf_argv_why(char *const *argv, const char *path, char *why,
+                          size_t len)
+{
+    return argv_why(argv, path, &look_tf, why, len);
 }
 
 int mpidetect_argv(char *const *argv, const char *path)

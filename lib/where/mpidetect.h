@@ -31,6 +31,15 @@ int mpidetect_argv(char *const *argv, const char *path);
 int mpidetect_argv_why(char *const *argv, const char *path, char *why,
                        size_t len);
 
+/* Does argv run TensorFlow, the one framework that reads TF_CONFIG?  1
+ * when it is Python (python SCRIPT, a #! python script, python -c CODE,
+ * python -m tensorflow...) whose code (not its comments, first 64 KiB)
+ * names tensorflow, else 0; why as for mpidetect_argv_why ("train.py
+ * names tensorflow on line 2").  A program that imports it through a
+ * module of its own is not seen: --tf-config says so by hand. */
+int mpidetect_tf_argv_why(char *const *argv, const char *path, char *why,
+                          size_t len);
+
 /* The same test on the n bytes of a whole file (mapped or read): 1 when
  * it is an ELF that needs libmpi*, 2 when it is a #! python script that
  * mentions mpi4py or horovod, else 0.  Any bytes are safe. */

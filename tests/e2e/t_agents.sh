@@ -11,7 +11,7 @@ mark_sleep agents
 run() { env $CLEAN "$DLRUN" $SIM "$@"; }     # not for `&`: use env directly
 
 # --- 8 nodes, a tree of fan-out 2: every rank once, with one rendezvous ---
-run -H 'sim[1-8]:2' --fanout 2 -- sh -c \
+run -H 'sim[1-8]:2' --fanout 2 --tf-config -- sh -c \
     'echo "$RANK $LOCAL_RANK $NODE_RANK $MASTER_ADDR:$MASTER_PORT" "$(echo "$TF_CONFIG" | sed "s/,.task.*//")"' \
     >"$TMP/tree.out" 2>"$TMP/tree.err"
 expect_eq "16 ranks through a tree of agents, each once" \

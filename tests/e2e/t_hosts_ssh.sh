@@ -35,7 +35,7 @@ expect_grep "  ssh logged in to node2 as nobody" "node2.*no key was accepted for
 # nodes can resolve (the alias they cannot)
 printf 'Host gpuA\n  HostName node1\nHost gpuB\n  HostName node2\nHost gpuC\n  HostName dlrun-no-such-host.invalid\n' \
     >"$TMP/ssh_config"
-within 300 "$DLRUN" -H gpuA:1,gpuB:1 --ssh-config "$TMP/ssh_config" $SSH -- sh -c \
+within 300 "$DLRUN" -H gpuA:1,gpuB:1 --ssh-config "$TMP/ssh_config" $SSH --tf-config -- sh -c \
     'echo "$RANK $(hostname) $MASTER_ADDR"; if [ "$RANK" = 0 ]; then echo "$TF_CONFIG" >&2; fi' \
     >"$TMP/alias.out" 2>"$TMP/alias.err"
 expect_eq "-H of ssh aliases: each rank on the alias's HostName, the master its address" \

@@ -57,8 +57,31 @@ port=$(clean_env "$DLRUN" env -np 2 --oversubscribe --rank 1 | sed -n "s/^MASTER
 out=$([ -n "$port" ] && { [ "$port" -lt "$lo" ] || [ "$port" -gt "$hi" ]; } &&
       { [ "$port" -lt 20000 ] || [ "$port" -gt 29999 ]; } && echo outside)
 expect_eq "MASTER_PORT $port: outside $lo-$hi and 20000-29999" "$out" outside
-out=$(clean_env "$DLRUN" env --json -H "a:2,b:2" --master-addr 10.0.0.9 --master-port 100 --rank 3 | json 'd["env"]["TF_CONFIG"]')
+out=$(clean_env "$DLRUN" env --json -H "a:2,b:2" --master-addr 10.0.0.9 --master-port 100 --rank 3 --tf-config | json 'd["env"]["TF_CONFIG"]')
 expect_eq "TF_CONFIG of rank 3" "$out" '{"cluster":{"worker":["a:101","a:102","b:101","b:102"]},"task":{"type":"worker","index":3}}'
+# TF_CONFIG grows with the world: only for TensorFlow (as --mpi=auto sees
+# MPI) or --tf-config, and never past what exec passes in one variable
+out=$(clean_env "$DLRUN" env -np 3 --oversubscribe)
+echo "$out" | grep -q "^RANK=" || fail "env -np 3: no environment printed"
+case $out in *TF_CONFIG=*) fail "env -np 3: TF_CONFIG without TensorFlow" ;;
+*) pass "env -np 3: no TF_CONFIG without TensorFlow" ;; esac
+printf 'import os\nif os.environ.get("X_NEVER"):\n    import tensorflow\nprint("TF_CONFIG" in os.environ)\n' >"$TMP/tf.py"
+printf 'import os\n# import tensorflow\nprint("TF_CONFIG" in os.environ)\n' >"$TMP/notf.py"
+expect_eq "a script importing tensorflow gets TF_CONFIG" \
+    "$(clean_env "$DLRUN" -np 2 --oversubscribe $PY "$TMP/tf.py" | sort -u)" "True"
+expect_eq "  one naming it in a comment does not" \
+    "$(clean_env "$DLRUN" -np 2 --oversubscribe $PY "$TMP/notf.py" | sort -u)" "False"
+expect_eq "  --tf-config gives it to any program" \
+    "$(clean_env "$DLRUN" -np 2 --oversubscribe --tf-config $PY "$TMP/notf.py" | sort -u)" "True"
+expect_eq "  --tf-config no takes it from TensorFlow" \
+    "$(clean_env "$DLRUN" -np 2 --oversubscribe --tf-config no $PY "$TMP/tf.py" | sort -u)" "False"
+n=$(clean_env "$DLRUN" env -H 'n[1-20000]' --master-addr 10.0.0.1 | wc -c)
+if [ "$n" -lt 16384 ]; then pass "20000 ranks: rank 0's env stays small ($n bytes)"
+else fail "20000 ranks: rank 0's env is $n bytes"; fi
+expect_rc "20000 ranks with --tf-config: refused" 2 clean_env "$DLRUN" env \
+    -H 'n[1-20000]' --master-addr 10.0.0.1 --tf-config
+expect_grep "  names the size and the way out" "TF_CONFIG for 20000 workers would be [0-9]* bytes.*--nproc-per-node 1" "$TMP/err"
+expect_eq "  one line" "$(wc -l <"$TMP/err" | tr -d ' ')" 1
 
 # --- per-task mode under a (simulated) Slurm step: exec in place ---
 STEP="SLURM_JOB_ID=77 SLURM_STEP_ID=3 SLURM_STEP_NODELIST=$(hostname),other

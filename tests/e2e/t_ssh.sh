@@ -20,7 +20,7 @@ expect_eq "  ranks run in dlrun's directory" "$(awk '{ print $6 }' "$TMP/where.o
 
 # --- one rendezvous: rank 0's host and a port its agent found free; each
 # TF_CONFIG worker on its own host with a port found free there ---
-within 300 "$DLRUN" -H $HOSTS $SSH -- sh -c \
+within 300 "$DLRUN" -H $HOSTS $SSH --tf-config -- sh -c \
     'echo "$MASTER_ADDR:$MASTER_PORT $TF_CONFIG" | sed "s/,.task.*//"' >"$TMP/rdv.out" 2>&1
 expect_eq "every rank has the same MASTER_ADDR:PORT and TF_CONFIG" "$(sort -u "$TMP/rdv.out" | wc -l | tr -d ' ')" 1 ||
     sed 's/^/  | /' "$TMP/rdv.out"

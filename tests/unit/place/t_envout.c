@@ -123,7 +123,7 @@ static void check_worker_ports(void)
     struct rdv rdv = { .addr = "10.0.0.1", .port = 29500,
                        .worker_ports = ports };
     char *none[] = { NULL };
-    struct envout_opts o = { .envp = none };
+    struct envout_opts o = { .envp = none, .tf_config = 1 };
     struct envset s = { 0 };
 
     ok(rank_env(0, &rdv, &o, &s) == 0, "env of rank 0");
@@ -141,11 +141,48 @@ static void check_worker_ports(void)
     envset_free(&s);
 }
 
+/* TF_CONFIG grows with the world: only when asked (TensorFlow), and
+ * never past what exec passes in one variable. */
+static void check_tf_config_bound(void)
+{
+    struct rdv rdv = { .addr = "10.0.0.1", .port = 29500 };
+    char *none[] = { NULL };
+    struct envout_opts o = { .envp = none };
+    struct envset s = { 0 };
+    struct alloc a;
+    struct plan p;
+    struct plan_request req = { 0 };
+    struct err err = { "" };
+
+    ok(rank_env(0, &rdv, &o, &s) == 0, "env of rank 0 without --tf-config");
+    is_str(get(&s, "TF_CONFIG"), "(unset)", "  no TF_CONFIG");
+    envset_free(&s);
+    memset(&a, 0, sizeof a);
+    a.source = "hosts";
+    a.kind = ALLOC_HOSTS;
+    alloc_add_node(&a, "node-with-a-long-name-0001", 20000, 0, &err);
+    req.oversubscribe = 1;
+    ok(plan_build(&a, &req, &p, &err) == 0, "a plan of 20000 ranks");
+    ok(envout_rank(&a, &p, 0, &rdv, &o, &s, &err) == 0,
+       "  a rank's env without TF_CONFIG");
+    ok(envset_get(&s, "TF_CONFIG") == NULL, "  has no TF_CONFIG");
+    envset_free(&s);
+    o.tf_config = 1;
+    ok(envout_rank(&a, &p, 0, &rdv, &o, &s, &err) < 0,
+       "  with TF_CONFIG: refused");
+    ok(strstr(err.msg, "TF_CONFIG for 20000 workers would be") &&
+       strstr(err.msg, "--nproc-per-node 1"), err.msg);
+    envset_free(&s);
+    plan_free(&p);
+    alloc_free(&a);
+}
+
 int main(void)
 {
     check_tasks_per_node();
     check_error_file_and_gloo();
     check_torch_names();
     check_worker_ports();
+    check_tf_config_bound();
     return tap_done();
 }

@@ -172,7 +172,8 @@ static void check_env_launch(void)
     char *x[] = { "FOO=bar", "DLRUN_T_COPY", "DLRUN_T_UNSET", NULL };
     const char *base[] = { "DLRUN_T_COPY=copied", NULL };
     char **envp = envp_of(base);
-    struct envout_opts o = { .iface = "ib0", .exports = x, .envp = envp };
+    struct envout_opts o = { .iface = "ib0", .exports = x, .envp = envp,
+                             .tf_config = 1 };
     struct envset s = { 0 }, s1 = { 0 };
     struct err err = { "" };
 

@@ -32,6 +32,7 @@ static struct planwire settings(void)
         .run_id = "job7", .gloo_rdv = "10.0.0.1,4000,ib0",
         .bind_arg = { "socket", "core", "isolate" }, .topology = "t.xml",
         .oversubscribe = 1, .report_bindings = 1, .keep_env = 1,
+        .tf_config = 2,
         .env = { env_v, 2, 2, 0 }, .names = { names_v, 1, 1, 0 },
         .tag_output = 1, .timestamp_output = 1, .redirects = 3,
         .output_dir = "",
@@ -52,6 +53,7 @@ static void same_settings(const struct planwire *a, const struct planwire *b)
     int nums = a->restart == b->restart && a->max_restarts == b->max_restarts &&
         a->master_port == b->master_port && a->oversubscribe == b->oversubscribe &&
         a->report_bindings == b->report_bindings && a->keep_env == b->keep_env &&
+        a->tf_config == b->tf_config &&
         a->tag_output == b->tag_output &&
         a->timestamp_output == b->timestamp_output &&
         a->redirects == b->redirects &&

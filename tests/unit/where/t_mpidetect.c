@@ -195,6 +195,49 @@ static void test_comments_and_why(void)
     rmdir(dir);
 }
 
+/* TensorFlow (TF_CONFIG's reader): Python code naming tensorflow, not
+ * its comments, not a shell script, not an ELF. */
+static void test_tf(void)
+{
+    char dir[] = "/tmp/t_mpidetect.XXXXXX", f[128], sh[128], why[160];
+    char path[300];
+
+    if (!mkdtemp(dir))
+        return;
+    snprintf(f, sizeof f, "%s/train_tf.py", dir);
+    snprintf(sh, sizeof sh, "%s/run.sh", dir);
+    write_file(f, "import os\nimport tensorflow as tf\n", 0755);
+    write_file(sh, "#!/bin/sh\n# tensorflow\npython3 -c 'import tensorflow'\n", 0755);
+    is_int(mpidetect_tf_argv_why((char *[]){ "python3", f, NULL }, NULL, why,
+                                 sizeof why), 1, "python3 SCRIPT importing tensorflow: TF");
+    ok(strstr(why, "train_tf.py names tensorflow on line 2") != NULL, why);
+    is_int(mpidetect_argv((char *[]){ "python3", f, NULL }, NULL), 0,
+           "  and no MPI");
+    is_int(mpidetect_tf_argv_why((char *[]){ "python3", "-m", "tensorflow.x",
+                                             NULL }, NULL, why, sizeof why), 1,
+           "python3 -m tensorflow...: TF");
+    is_int(mpidetect_tf_argv_why((char *[]){ "python3", "-c",
+                                             "import tensorflow as tf", NULL },
+                                 NULL, why, sizeof why), 1, "python3 -c CODE: TF");
+    is_int(mpidetect_tf_argv_why((char *[]){ sh, NULL }, NULL, why, sizeof why), 0,
+           "a shell script naming tensorflow: not seen (--tf-config)");
+    is_int(mpidetect_tf_argv_why((char *[]){ "true", NULL }, "/usr/bin:/bin",
+                                 why, sizeof why), 0, "an ELF: not TF");
+    write_file(f, "#!/usr/bin/env python3\nimport torch  # not tensorflow\n", 0755);
+    is_int(mpidetect_tf_argv_why((char *[]){ "python3", f, NULL }, NULL, why,
+                                 sizeof why), 0, "tensorflow in a comment: not TF");
+    ok(strstr(why, "train_tf.py: no tensorflow in its code") != NULL, why);
+    write_file(f, "#!/usr/bin/env python3\nimport tensorflow\n", 0755);
+    snprintf(path, sizeof path, "/nonexistent:%s", dir);
+    is_int(mpidetect_tf_argv_why((char *[]){ "train_tf.py", NULL }, path, why,
+                                 sizeof why), 1, "a #! python script in PATH: TF");
+    is_int(mpidetect_tf_argv_why((char *[]){ NULL }, NULL, why, sizeof why), 0,
+           "no program: not TF");
+    unlink(f);
+    unlink(sh);
+    rmdir(dir);
+}
+
 /* /proc/PID/maps lines: a libmpi* file is MPI, its name is given. */
 static void test_maps(void)
 {
@@ -234,5 +277,6 @@ int main(void)
     test_comments_and_why();
     test_maps();
     test_argv();
+    test_tf();
     return tap_done();
 }
