@@ -7,7 +7,10 @@
  * It watches the head two ways: the lifeline (stdin under ssh: EOF when
  * the head, the relay or the connection is gone) and the broker, where it
  * beats (dlrun.hb.NODE) and reads the signals the head forwards
- * (dlrun.ctl.SEQ).  Either one failing ends its ranks. */
+ * (dlrun.ctl.SEQ).  Either one failing ends its ranks.  The beats and its
+ * reports to the head go on connections of its own, never through this
+ * node's relay: a rank that spends the relay's connection's limits must
+ * not end the job. */
 #include "job/agent.h"
 
 #include <errno.h>
@@ -54,6 +57,18 @@ static int find_self_node(const struct job *j)
     return -1;
 }
 
+/* A new connection to the head's broker itself, not to this node's relay
+ * (which DLRUN_BROKER names once it runs).  NULL with err. */
+static struct client *head_client(const struct job *j, int timeout_ms,
+                                  struct err *err)
+{
+    const char *tok = getenv("DLRUN_TOKEN");
+
+    if (!j->head_broker[0] || !tok)
+        return client_from_env(timeout_ms, err);
+    return client_connect(j->head_broker, tok, timeout_ms, err);
+}
+
 /* The failing rank's TORCHELASTIC_ERROR_FILE message, for the head's
  * failure line (the file is on this node only): dlrun.cause.RANK. */
 static void agent_send_cause(const struct job *j, struct client *c, int rank)
@@ -81,7 +96,7 @@ void agent_report_failure(const struct job *j, const struct supervise *sv)
 
     if (r->rank < 0)    /* an agent below us: it told the head itself */
         return;
-    c = client_from_env(5000, &err);
+    c = head_client(j, 5000, &err);
     if (!c || fw_failure_put(c, &f, j->plan.nodes[j->plan.rank_node[r->rank]]
                              .host, &err) < 0)
         goto out;
@@ -99,7 +114,7 @@ void agent_report_ranks(const struct job *j, const struct supervise *sv)
 
     if (!j->opt.summary)
         return;
-    if (!(c = client_from_env(5000, &err)) ||
+    if (!(c = head_client(j, 5000, &err)) ||
         fw_ranks_put(c, j->plan.self_node, sv->ranks, sv->n, &err) < 0)
         say("agent: cannot report its ranks: %s", err.msg);
     client_close(c);
@@ -190,8 +205,8 @@ static struct relay_srv *agent_relay(struct job *j)
     return s;
 }
 
-static int agent_start(struct job *j, char **prog,
-                       const struct headlink_conf *hc)
+/* hc->cl is handed to the headlink (or closed). */
+static int agent_start(struct job *j, char **prog, struct headlink_conf *hc)
 {
     struct agent_job aj = { .prog = prog };
     struct strv args = { 0 }, relay = { 0 };
@@ -206,12 +221,16 @@ static int agent_start(struct job *j, char **prog,
                                                &nodes, life[0])) != 0))
         goto out;
     rsrv = agent_relay(j);
-    if (!(link = headlink_start(hc, &err))) {
+    link = headlink_start(hc, &err);
+    hc->cl = NULL;
+    if (!link) {
         rc = say_fail(EXIT_FAIL, "agent: cannot watch the head: %s", err.msg);
         goto out;
     }
     rc = run_launch(j, prog);   /* agrees on the rendezvous first */
 out:
+    client_close(hc->cl);
+    hc->cl = NULL;
     headlink_end(link);
     relay_srv_stop(rsrv);
     strv_free(&args);
@@ -228,9 +247,11 @@ out:
 
 /* The head's plan and settings from its broker (every agent holds its
  * address and token: srun's environment, or stdin under ssh), decoded into
- * w (the caller frees it after j), and j made from them.  0, or the exit
- * code after printing. */
-static int agent_take_plan(struct job *j, struct planwire *w)
+ * w (the caller frees it after j), and j made from them.  The connection
+ * goes to *keep (the caller's to close): the heartbeat's own.  0, or the
+ * exit code after printing. */
+static int agent_take_plan(struct job *j, struct planwire *w,
+                           struct client **keep)
 {
     struct err err = { "" };
     struct client *c = client_from_env(10000, &err);
@@ -257,6 +278,8 @@ static int agent_take_plan(struct job *j, struct planwire *w)
         goto out;
     }
     rc = 0;
+    *keep = c;
+    c = NULL;
 out:
     free(val);
     client_close(c);
@@ -285,7 +308,7 @@ int agent_run(struct job *j, int argc, char **argv)
 
     if (j->opt.lifeline && (hc.lifeline = take_lifeline()) < 0)
         goto out;
-    if ((rc = agent_take_plan(j, &pw)) != 0)
+    if ((rc = agent_take_plan(j, &pw, &hc.cl)) != 0)
         goto out;
     self = find_self_node(j);
     tmpdir_quiet(self > 0);     /* a TMPDIR not used: the first node says it */
@@ -306,6 +329,7 @@ int agent_run(struct job *j, int argc, char **argv)
     hc.beat = getenv("DLRUN_BROKER") != NULL;
     rc = agent_start(j, argv + j->opt.prog, &hc);
 out:
+    client_close(hc.cl);
     job_free(j);    /* before the wire its options borrow from */
     planwire_free(&pw);
     return rc;

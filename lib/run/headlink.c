@@ -138,10 +138,15 @@ struct headlink *headlink_start(const struct headlink_conf *conf,
     struct headlink *h = calloc(1, sizeof *h);
 
     if (!h) {
+        client_close(conf->cl);
         err_set(err, "out of memory");
         return NULL;
     }
     h->c = *conf;
+    h->cl = conf->cl;
+    h->connected = h->cl != NULL;
+    if (h->cl)
+        client_set_answer_grace(h->cl, conf->hb_ms);
     h->seq = 1;
     atomic_init(&h->refs, 1);
     snprintf(h->hb_key, sizeof h->hb_key, "dlrun.hb.%d", conf->node);

@@ -21,7 +21,15 @@ struct headlink_conf {
     int hb_ms;                  /* --heartbeat-timeout: the broker's
                                    connect timeout and answer grace */
     int beat;                   /* 1: beat and take signals through the
-                                   broker of DLRUN_BROKER/DLRUN_TOKEN */
+                                   head's broker: cl, else a connection of
+                                   its own to DLRUN_BROKER/DLRUN_TOKEN */
+    struct client *cl;          /* a connection to the head's broker that
+                                   nothing else uses, owned from
+                                   headlink_start on (closed there when it
+                                   fails); NULL: see beat.  An agent's
+                                   ranks reach the head through its relay:
+                                   the beats must not share that
+                                   connection's limits with them */
     int lifeline;               /* borrowed fd, or -1; left open */
     /* Told once, in a watcher's thread, why the head is lost, just before
      * the SIGTERM (not after headlink_end, not after a forwarded TERM,

@@ -3,8 +3,8 @@
 # (lib/rendezvous/broker_relay.c): the ranks' DLRUN_BROKER is a local unix: socket, a
 # barrier of all ranks and a key written on one node and read on all pass
 # through the relays, and the head's broker sees two connections per node
-# (the agent's fetch of the plan, then its relay; its counters,
-# DLRUN_BROKER_STATS), not one per rank as with DLRUN_NO_RELAY=1.  Simulated nodes, as in t_agents.sh.
+# (the agent's fetch of the plan, kept for its heartbeat, then its
+# relay; its counters, DLRUN_BROKER_STATS), not one per rank as with DLRUN_NO_RELAY=1.  Simulated nodes, as in t_agents.sh.
 . "$(dirname "$0")/lib.sh"
 CLEAN="$NO_SCHED
        -u DLRUN_BROKER -u DLRUN_TOKEN -u DLRUN_NO_RELAY
@@ -23,7 +23,7 @@ expect_eq "24 ranks through the relays: success" "$?" 0 ||
 expect_eq "  every rank passed the barrier and read rank 5's key" \
     "$(grep -c '^[0-9]* from-5 unix:$' "$TMP/relay.out")" 24
 conns=$(sed -n 's/^dlrun: broker: \([0-9]*\) connections.*/\1/p' "$TMP/relay.err")
-expect_eq "  the head's broker: two per node (8: the plan, the relay), its own two" \
+expect_eq "  the head's broker: two per node (8: the plan and beats, the relay), its own two" \
     "${conns:-none}" 18
 # --- the same without relays: a connection per rank ---
 env $CLEAN DLRUN_NO_RELAY=1 DLRUN="$DLRUN" "$DLRUN" $SIM -H 'sim[1-8]:3' \

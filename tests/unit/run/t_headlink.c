@@ -3,7 +3,9 @@
  * "ranks" (SIGTERM to this process) after one lost line; not after
  * headlink_end.  Through a real broker: the counter beats, a forwarded
  * SIGUSR1 arrives, a forwarded SIGTERM arrives and the head's broker
- * going away after it is no news; without it, it is. */
+ * going away after it is no news; without it, it is.  Given a connection
+ * of its own (an agent's, beside its relay), it beats on that one, not
+ * on DLRUN_BROKER's. */
 #include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -149,6 +151,53 @@ static void beats(int forward_term)
     usleep(100000);
 }
 
+/* A connection made in a watcher's thread while the main one serves. */
+struct dial {
+    const char *addr;
+    struct client *c;
+    atomic_int done;
+};
+
+static int dial_step(void *ctx, int wake)
+{
+    struct dial *d = ctx;
+    struct err err = { "" };
+
+    (void)wake;
+    d->c = client_connect(d->addr, token_hex, 5000, &err);
+    atomic_store(&d->done, 1);
+    return 1;
+}
+
+static void own_connection(void)
+{
+    struct headlink_conf c = { .node = 5, .hb_ms = 1000, .lifeline = -1,
+                               .beat = 1, .lost = on_lost };
+    struct err err = { "" };
+    struct broker *b = broker_create("unix:", 0, token, NULL, &err);
+    struct dial d = { .addr = broker_addr(b) };
+    struct watch *w = watch_start(dial_step, NULL, &d, &err);
+    struct headlink *h;
+    char val[32] = "";
+
+    for (int i = 0; i < 1000 && !atomic_load(&d.done); i++)
+        broker_run_once(b, 10, &err);
+    watch_stop(w);
+    ok(d.c != NULL, "a connection to the head's broker");
+    setenv("DLRUN_BROKER", "unix:/nonexistent/relay.sock", 1);
+    atomic_store(&lost_calls, 0);
+    c.cl = d.c;
+    h = headlink_start(&c, &err);
+    for (int i = 0; i < 1000 && broker_peek(b, "dlrun.hb.5", val, sizeof val);
+         i++)
+        broker_run_once(b, 10, &err);
+    is_str(val, "1", "given a connection: it beats there, not on DLRUN_BROKER");
+    is_int(atomic_load(&lost_calls), 0, "  no line");
+    headlink_end(h);
+    broker_destroy(b);
+    usleep(100000);
+}
+
 int main(void)
 {
     sigemptyset(&sigs);
@@ -160,5 +209,6 @@ int main(void)
     lifeline();
     beats(1);
     beats(0);
+    own_connection();
     return tap_done();
 }
