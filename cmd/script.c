@@ -45,7 +45,11 @@ static const char options_text[] =
     "                           an agent on each node over ssh (default), or\n"
     "                           Open MPI's mpirun starts a dlrun per task\n"
     "  -t, --time TIME          wall time: HH:MM:SS, D-HH:MM:SS or minutes\n"
-    "  -p, --partition Q        partition or queue (also -q, --queue)\n"
+    "  -p, --partition Q        partition or queue (also -q, --queue); one of\n"
+    "                           the profile's partitions: takes its node too\n"
+    "      --node SHAPE         the node: \"package:2 core:20 gpu:4\" (its GPUs\n"
+    "                           and cores too), over the profile's\n"
+    "      --set NAME=VALUE     the profile's per-run value NAME ({{NAME}})\n"
     "  -A, --account A          account or group (also --group)\n"
     "  -J, --job-name NAME      the job's name\n"
     "      --signal SIG[@SECS]  signal SECS before the time limit (USR1@90)\n"
@@ -82,6 +86,7 @@ enum {
     O_REQUEUE, O_NO_REQUEUE, O_MAP_BY, O_BIND_TO, O_GPU_BIND, O_IFACE,
     O_DLRUN_ARG, O_TEMPLATE, O_CONFIG, O_DLRUN, O_LIST, O_DRY_RUN,
     O_DIRECTIVE, O_DROP_DIRECTIVE, O_MODULE, O_ENV, O_SETUP, O_CHECK,
+    O_NODE, O_SET,
 };
 
 static const struct optp_opt script_opts[] = {
@@ -115,6 +120,8 @@ static const struct optp_opt script_opts[] = {
     { "env", O_ENV, 1, 0, 0, NULL },
     { "setup", O_SETUP, 1, 0, 0, NULL },
     { "check", O_CHECK, 1, 0, 0, NULL },
+    { "node", O_NODE, 1, 0, 0, NULL },
+    { "set", O_SET, 1, 0, 0, NULL },
     { "output", 'o', 1, 0, 0, NULL },
     { "template", O_TEMPLATE, 1, 0, 0, NULL },
     { "config", O_CONFIG, 1, 0, 0, NULL },
@@ -142,6 +149,8 @@ struct cli {
     struct script_req req;
     const char *profile, *config, *output;
     const char *check;      /* --check FILE */
+    const char *node;       /* --node SHAPE */
+    struct strv sets;       /* --set NAME=VALUE */
     int list_profiles, dry_run, submit;
 };
 
@@ -208,6 +217,8 @@ static int cli_one(struct cli *c, int opt, const char *arg)
     case O_NO_REQUEUE: c->req.v[SITE_REQUEUE] = "0"; return 0;
     case O_SETUP: c->req.setup = arg; return 0;
     case O_CHECK: c->check = arg; return 0;
+    case O_NODE: c->node = arg; return 0;
+    case O_SET: return scriptreq_line(&c->sets, "--set", arg);
     case 'o':
         if (scriptreq_check_output(arg) < 0)
             return -1;
@@ -282,7 +293,7 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 
     if (rc != 0)
         return rc == 1 ? 1 : -1;
-    if (scriptreq_failed(&c->req))
+    if (scriptreq_failed(&c->req) || c->sets.failed)
         return cmd_fail(EXIT_FAIL, "out of memory"), -1;
     c->req.command = argv + first;
     return 0;
@@ -302,6 +313,8 @@ static int build(const struct cli *c, const struct sites *s,
                  char *const *origin, struct script_result *r)
 {
     const struct site_profile *p = NULL;
+    struct site_profile own;
+    int rc;
 
     if (c->check) {
         r->done = 1;
@@ -313,10 +326,20 @@ static int build(const struct cli *c, const struct sites *s,
     }
     if (profiles_find(s, c->profile, &p) < 0)
         return EXIT_USAGE;
+    if (!p && (c->node || c->sets.n))
+        return cmd_fail(EXIT_USAGE, "%s describes a profile's node or "
+                        "values: give --profile NAME too",
+                        c->node ? "--node" : "--set");
+    if (p && profiles_pick(p, c->req.v[SITE_PARTITION], c->node, c->sets.v,
+                           c->sets.n, &own) < 0)
+        return EXIT_USAGE;
     r->output = c->output;
     r->dry_run = c->dry_run;
-    return scriptreq_render(&c->req, p, script_parse_line, NULL, &r->text,
-                            &r->sched);
+    rc = scriptreq_render(&c->req, p ? &own : NULL, script_parse_line, NULL,
+                          &r->text, &r->sched);
+    if (p)
+        sites_profile_free(&own);
+    return rc;
 }
 
 int script_build(int argc, char **argv, int submit, struct script_result *r)
@@ -339,6 +362,7 @@ out:
     profiles_origins_free(origin, s.n);
     sites_free(&s);
     scriptreq_free(&c.req);
+    strv_free(&c.sets);
     return rc;
 }
 

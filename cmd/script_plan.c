@@ -18,11 +18,14 @@
 
 static const char usage_head[] =
     "usage: dlrun plan --profile NAME [--config FILE] [-N NODES]\n"
-    "           [--gpus-per-node G] [--tasks per-node|per-gpu] [OPTIONS]\n"
+    "           [--gpus-per-node G] [--tasks per-node|per-gpu]\n"
+    "           [-p PARTITION] [--node SHAPE] [OPTIONS]\n"
     "           [-- PROG ARGS]\n"
     "The placement of every rank on the site's node that profile NAME\n"
     "describes (node: or topology: in sites.yaml), its dlrun-options first;\n"
     "one block per group of nodes with the same ranks.  Runs nothing.\n"
+    "  -p, --partition NAME     the node of the profile's partition NAME\n"
+    "      --node SHAPE         this node instead: \"package:2 core:20 gpu:4\"\n"
     "      --node-xml           print the node as hwloc XML instead (for\n"
     "                           dlrun --topology FILE, lstopo -i FILE)\n\n";
 
@@ -31,11 +34,12 @@ static int take_joined(const char *arg, struct profile_plan *pp)
 {
     static const char *const names[] = {
         "--profile=", "--config=", "--gpus-per-node=", "--tasks=",
+        "--partition=", "--node=",
     };
     const char **to[] = { &pp->name, &pp->config, &pp->gpus_arg,
-                          &pp->tasks_arg };
+                          &pp->tasks_arg, &pp->partition, &pp->node };
 
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 6; i++)
         if (strncmp(arg, names[i], strlen(names[i])) == 0) {
             *to[i] = arg + strlen(names[i]);
             return 1;
@@ -43,8 +47,9 @@ static int take_joined(const char *arg, struct profile_plan *pp)
     return 0;
 }
 
-/* Take --profile NAME, --config FILE, --gpus-per-node G, --tasks T and
- * --node-xml (before --) out of argv into pp and *node_xml; argv keeps
+/* Take --profile NAME, --config FILE, --gpus-per-node G, --tasks T,
+ * -p/--partition NAME, --node SHAPE and --node-xml (before --) out of
+ * argv into pp and *node_xml; argv keeps
  * the rest, in order.  Returns the new argc, -1 printed. */
 static int take_own(int argc, char **argv, struct profile_plan *pp,
                     int *node_xml)
@@ -59,7 +64,10 @@ static int take_own(int argc, char **argv, struct profile_plan *pp,
                           strcmp(argv[i], "--gpus-per-node") == 0 ?
                           &pp->gpus_arg :
                           strcmp(argv[i], "--tasks") == 0 ? &pp->tasks_arg :
-                          NULL;
+                          strcmp(argv[i], "--node") == 0 ? &pp->node :
+                          strcmp(argv[i], "-p") == 0 ||
+                          strcmp(argv[i], "--partition") == 0 ?
+                          &pp->partition : NULL;
 
         if (strcmp(argv[i], "--node-xml") == 0) {
             *node_xml = 1;
@@ -328,7 +336,7 @@ int script_plan(int argc, char **argv)
     if (node_xml)
         rc = print_node_xml(&pp);
     else if (profileplan_check_gpus(&pp) == 0)
-        rc = plan(&pp, argc, argv, origin[pp.p - s.profiles]);
+        rc = plan(&pp, argc, argv, origin[pp.at]);
 out:
     profileplan_free(&pp);
     profiles_origins_free(origin, s.n);

@@ -16,12 +16,18 @@
 int profileplan_load(struct profile_plan *pp, struct sites *s,
                      char ***origin)
 {
+    const struct site_profile *found;
+
     if (profiles_load(pp->config, s, origin) < 0)
         return -1;
-    pp->p = sites_find(s, pp->name);
-    if (!pp->p)
+    found = sites_find(s, pp->name);
+    if (!found)
         return say_fail(EXIT_USAGE, "plan: no profile '%s' (dlrun script "
                         "--list-profiles lists them)", pp->name), -1;
+    pp->at = (size_t)(found - s->profiles);
+    if (profiles_pick(found, pp->partition, pp->node, NULL, 0, &pp->own) < 0)
+        return -1;
+    pp->p = &pp->own;
     pp->t = scriptcheck_profile_topo(pp->p, pp->name, pp->desc,
                                      sizeof pp->desc);
     if (!pp->t && !pp->desc[0])
@@ -180,5 +186,8 @@ void profileplan_free(struct profile_plan *pp)
     if (pp) {
         topo_free(pp->t);
         pp->t = NULL;
+        if (pp->p)
+            sites_profile_free(&pp->own);
+        pp->p = NULL;
     }
 }

@@ -18,7 +18,11 @@ struct profile_plan {
     const char *config;     /* --config FILE, or NULL (borrowed) */
     const char *gpus_arg;   /* --gpus-per-node, or NULL: the profile's */
     const char *tasks_arg;  /* --tasks, or NULL: the profile's */
-    const struct site_profile *p;   /* the profile (borrowed from sites) */
+    const char *partition;  /* -p NAME, or NULL: the profile's */
+    const char *node;       /* --node SHAPE, or NULL: the profile's */
+    const struct site_profile *p;   /* the profile as picked: &own */
+    struct site_profile own;        /* owned (profileplan_free) */
+    size_t at;              /* the profile's index in the sites */
     struct topo *t;         /* its node (owned; profileplan_free) */
     char desc[256];         /* the node in words */
     struct dlrun_line line; /* dlrun's options as the ranks are placed */
@@ -28,7 +32,7 @@ struct profile_plan {
 };
 
 /* The profiles (profiles_load into s, origin as there), pp's profile in
- * them and its node.  0, or -1 after one line (exit 2). */
+ * them with its partition and node picked (profiles_pick), and its node.  0, or -1 after one line (exit 2). */
 int profileplan_load(struct profile_plan *pp, struct sites *s,
                      char ***origin);
 

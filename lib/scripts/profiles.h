@@ -50,4 +50,21 @@ void profiles_origins_free(char **origin, size_t n);
 int profiles_find(const struct sites *s, const char *name,
                   const struct site_profile **p);
 
+/* What the command line picks of profile p, into out (a copy; caller
+ * frees it with sites_profile_free):
+ *  - partition (-p NAME; NULL: p's partition:): when p's partitions: has
+ *    it, its keys over p's; a node: there without gpus-per-node: or
+ *    cores-per-node: gives them too.  A name p's partitions: lacks is
+ *    refused unless node is given.
+ *  - node (--node SHAPE, lib/place/nodeshape.h; NULL: none): the node,
+ *    its GPUs and cores over all of that, topology: dropped.
+ *  - sets (nsets "NAME=VALUE" of --set): over p's values:; each
+ *    {{NAME}} in the directives, modules, env and setup is its value.
+ * When the GPUs a node then differ from p's and the picked partition
+ * gives no dlrun-options of its own, p's --map-by (made for p's GPUs) is
+ * left out, with a note.  0, or -1 after one line (exit 2). */
+int profiles_pick(const struct site_profile *p, const char *partition,
+                  const char *node, char *const *sets, size_t nsets,
+                  struct site_profile *out);
+
 #endif

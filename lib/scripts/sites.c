@@ -18,7 +18,9 @@
 #include "place/nodeshape.h"
 #include "util/readall.h"
 
-enum kind { K_TEXT, K_TOKEN, K_COUNT, K_BOOL, K_LIST, K_ENV, K_CODE, K_PATH };
+enum kind {
+    K_TEXT, K_TOKEN, K_COUNT, K_BOOL, K_LIST, K_ENV, K_CODE, K_PATH, K_PARTS
+};
 
 struct key_def {
     const char *name;
@@ -53,6 +55,9 @@ static const struct key_def key_defs[] = {
     { "dlrun-options", SITE_DLRUN_OPTIONS, K_LIST, 0, 0 },
     { "node", SITE_NODE, K_TEXT, 0, 0 },
     { "topology", SITE_TOPOLOGY, K_PATH, 0, 0 },
+    { "extends", SITE_EXTENDS, K_TOKEN, 0, 0 },
+    { "values", SITE_VALUES, K_ENV, 0, 0 },
+    { "partitions", SITE_PARTITIONS, K_PARTS, 0, 0 },
 };
 #define NDEFS (sizeof key_defs / sizeof key_defs[0])
 
@@ -444,27 +449,79 @@ static int check_profile_key(struct loader *ld, const yaml_node_t *map,
     return 0;
 }
 
+static int read_partitions(struct loader *ld, const yaml_node_t *map,
+                           const char *ppath, struct site_profile *p);
+
+/* The keys of profile p (part: of one of its partitions, which has no
+ * partitions or extends of its own). */
 static int read_profile(struct loader *ld, const yaml_node_t *map,
-                        const char *ppath, struct site_profile *p)
+                        const char *ppath, struct site_profile *p, int part)
 {
     yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
     char path[256];
+    int rc;
 
     if (map->type != YAML_MAPPING_NODE)
-        return fail_at(ld, map, ppath, "expected the profile's keys "
-                       "(scheduler: slurm, ...), got %s", kind_words(map));
+        return fail_at(ld, map, ppath, "expected the %s's keys "
+                       "(%s, ...), got %s", part ? "partition" : "profile",
+                       part ? "node: \"package:2 core:20 gpu:4\"" :
+                       "scheduler: slurm", kind_words(map));
     if (charge(ld, map, 0) < 0)
         return -1;
     for (size_t i = 0; i < map_size(map); i++) {
         yaml_node_t *key = node(ld, pairs[i].key);
+        yaml_node_t *val = node(ld, pairs[i].value);
         const struct key_def *d;
 
         if (check_profile_key(ld, map, i, ppath) < 0)
             return -1;
         d = find_def(key);
         snprintf(path, sizeof path, "%.200s.%s", ppath, d->name);
-        if (read_value(ld, d, node(ld, pairs[i].value), path,
-                       &p->v[d->key]) < 0)
+        if (part && (d->key == SITE_PARTITIONS || d->key == SITE_EXTENDS))
+            return fail_at(ld, key, ppath, "a partition cannot have %s: "
+                           "(give it to the profile)", d->name);
+        p->v[d->key].set = 1;
+        if (d->kind == K_PARTS)
+            rc = read_partitions(ld, val, path, p);
+        else
+            rc = read_value(ld, d, val, path, &p->v[d->key]);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* partitions: NAME: {keys} into p's parts. */
+static int read_partitions(struct loader *ld, const yaml_node_t *map,
+                           const char *ppath, struct site_profile *p)
+{
+    yaml_node_pair_t *pairs = map->data.mapping.pairs.start;
+    struct err e = { "" };
+    char path[300];
+
+    if (map->type != YAML_MAPPING_NODE)
+        return fail_at(ld, map, ppath, "expected one NAME: entry per "
+                       "partition, got %s", kind_words(map));
+    if (charge(ld, map, 0) < 0)
+        return -1;
+    for (size_t i = 0; i < map_size(map); i++) {
+        yaml_node_t *key = node(ld, pairs[i].key);
+        struct site_profile *q;
+
+        if (check_key(ld, map, i, ppath) < 0)
+            return -1;
+        if (jobspec_check_token((const char *)key->data.scalar.value, &e) < 0)
+            return fail_at(ld, key, ppath, "%s", e.msg);
+        q = realloc(p->parts, (p->nparts + 1) * sizeof *q);
+        if (!q)
+            return fail_at(ld, key, "", "out of memory");
+        p->parts = q;
+        q = &p->parts[p->nparts++];
+        memset(q, 0, sizeof *q);
+        if (!(q->name = strdup((const char *)key->data.scalar.value)))
+            return fail_at(ld, key, "", "out of memory");
+        snprintf(path, sizeof path, "%.200s.%s", ppath, q->name);
+        if (read_profile(ld, node(ld, pairs[i].value), path, q, 1) < 0)
             return -1;
     }
     return 0;
@@ -510,7 +567,7 @@ static int read_profiles(struct loader *ld, const yaml_node_t *map)
         if (!(p->name = strdup((const char *)key->data.scalar.value)))
             return fail_at(ld, key, "", "out of memory");
         snprintf(path, sizeof path, "profiles.%.200s", p->name);
-        if (read_profile(ld, node(ld, pairs[i].value), path, p) < 0)
+        if (read_profile(ld, node(ld, pairs[i].value), path, p, 0) < 0)
             return -1;
     }
     return 0;
@@ -601,28 +658,106 @@ static int merge_env(struct site_value *dst, struct site_value *src)
     return 0;
 }
 
-static int merge_profile(struct site_profile *dst, struct site_profile *src)
+static int merge_part(struct site_profile *dst, struct site_profile *src)
 {
+    struct site_profile *q;
+    const struct site_profile *have = sites_find_part(dst, src->name);
+
+    if (have)
+        return sites_profile_merge((struct site_profile *)have, src);
+    q = realloc(dst->parts, (dst->nparts + 1) * sizeof *q);
+    if (!q)
+        return -1;
+    dst->parts = q;
+    q = &dst->parts[dst->nparts++];
+    *q = *src;
+    memset(src, 0, sizeof *src);
+    return 0;
+}
+
+int sites_profile_merge(struct site_profile *dst, struct site_profile *src)
+{
+    int rc = 0;
+
     for (int k = 0; k < SITE_KEY_COUNT; k++) {
         if (!src->v[k].set)
             continue;
-        if (k == SITE_ENV && dst->v[k].set) {
+        if ((k == SITE_ENV || k == SITE_VALUES) && dst->v[k].set) {
             if (merge_env(&dst->v[k], &src->v[k]) < 0)
-                return -1;
+                rc = -1;
             continue;
         }
         value_free(&dst->v[k]);
         dst->v[k] = src->v[k];
         memset(&src->v[k], 0, sizeof src->v[k]);
     }
+    for (size_t i = 0; i < src->nparts; i++)
+        if (rc == 0 && merge_part(dst, &src->parts[i]) < 0)
+            rc = -1;
+    for (size_t i = 0; i < src->nparts; i++)
+        sites_profile_free(&src->parts[i]);
+    free(src->parts);
+    src->parts = NULL;
+    src->nparts = 0;
+    return rc;
+}
+
+static int value_copy(struct site_value *dst, const struct site_value *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->set = src->set;
+    if (src->text && !(dst->text = strdup(src->text)))
+        return -1;
+    if (!src->items)
+        return 0;
+    if (!(dst->items = calloc(src->nitems + 1, sizeof *dst->items)))
+        return -1;
+    for (; dst->nitems < src->nitems; dst->nitems++)
+        if (!(dst->items[dst->nitems] = strdup(src->items[dst->nitems])))
+            return -1;
     return 0;
 }
 
-static void profile_free(struct site_profile *p)
+int sites_profile_copy(struct site_profile *dst,
+                       const struct site_profile *src)
 {
+    int rc = 0;
+
+    memset(dst, 0, sizeof *dst);
+    if (src->name && !(dst->name = strdup(src->name)))
+        rc = -1;
+    for (int k = 0; rc == 0 && k < SITE_KEY_COUNT; k++)
+        rc = value_copy(&dst->v[k], &src->v[k]);
+    if (rc == 0 && src->nparts &&
+        !(dst->parts = calloc(src->nparts, sizeof *dst->parts)))
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < src->nparts; i++, dst->nparts++)
+        rc = sites_profile_copy(&dst->parts[i], &src->parts[i]);
+    if (rc < 0)
+        sites_profile_free(dst);
+    return rc;
+}
+
+const struct site_profile *sites_find_part(const struct site_profile *p,
+                                           const char *name)
+{
+    for (size_t i = 0; p && name && i < p->nparts; i++)
+        if (p->parts[i].name && strcmp(p->parts[i].name, name) == 0)
+            return &p->parts[i];
+    return NULL;
+}
+
+void sites_profile_free(struct site_profile *p)
+{
+    if (!p)
+        return;
     for (int k = 0; k < SITE_KEY_COUNT; k++)
         value_free(&p->v[k]);
+    for (size_t i = 0; i < p->nparts; i++)
+        sites_profile_free(&p->parts[i]);
+    free(p->parts);
     free(p->name);
+    memset(p, 0, sizeof *p);
 }
 
 /* Move what add holds into s; add is left empty.  only_new: only the
@@ -646,7 +781,7 @@ static int merge_some(struct sites *s, struct sites *add, int only_new,
             p->name = add->profiles[i].name;
             add->profiles[i].name = NULL;
         }
-        if (merge_profile(p, &add->profiles[i]) < 0)
+        if (sites_profile_merge(p, &add->profiles[i]) < 0)
             return err_set(err, "out of memory");
     }
     if (add->default_name && !only_new) {
@@ -844,7 +979,7 @@ void sites_free(struct sites *s)
     if (!s)
         return;
     for (size_t i = 0; i < s->n; i++)
-        profile_free(&s->profiles[i]);
+        sites_profile_free(&s->profiles[i]);
     free(s->profiles);
     free(s->default_name);
     memset(s, 0, sizeof *s);

@@ -11,7 +11,7 @@
  * Several files are loaded into one struct sites, each later file
  * overriding earlier ones key by key: a profile key set in a later file
  * replaces the earlier value (lists whole), env merges variable by
- * variable.  Every value is checked when read (lib/scripts/jobspec.h), so errors
+ * variable, partitions: partition by partition.  Every value is checked when read (lib/scripts/jobspec.h), so errors
  * point at FILE:LINE:COLUMN and name the key; unknown keys get the
  * nearest valid one suggested.  The format is in dlrun-sites.yaml(5). */
 #ifndef DLRUN_SITES_H
@@ -26,7 +26,8 @@ enum site_key {
     SITE_NODES, SITE_GPUS_PER_NODE, SITE_CORES_PER_NODE, SITE_TASKS,
     SITE_LAUNCHER, SITE_TIME, SITE_SIGNAL, SITE_REQUEUE, SITE_TEMPLATE,
     SITE_DLRUN, SITE_DIRECTIVES, SITE_MODULES, SITE_SETUP, SITE_ENV,
-    SITE_DLRUN_OPTIONS, SITE_NODE, SITE_TOPOLOGY,
+    SITE_DLRUN_OPTIONS, SITE_NODE, SITE_TOPOLOGY, SITE_EXTENDS, SITE_VALUES,
+    SITE_PARTITIONS,
     SITE_KEY_COUNT
 };
 
@@ -40,9 +41,15 @@ struct site_value {
     size_t nitems;
 };
 
+/* A profile, or one of its partitions (name: the partition's; parts
+ * NULL).  v[SITE_PARTITIONS] only says that partitions: was given; the
+ * partitions are in parts, each holding the keys that replace the
+ * profile's when it is picked (lib/scripts/profiles.h). */
 struct site_profile {
     char *name;
     struct site_value v[SITE_KEY_COUNT];
+    struct site_profile *parts;     /* owned, nparts of them */
+    size_t nparts;
 };
 
 struct sites {
@@ -79,6 +86,23 @@ int sites_load_file(struct sites *s, const char *path, int must_exist,
  * with err (out of memory). */
 int sites_merge(struct sites *s, struct sites *add, int only_new,
                 struct err *err);
+
+/* Merge src's keys into dst as a later file's: each key set in src
+ * replaces dst's (lists whole), env and values merge name by name,
+ * partitions partition by partition.  src is emptied either way (its
+ * name kept).  0, or -1 when out of memory. */
+int sites_profile_merge(struct site_profile *dst, struct site_profile *src);
+
+/* A deep copy of src into *dst (name too).  0, or -1 when out of memory
+ * (*dst then holds nothing to free). */
+int sites_profile_copy(struct site_profile *dst,
+                       const struct site_profile *src);
+
+/* Partition name of p (borrowed from p), or NULL. */
+const struct site_profile *sites_find_part(const struct site_profile *p,
+                                           const char *name);
+
+void sites_profile_free(struct site_profile *p);   /* p's members */
 
 /* The profile named name (borrowed from s), or NULL. */
 const struct site_profile *sites_find(const struct sites *s, const char *name);

@@ -39,6 +39,27 @@ static const struct row rows[] = {
       "      source venv/bin/activate\n"
       "    env: {NCCL_DEBUG: INFO, EMPTY: \"\"}\n"
       "    dlrun-options: [--map-by, ppr:4:socket]\n", NULL },
+    { "partitions, extends, values",
+      "profiles:\n  a:\n    extends: b\n    values: {app: pytorch}\n"
+      "    partitions:\n      p1:\n        node: \"package:2 core:20 gpu:4\"\n"
+      "        directives: [--exclusive]\n      cx-small: {gpus-per-node: 2}\n",
+      NULL },
+    { "a partition's own partitions",
+      "profiles:\n  a:\n    partitions:\n      p1:\n        partitions: {}\n",
+      "s.yaml:5:9: profiles.a.partitions.p1: a partition cannot have "
+      "partitions: (give it to the profile)" },
+    { "a partition's unknown key",
+      "profiles:\n  a:\n    partitions:\n      p1: {nodee: x}\n",
+      "s.yaml:4:12: profiles.a.partitions.p1: unknown key 'nodee'; did you "
+      "mean 'nodes'?" },
+    { "a partition's bad node",
+      "profiles:\n  a:\n    partitions:\n      p1: {node: \"gpu:4\"}\n",
+      "s.yaml:4:18: profiles.a.partitions.p1.node: node: no core:N (cores of "
+      "each socket), e.g. \"package:2 core:38 gpu:8\"" },
+    { "partitions as a list",
+      "profiles:\n  a:\n    partitions: [p1]\n",
+      "s.yaml:3:17: profiles.a.partitions: expected one NAME: entry per "
+      "partition, got a list" },
     { "queue and group are aliases",
       "profiles:\n  b:\n    queue: SQUID\n    group: G1\n", NULL },
     /* the YAML itself */
@@ -267,6 +288,32 @@ static void test_values_and_merge(void)
     sites_free(&s);
 }
 
+static void test_partitions_merge(void)
+{
+    struct sites s = { 0 };
+    struct site_profile c;
+    const struct site_profile *p;
+
+    load(&s, "profiles:\n  a:\n    partitions:\n      x: {gpus-per-node: 2,"
+         " time: \"1:00:00\"}\n      y: {gpus-per-node: 4}\n", "1.yaml");
+    load(&s, "profiles:\n  a:\n    partitions:\n      x: {gpus-per-node: 3}"
+         "\n      z: {nodes: 1}\n", "2.yaml");
+    p = sites_find(&s, "a");
+    ok(p && p->nparts == 3, "partitions merge partition by partition");
+    is_str(sites_find_part(p, "x")->v[SITE_GPUS_PER_NODE].text, "3",
+           "  a later file's key wins");
+    is_str(sites_find_part(p, "x")->v[SITE_TIME].text, "1:00:00",
+           "  the earlier keys kept");
+    ok(sites_find_part(p, "z") && !sites_find_part(p, "w"),
+           "  a new one added");
+    ok(sites_profile_copy(&c, p) == 0 && c.nparts == 3 &&
+       strcmp(sites_find_part(&c, "y")->v[SITE_GPUS_PER_NODE].text, "4") == 0
+       && c.parts[0].v[SITE_GPUS_PER_NODE].text !=
+          p->parts[0].v[SITE_GPUS_PER_NODE].text, "a deep copy");
+    sites_profile_free(&c);
+    sites_free(&s);
+}
+
 static void test_files(void)
 {
     struct sites s = { 0 };
@@ -398,5 +445,6 @@ int main(void)
     test_expansion();
     test_values_and_merge();
     test_files();
+    test_partitions_merge();
     return tap_done();
 }
