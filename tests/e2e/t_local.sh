@@ -82,6 +82,15 @@ expect_rc "20000 ranks with --tf-config: refused" 2 clean_env "$DLRUN" env \
     -H 'n[1-20000]' --master-addr 10.0.0.1 --tf-config
 expect_grep "  names the size and the way out" "TF_CONFIG for 20000 workers would be [0-9]* bytes.*--nproc-per-node 1" "$TMP/err"
 expect_eq "  one line" "$(wc -l <"$TMP/err" | tr -d ' ')" 1
+# TF MultiWorker as KISTI's seed runs it: one worker per node driving all
+# of its GPUs, TF_CONFIG one worker per node (dlrun(1), TF_CONFIG)
+out=$(clean_env "$DLRUN" env --json -H gpu01:4,gpu02:4 --nproc-per-node 1 --master-addr 10.0.0.1 \
+    --master-port 12344 --rank 1 --tf-config | json 'd["env"]["TF_CONFIG"]')
+expect_eq "--nproc-per-node 1: one TF worker per node" "$out" \
+    '{"cluster":{"worker":["gpu01:12345","gpu02:12345"]},"task":{"type":"worker","index":1}}'
+out=$(clean_env "$DLRUN" plan --topology "$TOP/tests/topo/gpu4-numa.xml" -H gpu01:4,gpu02:4 \
+    --nproc-per-node 1 --master-addr 10.0.0.1 | grep -c ' 0,1,2,3 (all 4)$')
+expect_eq "  each worker drives its node's 4 GPUs" "$out" 2
 
 # --- per-task mode under a (simulated) Slurm step: exec in place ---
 STEP="SLURM_JOB_ID=77 SLURM_STEP_ID=3 SLURM_STEP_NODELIST=$(hostname),other
