@@ -48,6 +48,7 @@ static const char help_text[] =
     "                           with a report of where each rank waits\n"
     "      --summary FILE       write a JSON summary (ranks, codes, times)\n"
     "      --keep-env           do not rewrite SLURM_PROCID etc. for dlrun's ranks\n"
+    "      --no-cgroup          no cgroup of the job's own (DLRUN_CGROUP=0)\n"
     "      --preflight          check every node first (dlrun check --nodes); run\n"
     "                           only when all pass (--import MOD, --all-pairs)\n"
     "Other nodes (one dlrun agent per node):\n"

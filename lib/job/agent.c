@@ -172,7 +172,7 @@ static int prepare_subtree(struct job *j, struct agent_job *aj,
         return say_fail(EXIT_USAGE, "agent: --spawn %s", err.msg);
     /* environ now, with the broker secrets take_lifeline set: later
      * DLRUN_BROKER becomes this node's relay (agent_relay) */
-    if (agent_args(args) < 0 || !(aj->envp = envset_envp(xenv, environ)))
+    if (agent_args(j, args) < 0 || !(aj->envp = envset_envp(xenv, environ)))
         return say_fail(EXIT_FAIL, "out of memory");
     head_fill_job(j, aj, args, relay, *nodes, n, lifeline, NULL);
     j->subtree = aj;

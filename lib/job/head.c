@@ -426,7 +426,7 @@ static void head_attempt(void *ctx, const struct engine *e,
         goto out;
     status_head_begin(j, h.addr, h.token);
     if (pipe2(life, O_CLOEXEC) < 0 || !(nodes = head_nodes(&j->plan)) ||
-        agent_args(&args) < 0 || !(aj.envp = agent_envp(&h, &add))) {
+        agent_args(j, &args) < 0 || !(aj.envp = agent_envp(&h, &add))) {
         rc = say_fail(EXIT_FAIL, "cannot prepare the agents: out of resources");
         goto out;
     }

@@ -22,10 +22,11 @@ int run_head_with(struct job *j, char **prog, const struct launcher *l);
  * memory. */
 int *head_nodes(const struct plan *p);
 
-/* "PATH agent" into a: the launchers add --node, --lifeline, --spawn and
- * the program.  Everything else an agent takes from the plan wire.
- * 0 / -1 when out of memory. */
-int agent_args(struct strv *a);
+/* "PATH agent" into a, and --no-cgroup when j has it (the agent's guard
+ * starts before the plan arrives): the launchers add --node, --lifeline,
+ * --spawn and the program.  Everything else an agent takes from the plan
+ * wire.  0 / -1 when out of memory. */
+int agent_args(const struct job *j, struct strv *a);
 
 /* The broker key of the plan wire, which the head puts before it starts
  * its agents and every agent gets with its token. */

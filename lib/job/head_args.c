@@ -191,12 +191,15 @@ int agent_take_settings(struct job *j, const struct planwire *w,
     return agent_bind(o, err);
 }
 
-int agent_args(struct strv *a)
+int agent_args(const struct job *j, struct strv *a)
 {
     char self[PATH_MAX];
 
     strv_addf(a, "%s", proc_self_exe(self, sizeof self) == 0 ? self : "dlrun");
     strv_addf(a, "agent");
+    /* before the plan arrives: the agent's guard starts with its folder */
+    if (j->opt.no_cgroup)
+        strv_addf(a, "--no-cgroup");
     return a->failed ? -1 : 0;
 }
 

@@ -300,13 +300,18 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
     return job_isolate_gpu(j, rank, out);
 }
 
-void job_guard_start(void)
+void job_guard_start(const struct job *j)
 {
     const char *cg = getenv("DLRUN_CGROUP");
+    int use = !j->opt.no_cgroup && !(cg && strcmp(cg, "0") == 0);
     struct err err = { "" };
 
-    /* without a guard the job runs as before */
-    (void)guard_start(cg && strcmp(cg, "1") == 0, &err);
+    /* without a guard the job runs as before; one started already (with
+     * the job's folder) was said then */
+    if (guard_pid() || guard_start(use, &err) < 0 || !use || guard_cgroup())
+        return;
+    progress_step("no cgroup for the job (%s): the guard ends what carries "
+                  "its mark", guard_cgroup_why());
 }
 
 void job_errdir(struct job *j)
@@ -325,7 +330,7 @@ void job_errdir(struct job *j)
         /* the guard at once: an agent the head ends before its ranks start
          * (a SIGTERM that finds no handler yet, a SIGKILL) left it behind */
         guard_folder(d);
-        job_guard_start();
+        job_guard_start(j);
     } else {
         free(d);
     }

@@ -175,9 +175,11 @@ int job_check_hosts(const struct job *j);
  * cannot be made (the ranks run without one). */
 void job_errdir(struct job *j);
 
-/* Start the guard (lib/run/guard.h) once per process, with a cgroup when
- * DLRUN_CGROUP=1; a guard that cannot start is not an error. */
-void job_guard_start(void);
+/* Start the guard (lib/run/guard.h) once per process, with a cgroup of
+ * the job's own where one can be made, unless --no-cgroup or
+ * DLRUN_CGROUP=0; -v says why there is none.  A guard that cannot start
+ * is not an error. */
+void job_guard_start(const struct job *j);
 
 /* After a failed run: the first failure the ranks started here wrote into
  * their error files (torch's @record), as one line on stderr; nothing

@@ -72,6 +72,8 @@ struct options {
     int pf_all_pairs;       /* --all-pairs: every pair, not a ring */
     int pf_timeout_s;       /* --preflight-timeout (60) */
     int verbose;            /* -v: print the steps of the start */
+    int no_cgroup;          /* --no-cgroup: no cgroup for the job (the
+                               guard's mark alone) */
     struct bind_opts bind;  /* --map-by, --bind-to, --gpu-bind */
     int bind_given;         /* any of them was given */
     int report_bindings;    /* --report-bindings */

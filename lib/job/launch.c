@@ -438,11 +438,10 @@ static void launch_setup(const struct job *j, struct launch_job *lj)
 
     /* descendants that escape their group are reparented to us, found, ended */
     prctl(PR_SET_CHILD_SUBREAPER, 1);
-    /* ... and when dlrun is killed, the guard ends them (a cgroup too with
-     * DLRUN_CGROUP=1: each rank's move into it costs a millisecond or more,
-     * more than a whole launch of `-np 1 true` otherwise); without a
-     * guard the job runs as before */
-    job_guard_start();
+    /* ... and when dlrun is killed, the guard ends them (with the job's
+     * cgroup where one can be made); without a guard the job runs as
+     * before */
+    job_guard_start(j);
     supervise_signals(&block);
     job_stall_block(j, &block);
     sigprocmask(SIG_BLOCK, &block, &lj->child_mask);

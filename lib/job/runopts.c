@@ -228,6 +228,7 @@ static int options_one(int c, char *v, struct options *o)
     case OPT_RANKS_FILTER: return parse_filter(o, v);
     case OPT_STALL_TIMEOUT: return parse_stall(o, v);
     case OPT_PREFLIGHT: o->preflight = 1; return 0;
+    case OPT_NO_CGROUP: o->no_cgroup = 1; return 0;
     case OPT_VERBOSE: o->verbose = 1; return 0;
     case OPT_PF_IMPORT: o->pf_import = v; return 0;
     case OPT_PF_ALL_PAIRS: o->pf_all_pairs = 1; return 0;

@@ -42,12 +42,14 @@ static struct {
     int procs_fd;               /* the cgroup's cgroup.procs, -1 */
     char dir[4096];             /* the cgroup, "" when none */
     char folder[4096];          /* the job's private folder, "" none */
+    char why[256];              /* why no cgroup, "" */
     char mark[TOKEN_HEX_LEN + 1];
 } g = { .fd = -1, .procs_fd = -1 };
 
 pid_t guard_pid(void) { return g.pid; }
 int guard_procs_fd(void) { return g.procs_fd; }
 const char *guard_cgroup(void) { return g.dir[0] ? g.dir : NULL; }
+const char *guard_cgroup_why(void) { return g.why; }
 const char *guard_mark_name(void) { return g.pid ? MARK_NAME : NULL; }
 const char *guard_mark_value(void) { return g.pid ? g.mark : NULL; }
 
@@ -173,6 +175,7 @@ int guard_start(int use_cgroup, struct err *err)
     if (use_cgroup && cgroup_job_create(g.dir, sizeof g.dir, &cgerr) == 0 &&
         (g.procs_fd = cgroup_procs_open(g.dir, &cgerr)) < 0)
         forget_cgroup();
+    snprintf(g.why, sizeof g.why, "%s", cgerr.msg);
     snprintf(mark, sizeof mark, "%s=%s", MARK_NAME, g.mark);
     rc = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
     if (rc < 0)

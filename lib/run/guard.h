@@ -42,6 +42,10 @@ pid_t guard_pid(void);
 /* The job's cgroup folder (borrowed), or NULL when it has none. */
 const char *guard_cgroup(void);
 
+/* Why guard_start made no cgroup (borrowed; "" when it made one or was
+ * not asked to). */
+const char *guard_cgroup_why(void);
+
 /* "DLRUN_JOB_MARK" and its value (borrowed) for the ranks' environment;
  * NULL when no guard was started. */
 const char *guard_mark_name(void);

@@ -2,14 +2,19 @@
 # t_orphans.sh - nothing a rank starts outlives the job: dlrun killed with
 # SIGKILL (no handler of ours runs) with grandchildren in the rank's group,
 # daemons (setsid, double fork), a nested dlrun; through the guard's mark
-# (the default), and through the job's cgroup (DLRUN_CGROUP=1, where one
-# can be made here), which also ends a daemon with an empty environment.  Processes are found by a mark in
-# their argv; waits are hang guards (2 minutes; the sleeps last longer),
-# never assertions.
+# alone (DLRUN_CGROUP=0: what a user who may make no cgroup gets), and
+# through the job's cgroup (the default, where one can be made here),
+# which also ends a daemon with an empty environment (more of that in
+# t_orphans_cgroup.sh).  Processes are found by a mark in their argv;
+# waits are hang guards (2 minutes; the sleeps last longer), never
+# assertions.
 . "$(dirname "$0")/lib.sh"
 mark_sleep orph
 S=$SLEEP
-CLEAN="$NO_SCHED"
+# the mark alone unless a case says CG=1 (then the default: a cgroup
+# where one can be made)
+CLEAN="$NO_SCHED -u DLRUN_CGROUP"
+CG=0
 # the marked processes but dlrun ($pid: its argv names them too)
 others() { leftovers | grep -vx "${pid:-0}"; }
 # wait_count N: until exactly N of them run (hang guard: 2 minutes)
@@ -19,7 +24,7 @@ wait_count() { for _ in $(seq 1200); do [ "$(others | wc -l)" -eq "$1" ] && retu
 # SIGKILL dlrun, expect none left
 kill_case() {
     what=$1 n=$2; shift 2
-    env $CLEAN "$DLRUN" -np 2 --oversubscribe "$@" >"$TMP/out" 2>&1 & pid=$!
+    env $CLEAN $([ "$CG" = 1 ] || echo DLRUN_CGROUP=0) "$DLRUN" -np 2 --oversubscribe "$@" >"$TMP/out" 2>&1 & pid=$!
     wait_count "$n"
     expect_eq "$what: $n marked processes running" "$(others | wc -l | tr -d ' ')" "$n"
     kill -KILL $pid; wait $pid 2>/dev/null
@@ -34,9 +39,12 @@ kill_case "grandchildren" 4 sh -c "$S 1000 & exec $S 1001"
 kill_case "setsid daemons" 6 sh -c "setsid sh -c '$S 1002 & exec $S 1003' & exec $S 1001"
 kill_case "double-forked daemons" 4 sh -c "(setsid $S 1004 & ) ; exec $S 1001"
 # a dlrun run by a rank (its guard and cgroup inside ours)
-kill_case "a nested dlrun's daemons" 6 env $CLEAN "$DLRUN" -np 1 sh -c "setsid $S 1007 & exec $S 1001"
-DLRUN_CGROUP=1 kill_case "DLRUN_CGROUP=1: setsid daemons" 6 \
+kill_case "a nested dlrun's daemons" 6 env $CLEAN DLRUN_CGROUP=0 "$DLRUN" -np 1 sh -c "setsid $S 1007 & exec $S 1001"
+CG=1
+kill_case "the job's cgroup: setsid daemons" 6 \
     sh -c "setsid sh -c '$S 1002 & exec $S 1003' & exec $S 1001"
+kill_case "the job's cgroup: a nested dlrun's daemons" 6 env $CLEAN "$DLRUN" -np 1 sh -c "setsid $S 1007 & exec $S 1001"
+CG=0
 
 # the job's private folder (error files, the broker's socket) goes too:
 # TMPDIR of its own, so that other jobs' folders do not count
@@ -87,24 +95,25 @@ expect_eq "  dlrun SIGKILLed then: the guard removed it" "$(ls "$TMP/tmpdir")" "
 exec 3<&-
 
 # the end of a job that went well: its daemons end, the guard leaves nothing
-env $CLEAN "$DLRUN" -np 1 sh -c "setsid $S 1005 &" >"$TMP/out" 2>&1
+env $CLEAN DLRUN_CGROUP=0 "$DLRUN" -np 1 sh -c "setsid $S 1005 &" >"$TMP/out" 2>&1
 expect_eq "a rank's daemon, the job ended: exit 0" "$?" 0
 wait_gone
 expect_eq "  the daemon ended with the job" "$(leftovers)" ""
-DLRUN_CGROUP=1 env $CLEAN "$DLRUN" -np 1 sh -c "cat /proc/self/cgroup" >"$TMP/cg" 2>&1
+env $CLEAN "$DLRUN" -np 1 sh -c "cat /proc/self/cgroup" >"$TMP/cg" 2>&1
 cg=$(sed -n 's/^0:://p' "$TMP/cg")
 case $cg in
 */dlrun-[0-9]*-[0-9]*)
-    pass "DLRUN_CGROUP=1: the rank ran in the job's cgroup ($cg)"
+    pass "by default: the rank ran in the job's cgroup ($cg)"
     mnt=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
     # the guard removes it as dlrun exits: poll (hang guard)
     for _ in $(seq 1200); do [ ! -d "$mnt$cg" ] && break; sleep 0.1; done
     [ ! -d "$mnt$cg" ] && pass "  removed after the job" ||
         fail "  cgroup $mnt$cg left behind"
     # only the cgroup holds a daemon that dropped the environment (the mark)
-    DLRUN_CGROUP=1 kill_case "  a daemon with an empty environment" 4 \
+    CG=1
+    kill_case "  a daemon with an empty environment" 4 \
         sh -c "env -i setsid $S 1006 & exec $S 1001"
     ;;
-*) echo "# no cgroup v2 folder could be made here (DLRUN_CGROUP=1): the mark alone was tested" ;;
+*) echo "# no cgroup v2 folder could be made here: the mark alone was tested" ;;
 esac
 done_testing

@@ -158,7 +158,14 @@ static void test_args_job(void)
         return;
     nodes = head_nodes(&h.plan);
     ok(nodes && nodes[0] == 0 && nodes[1] == 1, "head_nodes: 0..nnodes-1");
-    is_int(agent_args(&args), 0, "agent_args");
+    h.opt.no_cgroup = 1;
+    is_int(agent_args(&h, &args), 0, "agent_args");
+    ok(args.n == 3 && strcmp(args.v[2], "--no-cgroup") == 0,
+       "--no-cgroup goes to the agents (their guard starts before the plan)");
+    strv_free(&args);
+    memset(&args, 0, sizeof args);
+    h.opt.no_cgroup = 0;
+    is_int(agent_args(&h, &args), 0, "agent_args");
     proc_self_exe(self, sizeof self);
     ok(args.n == 2 && strcmp(args.v[0], self) == 0 &&
        strcmp(args.v[1], "agent") == 0, "\"PATH agent\", this program's path");

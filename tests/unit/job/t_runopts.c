@@ -137,6 +137,21 @@ static void test_unset_export(void)
     options_free(&o);
 }
 
+/* --no-cgroup: off; by default on (a cgroup where one can be made). */
+static void test_no_cgroup(void)
+{
+    char *with[] = { "run", "--no-cgroup", "prog", NULL };
+    char *without[] = { "run", "prog", NULL };
+    struct options o;
+
+    ok(runopts_parse(3, with, &o) == 0 && o.no_cgroup == 1,
+       "--no-cgroup: the job makes no cgroup");
+    options_free(&o);
+    ok(runopts_parse(2, without, &o) == 0 && o.no_cgroup == 0,
+       "without it: a cgroup where one can be made");
+    options_free(&o);
+}
+
 int main(void)
 {
     unsetenv("PYTHON_EXEC");
@@ -144,6 +159,7 @@ int main(void)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
         run_case(k);
     test_unset_export();
+    test_no_cgroup();
     is_int(dialect_of("/usr/bin/mpirun"), D_MPIRUN, "mpirun's dialect");
     is_int(dialect_of("mpiexec.hydra"), D_MPIRUN, "Hydra's");
     is_int(dialect_of("torchrun"), D_TORCHRUN, "torchrun's");
