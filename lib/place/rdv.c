@@ -1,23 +1,29 @@
 /* rdv.c - deciding MASTER_ADDR and MASTER_PORT.
  *
- * Address: --master-addr; else rank 0's host: this host's address (on
- * --iface when given; loopback for a one-node job) or the resolved name of
- * a remote one.  Port: --master-port; else in per-task mode derived from
- * the job and step id (net_derived_port; rank 0 refuses one a socket on its
- * host holds), or with --pmix-rendezvous agreed
- * through the PMIx server (rank 0 binds a free port and publishes it with
- * its address); when dlrun places the ranks itself, a port free on this
- * host.  PMIx is not the default: a rank whose process used the PMIx
- * server once cannot use it again from the program dlrun execs, and
- * Open MPI 4.1's MPI_Init then fails (seen under srun --mpi=pmix and
- * mpirun alike).
+ * Address: --master-addr; in per-task and per-node mode an exported
+ * MASTER_ADDR; else rank 0's host: this host's address (on --iface when
+ * given; loopback for a one-node job) or the resolved name of a remote
+ * one.  Port: --master-port; else with --pmix-rendezvous agreed through
+ * the PMIx server (srun --mpi=pmix or mpirun: rank 0 picks a free port
+ * and publishes it with its address); else in per-task and per-node mode
+ * an exported MASTER_PORT, as a program srun or mpirun started reads it,
+ * or the port derived from the job and step id (net_derived_port); rank
+ * 0 of a per-task job refuses either when a socket on its host holds it.
+ * When dlrun places the ranks itself, a port free on this host: an
+ * exported MASTER_ADDR or MASTER_PORT is not used then (torchrun does not
+ * either), and one line says so.  PMIx is not the default: a rank whose
+ * process used the PMIx server once cannot use it again from the program
+ * dlrun execs, and Open MPI 4.1's MPI_Init then fails (seen under srun
+ * --mpi=pmix and mpirun alike, with or without a fence or a finalize).
  */
 #include "place/rdv.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/net.h"
+#include "util/say.h"
 #include "where/pmixc.h"
 
 /* rank 0's host when the plan knows it, else NULL */
@@ -82,8 +88,9 @@ static int pick_addr(const struct plan *p, const struct rdv_opts *o,
     return net_host_addr(name, out->addr, sizeof out->addr, err);
 }
 
-/* The task that hosts rank 0 (task 0: rank 0 is on the first node) binds a
- * free port and publishes it with its address. */
+/* The task that hosts rank 0 (task 0: rank 0 is on the first node) picks
+ * a port free on its host (net_free_port: never an ephemeral one) and
+ * publishes it with its address; every task reads both back. */
 static int agree_pmix(const struct alloc *a, struct rdv *out, struct err *err)
 {
     int port = 0;
@@ -95,31 +102,112 @@ static int agree_pmix(const struct alloc *a, struct rdv *out, struct err *err)
         return -1;
     out->port = port;
     snprintf(out->port_from, sizeof out->port_from,
-             "free port of rank 0, agreed through PMIx");
+             "free port of rank 0's host, agreed through PMIx "
+             "(--pmix-rendezvous)");
+    return 0;
+}
+
+/* Rank 0 of a per-task job that runs refuses a port something on its
+ * host holds (another job's TCPStore there would hand this job's ranks
+ * that job's addresses); what names where the port came from. */
+static int check_port(const struct plan *p, const struct rdv_opts *o,
+                      int server, const struct rdv *out, const char *what,
+                      struct err *err)
+{
+    if (o->collective && p->per_task && p->self == 0 &&
+        net_port_taken(out->port) == 1)
+        return err_set(err, "MASTER_PORT %d, %s, is taken on rank 0's host "
+                       "(by another job?); pass --master-port with a free "
+                       "port%s", out->port, what, server ? ", or "
+                       "--pmix-rendezvous if the program does not use MPI" :
+                       "");
     return 0;
 }
 
 /* The port from the job and step id.  Nothing agrees it, so another job
- * on rank 0's host may have derived the same one: rank 0 of a job that
- * runs refuses a port something holds, before its program's ranks would
- * meet that job's (a TCPStore of another job hands out its ranks'
- * addresses). */
+ * on rank 0's host may have derived the same one. */
 static int derive_port(const struct alloc *a, const struct plan *p,
-                       const struct rdv_opts *o, struct rdv *out,
+                       const struct rdv_opts *o, int server, struct rdv *out,
                        struct err *err)
 {
     const char *job = a->jobid ? a->jobid : "-";
     const char *step = a->stepid ? a->stepid : "-";
+    char what[100];
 
     out->port = net_derived_port(a->jobid, a->stepid);
     snprintf(out->port_from, sizeof out->port_from,
-             "derived from job %.40s step %.20s (20000-29999)", job, step);
-    if (o->collective && p->per_task && p->self == 0 &&
-        net_port_taken(out->port) == 1)
-        return err_set(err, "MASTER_PORT %d, derived from job %.40s step "
-                       "%.20s, is taken on rank 0's host (by another job?); "
-                       "pass --master-port with a free port", out->port,
-                       job, step);
+             "derived from job %.40s step %.20s (20000-29999)%s", job, step,
+             server ? "; PMIx left to the program "
+             "(--pmix-rendezvous)" : "");
+    snprintf(what, sizeof what, "derived from job %.40s step %.20s", job,
+             step);
+    return check_port(p, o, server, out, what, err);
+}
+
+/* An exported MASTER_PORT (value v), used as a program srun or mpirun
+ * started would use it. */
+static int exported_port(const struct plan *p, const struct rdv_opts *o,
+                         int server, const char *v, struct rdv *out,
+                         struct err *err)
+{
+    char *end;
+    long x = strtol(v, &end, 10);
+
+    if (*end || x < 1 || x > 65535)
+        return err_set(err, "MASTER_PORT='%.20s' in the environment is not "
+                       "a port (1-65535): unset it or pass --master-port", v);
+    out->port = (int)x;
+    snprintf(out->port_from, sizeof out->port_from,
+             "exported MASTER_PORT (the environment the tasks started with)");
+    return check_port(p, o, server, out, "exported in MASTER_PORT", err);
+}
+
+/* NAME's value in envp when the user exported it: not empty, and not the
+ * copy a dlrun around this one gave its rank (DLRUN_NAME the same). */
+static const char *exported(char **envp, const char *name, const char *ours)
+{
+    const char *v = alloc_getenv(envp, name), *d = alloc_getenv(envp, ours);
+
+    return v && *v && !(d && strcmp(d, v) == 0) ? v : NULL;
+}
+
+/* dlrun places the ranks: an exported MASTER_ADDR/MASTER_PORT is not
+ * what they get (torchrun replaces them too), and one line says so. */
+static void say_unused(const struct rdv_opts *o, char **envp)
+{
+    const char *addr = o->master_addr ? NULL :
+                       exported(envp, "MASTER_ADDR", "DLRUN_MASTER_ADDR");
+    const char *port = o->master_port ? NULL :
+                       exported(envp, "MASTER_PORT", "DLRUN_MASTER_PORT");
+    int both = addr && port;
+    char vars[120], opts[120];
+
+    if (!o->collective || o->agent || (!addr && !port))
+        return;
+    snprintf(vars, sizeof vars, "%s%.50s%s%s%.20s", addr ? "MASTER_ADDR=" : "",
+             addr ? addr : "", both ? " and " : "", port ? "MASTER_PORT=" : "",
+             port ? port : "");
+    snprintf(opts, sizeof opts, "%s%.50s%s%s%.20s", addr ? "--master-addr " :
+             "", addr ? addr : "", both ? " " : "", port ? "--master-port " :
+             "", port ? port : "");
+    say("%s in the environment %s not used: dlrun starts the ranks and gives "
+        "them rank 0's address and a port free there, as torchrun does; pass "
+        "%s to use %s", vars, both ? "are" : "is", opts, both ? "them" : "it");
+}
+
+/* Per-task or per-node mode: the scheduler started every task with one
+ * environment, so an exported MASTER_ADDR is the same in each. */
+static int task_addr(const struct plan *p, const struct rdv_opts *o,
+                     char **envp, struct rdv *out, struct err *err)
+{
+    const char *v = o->master_addr || o->iface || o->agent ? NULL :
+                    exported(envp, "MASTER_ADDR", "DLRUN_MASTER_ADDR");
+
+    if (!v)
+        return pick_addr(p, o, out, err);
+    snprintf(out->addr, sizeof out->addr, "%s", v);
+    snprintf(out->addr_from, sizeof out->addr_from,
+             "exported MASTER_ADDR (the environment the tasks started with)");
     return 0;
 }
 
@@ -129,12 +217,17 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
 {
     /* the scheduler started this process: every task computes the same */
     int tasks = p->per_task || p->self_node >= 0;
-    int pmix = tasks && o->collective && o->pmix && pmixc_usable(envp);
+    int pmix = tasks && o->collective && o->pmix && pmixc_server(envp);
+    int server = tasks && pmixc_server(envp);
+    const char *port = tasks && !o->agent ?
+                       exported(envp, "MASTER_PORT", "DLRUN_MASTER_PORT") : NULL;
 
     memset(out, 0, sizeof *out);
     if ((!pmix || o->master_addr || a->task.rank == 0) &&
-        pick_addr(p, o, out, err) < 0)
+        (tasks ? task_addr(p, o, envp, out, err) : pick_addr(p, o, out, err)) < 0)
         return -1;
+    if (!tasks)
+        say_unused(o, envp);
     if (o->master_port) {
         out->port = o->master_port;
         snprintf(out->port_from, sizeof out->port_from, "--master-port");
@@ -147,8 +240,10 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
         if ((out->port = net_free_port(err)) < 0)
             return -1;
         snprintf(out->port_from, sizeof out->port_from, "free port on this host");
+    } else if (port) {
+        return exported_port(p, o, server, port, out, err);
     } else {
-        return derive_port(a, p, o, out, err);
+        return derive_port(a, p, o, server, out, err);
     }
     return 0;
 }

@@ -17,6 +17,8 @@ struct rdv_opts {
                                    through the PMIx server (off by default:
                                    Open MPI 4.1 cannot MPI_Init in a process
                                    whose rank already used the server) */
+    int agent;                  /* 1: an agent of a head, which finds the
+                                   port and says what there is to say */
 };
 
 struct rdv {

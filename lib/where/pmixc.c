@@ -98,6 +98,12 @@ int pmixc_usable(char **envp)
            alloc_getenv(envp, "OMPI_COMM_WORLD_RANK") == NULL;
 }
 
+int pmixc_server(char **envp)
+{
+    return alloc_getenv(envp, "PMIX_NAMESPACE") != NULL &&
+           alloc_getenv(envp, "PMIX_RANK") != NULL;
+}
+
 static int pmixc_init(struct err *err)
 {
     pmix_status_t rc;
@@ -291,6 +297,12 @@ out:
 }
 
 #else /* !HAVE_PMIX */
+
+int pmixc_server(char **envp)
+{
+    (void)envp;
+    return 0;
+}
 
 int pmixc_usable(char **envp)
 {

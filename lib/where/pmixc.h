@@ -18,6 +18,11 @@ struct alloc;
 /* 1 when PMIx is compiled in and envp carries a PMIx server's namespace. */
 int pmixc_usable(char **envp);
 
+/* 1 when PMIx is compiled in and envp carries a PMIx server's namespace
+ * and rank, mpirun's too: a server dlrun could agree the rendezvous
+ * through (--pmix-rendezvous). */
+int pmixc_server(char **envp);
+
 /* Fill a (zeroed by the caller) with this task and every rank's host.
  * 0 / -1 with err. */
 int pmixc_read_alloc(struct alloc *a, struct err *err);

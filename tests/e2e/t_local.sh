@@ -57,6 +57,12 @@ port=$(clean_env "$DLRUN" env -np 2 --oversubscribe --rank 1 | sed -n "s/^MASTER
 out=$([ -n "$port" ] && { [ "$port" -lt "$lo" ] || [ "$port" -gt "$hi" ]; } &&
       { [ "$port" -lt 20000 ] || [ "$port" -gt 29999 ]; } && echo outside)
 expect_eq "MASTER_PORT $port: outside $lo-$hi and 20000-29999" "$out" outside
+# dlrun starts the ranks: an exported MASTER_PORT/MASTER_ADDR is replaced
+# (as torchrun does), in one line naming the options that keep it
+out=$(MASTER_PORT=20000 MASTER_ADDR=10.9.9.9 clean_env "$DLRUN" env -np 2 --oversubscribe --rank 1 2>"$TMP/err" | grep -c "^MASTER_PORT='20000'\|^MASTER_ADDR='10.9.9.9'")
+expect_eq "launch mode: the exported MASTER_ADDR/PORT replaced" "$out" 0
+expect_grep "  said, naming the options" "MASTER_ADDR=10.9.9.9 and MASTER_PORT=20000 in the environment are not used: .*pass --master-addr 10.9.9.9 --master-port 20000" "$TMP/err"
+expect_eq "  one line" "$(wc -l <"$TMP/err")" 1
 out=$(clean_env "$DLRUN" env --json -H "a:2,b:2" --master-addr 10.0.0.9 --master-port 100 --rank 3 --tf-config | json 'd["env"]["TF_CONFIG"]')
 expect_eq "TF_CONFIG of rank 3" "$out" '{"cluster":{"worker":["a:101","a:102","b:101","b:102"]},"task":{"type":"worker","index":3}}'
 # TF_CONFIG grows with the world: only for TensorFlow (as --mpi=auto sees
@@ -203,6 +209,33 @@ EOF
     expect_rc "mpirun dlrun, the derived port taken: refused" 2 clean_env timeout 120 \
         mpirun --allow-run-as-root -np 1 sh "$TMP/taken.sh" "$DLRUN" "$PY"
     expect_grep "  naming --master-port" "is taken on rank 0's host (by another job?); pass --master-port" "$TMP/err"
+    # --pmix-rendezvous under mpirun: rank 0 picks a free port and every
+    # rank reads it from mpirun's PMIx server, even with the derived port
+    # held by another job's listener (rank 0's helper holds it here)
+    cat >"$TMP/agree.sh" <<'EOF'
+out="$TMPF.$OMPI_COMM_WORLD_RANK"
+[ "$OMPI_COMM_WORLD_RANK" = 0 ] || exec "$1" env --pmix-rendezvous >"$out" 2>&1
+p=$("$1" plan --json | "$2" -c 'import json,sys; print(json.load(sys.stdin)["master_port"])')
+echo "$p" >"$TMPF.derived"
+exec "$2" -c 'import socket, subprocess, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1)
+sys.exit(subprocess.call(sys.argv[2:-1], stdout=open(sys.argv[-1], "w"), stderr=subprocess.STDOUT))' "$p" "$1" env --pmix-rendezvous "$out"
+EOF
+    expect_rc "mpirun dlrun env --pmix-rendezvous, the derived port held" 0 \
+        env $CLEAN TMPF="$TMP/a" timeout 120 $mp -x TMPF sh "$TMP/agree.sh" "$DLRUN" "$PY"
+    grep -h "^MASTER_PORT=" "$TMP"/a.[012] | sort | uniq -c | sed 's/^ *//' >"$TMP/agreed"
+    derived=$(cat "$TMP/a.derived" 2>/dev/null)
+    expect_grep "  3 ranks, one port, from PMIx" "^3 MASTER_PORT='[0-9]*'  # free port of rank 0's host, agreed through PMIx" "$TMP/agreed"
+    expect_eq "  not the derived one (${derived:-none})" "$(grep -c "'${derived:-none}'" "$TMP/agreed")" 0
+    # an exported MASTER_PORT/MASTER_ADDR reaches every task, as srun's and
+    # mpirun's programs read it: per task, dlrun gives the ranks the same
+    port=$(fixed_port)
+    TMPF=$TMP/x MASTER_PORT=$port MASTER_ADDR=127.0.0.1 clean_env timeout 120 \
+        $mp -x TMPF sh -c "$per_rank" "$DLRUN" env
+    out=$(grep -h "^MASTER_PORT=\|^MASTER_ADDR=" "$TMP"/x.[012] | sort | uniq -c | sed 's/^ *//' | tr '\n' '|')
+    expect_eq "mpirun dlrun env: the exported MASTER_ADDR/PORT used" "$out" \
+        "3 MASTER_ADDR='127.0.0.1'  # exported MASTER_ADDR (the environment the tasks started with)|3 MASTER_PORT='$port'  # exported MASTER_PORT (the environment the tasks started with)|"
 else
     fail "Open MPI is missing (contrib/install-deps.sh test)"
 fi

@@ -3,8 +3,10 @@
  * this host among several nodes is an address other nodes can reach (or
  * --iface's); rank 0 on a host nobody can resolve is refused; ranks the
  * scheduler started derive the port from the job and step (every task
- * computes the same).  No PMIx server is involved (--pmix-rendezvous off,
- * and none in the environment). */
+ * computes the same), or use an exported MASTER_PORT and MASTER_ADDR,
+ * which dlrun replaces with one line when it starts the ranks itself.  No
+ * PMIx server is involved (--pmix-rendezvous off; where the environment
+ * names one, the lines name the option). */
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +19,9 @@
 #include "util/net.h"
 #include "place/plan.h"
 #include "place/rdv.h"
+#include "util/say.h"
+#include "fixedport.h"
+#include "said.h"
 #include "tap.h"
 
 /* Plan -H hosts (all slots) and resolve with o. */
@@ -197,11 +202,179 @@ out:
     envp_free(envp);
 }
 
+/* Rank 0 of a one-node Slurm step (localhost) with extra variables. */
+static char **step_env(const char *x1, const char *x2)
+{
+    const char *env[] = {
+        "SLURM_JOB_ID=4343", "SLURM_STEP_ID=0",
+        "SLURM_STEP_NODELIST=localhost", "SLURM_STEP_NUM_NODES=1",
+        "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_TASKS_PER_NODE=2",
+        "SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURM_NODEID=0", x1, x2, NULL };
+
+    return envp_of(env);
+}
+
+/* rdv_resolve for the job envp describes; 0 / -1 with err. */
+static int resolve_env(char **envp, const struct rdv_opts *o, struct rdv *r,
+                       struct err *err)
+{
+    struct alloc a = { 0 };
+    struct alloc_request areq = { 0 };
+    struct plan p = { 0 };
+    struct plan_request req = { 0 };
+    int rc = -1;
+
+    if (alloc_detect(&areq, envp, &a, err) == 0 &&
+        plan_build(&a, &req, &p, err) == 0)
+        rc = rdv_resolve(&a, &p, o, envp, r, err);
+    plan_free(&p);
+    alloc_free(&a);
+    return rc;
+}
+
+/* Hold port as a TCPStore would (another job's); the fd or -1. */
+static int hold(int port)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET,
+                              .sin_port = htons((uint16_t)port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (fd >= 0 && (bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 ||
+                    listen(fd, 1) < 0)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Per task, an exported MASTER_PORT and MASTER_ADDR are what the ranks get
+ * (srun and mpirun pass them to every task, and a program they start reads
+ * them); rank 0 refuses the port when something holds it; the options
+ * win; a value that is no port is refused; a dlrun's own copy is not the
+ * user's. */
+static void exported_per_task(void)
+{
+    struct rdv_opts o = { .collective = 1 };
+    struct rdv r;
+    struct err err = { "" };
+    char pv[40], dv[40], **envp;
+    int port = 0, fd;
+
+    if (!ok(fixed_ports(&port, 1) == 0, "a free port to export"))
+        return;
+    snprintf(pv, sizeof pv, "MASTER_PORT=%d", port);
+    envp = step_env(pv, "MASTER_ADDR=10.1.1.1");
+    ok(resolve_env(envp, &o, &r, &err) == 0 && r.port == port &&
+       strstr(r.port_from, "exported MASTER_PORT") &&
+       !strcmp(r.addr, "10.1.1.1") && strstr(r.addr_from, "exported MASTER_ADDR"),
+       "per task: the exported MASTER_PORT and MASTER_ADDR");
+    fd = hold(port);
+    ok(fd >= 0 && resolve_env(envp, &o, &r, &err) < 0 &&
+       strstr(err.msg, "exported in MASTER_PORT, is taken") &&
+       strstr(err.msg, "--master-port"), "  held on rank 0's host: refused");
+    if (fd >= 0)
+        close(fd);
+    o.master_port = 29501;
+    o.master_addr = "10.2.2.2";
+    ok(resolve_env(envp, &o, &r, &err) == 0 && r.port == 29501 &&
+       !strcmp(r.addr, "10.2.2.2"), "  --master-port and --master-addr win");
+    envp_free(envp);
+    o = (struct rdv_opts){ .collective = 1 };
+    envp = step_env("MASTER_PORT=12ab", NULL);
+    ok(resolve_env(envp, &o, &r, &err) < 0 && strstr(err.msg, "MASTER_PORT='12ab'") &&
+       strstr(err.msg, "not a port"), "  not a port: refused, named");
+    envp_free(envp);
+    snprintf(dv, sizeof dv, "DLRUN_MASTER_PORT=%d", port);
+    envp = step_env(pv, dv);
+    ok(resolve_env(envp, &o, &r, &err) == 0 &&
+       r.port == net_derived_port("4343", "0"),
+       "  a dlrun's own MASTER_PORT (DLRUN_MASTER_PORT the same): derived");
+    envp_free(envp);
+}
+
+/* Under mpirun (a PMIx server's namespace in the environment) the derived
+ * port and its refusal name --pmix-rendezvous, which agrees one there. */
+static void pmix_named(void)
+{
+    static const char *const env[] = {
+        "OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=2",
+        "OMPI_COMM_WORLD_LOCAL_RANK=0", "OMPI_COMM_WORLD_LOCAL_SIZE=2",
+        "PMIX_NAMESPACE=dlrun-test-ns", "PMIX_RANK=0", NULL };
+    char **envp = envp_of(env);
+    struct rdv_opts o = { .collective = 1 };
+    struct rdv r;
+    struct err err = { "" };
+    int fd = -1;
+
+#ifndef HAVE_PMIX
+    ok(resolve_env(envp, &o, &r, &err) == 0 &&
+       !strstr(r.port_from, "--pmix-rendezvous"),
+       "no PMIx in this build: nothing names --pmix-rendezvous");
+    envp_free(envp);
+    return;
+#endif
+    if (ok(resolve_env(envp, &o, &r, &err) == 0 &&
+           strstr(r.port_from, "derived from") &&
+           strstr(r.port_from, "--pmix-rendezvous"),
+           "mpirun: the derived port's reason names --pmix-rendezvous"))
+        fd = hold(r.port);
+    ok(fd >= 0 && resolve_env(envp, &o, &r, &err) < 0 &&
+       strstr(err.msg, "is taken") && strstr(err.msg, "--master-port") &&
+       strstr(err.msg, "--pmix-rendezvous"), "  held: the refusal names both");
+    if (fd >= 0)
+        close(fd);
+    envp_free(envp);
+}
+
+/* dlrun starts the ranks: an exported MASTER_PORT/ADDR is not theirs (as
+ * under torchrun), and one line says so when the job runs. */
+static void exported_launch(void)
+{
+    static const char *const env[] = { "MASTER_PORT=20000",
+                                       "MASTER_ADDR=10.3.3.3", NULL };
+    char **envp = envp_of(env);
+    struct alloc a = { 0 };
+    struct plan p = { 0 };
+    struct plan_request req = { 0 };
+    struct rdv_opts o = { .collective = 1 };
+    struct rdv r = { 0 };
+    struct err err = { "" };
+    struct said s = { 0 };
+
+    say_set_sink(said_keep, &s);
+    if (hosts_parse("localhost:2", &a, &err) == 0 &&
+        plan_build(&a, &req, &p, &err) == 0)
+        rdv_resolve(&a, &p, &o, envp, &r, &err);
+    ok(r.port > 0 && r.port != 20000 && strcmp(r.addr, "10.3.3.3") != 0,
+       "launch mode: a free port and rank 0's address");
+    is_int(s.n, 1, "  one line");
+    ok(strstr(s.last, "MASTER_ADDR=10.3.3.3 and MASTER_PORT=20000 in the "
+              "environment are not used") &&
+       strstr(s.last, "--master-addr 10.3.3.3 --master-port 20000"),
+       "  naming both and the options that keep them");
+    o.collective = 0;
+    rdv_resolve(&a, &p, &o, envp, &r, &err);
+    is_int(s.n, 1, "  dlrun plan: nothing said");
+    o.collective = 1;
+    o.master_port = 29502;
+    o.master_addr = "10.3.3.3";
+    rdv_resolve(&a, &p, &o, envp, &r, &err);
+    is_int(s.n, 1, "  with both options: nothing said");
+    say_set_sink(NULL, NULL);
+    plan_free(&p);
+    alloc_free(&a);
+    envp_free(envp);
+}
+
 int main(void)
 {
     by_hosts();
     by_alias();
     per_task();
     per_task_taken();
+    exported_per_task();
+    pmix_named();
+    exported_launch();
     return tap_done();
 }
