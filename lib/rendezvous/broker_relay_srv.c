@@ -21,7 +21,13 @@
 #include "util/clock.h"
 #include "util/tmpdir.h"
 
-#define MAX_OUT (64u << 20)     /* answers queued for one peer */
+#define MAX_OUT (64u << 20)     /* answers queued for one peer, requests
+                                   for the parent */
+#define UP_HIGH (8u << 20)      /* queued for the parent: no peer is read
+                                   until it is down to UP_LOW, so no rank
+                                   can fill the parent's queue (its
+                                   overflow would end every rank's job) */
+#define UP_LOW (UP_HIGH / 2)
 #define CONNECT_MS 30000
 #define MAX_PEERS 4096
 #define FD_RESERVE 64           /* fds kept for the rest of the agent */
@@ -29,10 +35,11 @@
 struct rconn {
     struct relay_srv *s;
     int fd, dead, engine_gone;
+    int paused;                 /* out of the epoll set: UP_HIGH */
     struct br_peer *p;          /* NULL for the parent */
     uint8_t *out;
     size_t olen, ocap;
-    struct rconn *next_dead;
+    struct rconn *next_dead, *next_paused;
 };
 
 struct relay_srv {
@@ -40,6 +47,8 @@ struct relay_srv {
     int ep, lfd, wake;
     struct rconn up;
     struct rconn *dead;         /* to close after the engine call */
+    struct rconn *paused;       /* peers not read while the parent's
+                                   queue drains */
     pthread_t th;
     int started;
     char dir[PATH_MAX], addr[PATH_MAX + 16];
@@ -59,7 +68,47 @@ static void want_out(struct rconn *c, int on)
     struct epoll_event ev = { .events = EPOLLIN | (on ? EPOLLOUT : 0),
                               .data.ptr = c };
 
-    epoll_ctl(c->s->ep, EPOLL_CTL_MOD, c->fd, &ev);
+    if (!c->paused)
+        epoll_ctl(c->s->ep, EPOLL_CTL_MOD, c->fd, &ev);
+}
+
+/* Stop reading peer c: out of the epoll set altogether, since a peer
+ * that hung up would be reported again and again.  Its answers are
+ * still sent as they come; what the socket does not take waits. */
+static void pause_peer(struct rconn *c)
+{
+    if (c->paused)
+        return;
+    epoll_ctl(c->s->ep, EPOLL_CTL_DEL, c->fd, NULL);
+    c->paused = 1;
+    c->next_paused = c->s->paused;
+    c->s->paused = c;
+}
+
+static void resume_peers(struct relay_srv *s)
+{
+    while (s->paused) {
+        struct rconn *c = s->paused;
+        struct epoll_event ev = { .events = EPOLLIN |
+                                            (c->olen ? EPOLLOUT : 0),
+                                  .data.ptr = c };
+
+        s->paused = c->next_paused;
+        c->paused = 0;
+        if (epoll_ctl(s->ep, EPOLL_CTL_ADD, c->fd, &ev) < 0)
+            mark_dead(c);
+    }
+}
+
+static void unpause(struct rconn *c)
+{
+    struct rconn **pp = &c->s->paused;
+
+    while (*pp && *pp != c)
+        pp = &(*pp)->next_paused;
+    if (*pp)
+        *pp = c->next_paused;
+    c->paused = 0;
 }
 
 /* Write what c holds; 0, or -1 when the peer is gone. */
@@ -77,6 +126,8 @@ static int flush_out(struct rconn *c)
         c->olen -= (size_t)w;
     }
     want_out(c, c->olen > 0);
+    if (c == &c->s->up && c->olen <= UP_LOW)
+        resume_peers(c->s);
     return 0;
 }
 
@@ -157,6 +208,8 @@ static void sweep(struct relay_srv *s)
         }
         if (!c->engine_gone)
             br_relay_peer_gone(s->r, c->p);
+        if (c->paused)
+            unpause(c);
         forget_fd(s, c->fd);
         free(c->out);
         free(c);
@@ -192,7 +245,13 @@ static void on_readable(struct relay_srv *s, struct rconn *c)
     struct err err = { "" };
     ssize_t n;
 
-    while (!c->dead && (n = recv(c->fd, buf, sizeof buf, 0)) != 0) {
+    while (!c->dead) {
+        if (c != &s->up && s->up.olen > UP_HIGH) {
+            pause_peer(c);
+            return;
+        }
+        if ((n = recv(c->fd, buf, sizeof buf, 0)) == 0)
+            break;
         if (n < 0) {
             if (errno == EINTR)
                 continue;
