@@ -143,6 +143,50 @@ static char *read_text(const char *path)
     return text;
 }
 
+static int remove_tree(const char *dir, int depth);
+
+int cgroup_stale(const char *name, int pid_alive, const char *events,
+                 time_t mtime, time_t now)
+{
+    int pid = 0, n = 0;
+    unsigned seq;
+
+    if (sscanf(name, "dlrun-%d-%u%n", &pid, &seq, &n) != 2 ||
+        name[n] != '\0' || pid <= 0)
+        return 0;
+    return !pid_alive && events && strstr(events, "populated 0") &&
+           now - mtime > CGROUP_STALE_S;
+}
+
+int cgroup_sweep(const char *base)
+{
+    DIR *d = opendir(base);
+    struct dirent *e;
+    char path[4096], events[4200];
+    int swept = 0;
+
+    while (d && (e = readdir(d))) {
+        struct stat st;
+        char *text;
+        int pid = 0, alive;
+        if (e->d_type != DT_DIR || strncmp(e->d_name, "dlrun-", 6) != 0 ||
+            snprintf(path, sizeof path, "%s/%s", base, e->d_name) >=
+                (int)sizeof path || stat(path, &st) < 0)
+            continue;
+        sscanf(e->d_name, "dlrun-%d", &pid);
+        alive = pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+        snprintf(events, sizeof events, "%s/cgroup.events", path);
+        text = read_text(events);
+        if (cgroup_stale(e->d_name, alive, text, st.st_mtime, time(NULL)) &&
+            remove_tree(path, 16) == 0)
+            swept++;
+        free(text);
+    }
+    if (d)
+        closedir(d);
+    return swept;
+}
+
 int cgroup_job_create(char *dir, size_t len, struct err *err)
 {
     char *mountinfo = read_text("/proc/self/mountinfo");
@@ -153,8 +197,10 @@ int cgroup_job_create(char *dir, size_t len, struct err *err)
     if (!mountinfo || !own)
         err_set(err, "cannot read /proc/self: %s", strerror(errno));
     else if (cgroup_dir_of(mountinfo, own, base, sizeof base, err) == 0 &&
-             cgroup_usable(base, geteuid(), err) == 0)
+             cgroup_usable(base, geteuid(), err) == 0) {
+        cgroup_sweep(base);
         rc = cgroup_job_create_in(base, dir, len, err);
+    }
     free(mountinfo);
     free(own);
     return rc;

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "util/err.h"
 
@@ -54,9 +55,28 @@ int cgroup_job_create_in(const char *base, char *dir, size_t len,
                          struct err *err);
 
 /* The same below this process's own cgroup (cgroup v2 only), after
- * checking it is ours (cgroup_usable with geteuid()).  0, or -1 with err
- * when none can be made here. */
+ * checking it is ours (cgroup_usable with geteuid()) and sweeping what
+ * earlier jobs left there (cgroup_sweep).  0, or -1 with err when none
+ * can be made here. */
 int cgroup_job_create(char *dir, size_t len, struct err *err);
+
+/* How old an empty job folder whose dlrun is gone must be to be swept:
+ * older than any start of a job, so that one of another PID namespace
+ * (the PID means nothing here) is never taken while its job starts. */
+#define CGROUP_STALE_S 300
+
+/* Is the folder name, below a cgroup, one a job left behind: "dlrun-PID-N"
+ * with PID not running here (pid_alive 0), events (its cgroup.events,
+ * borrowed; NULL when unreadable) "populated 0", last changed more than
+ * CGROUP_STALE_S before now?  1 / 0.  The guard removes a job's folder;
+ * only what kills the guard too leaves one (a Slurm step's end, a test
+ * harness that kills every process of the user). */
+int cgroup_stale(const char *name, int pid_alive, const char *events,
+                 time_t mtime, time_t now);
+
+/* Remove the folders below the cgroup folder base that cgroup_stale
+ * calls left behind; how many. */
+int cgroup_sweep(const char *base);
 
 /* An fd open for writing on dir's cgroup.procs (close-on-exec): a child
  * writes "0" to it to move itself in before exec.  -1 with err. */

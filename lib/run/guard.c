@@ -26,8 +26,11 @@
 #endif
 
 #define MARK_NAME "DLRUN_JOB_MARK"
-/* How long the guard waits for the killed to leave the cgroup. */
-#define REMOVE_WAIT_MS 10000
+/* How long the guard waits for the killed to leave the cgroup: a process
+ * with much memory (a GPU driver's teardown) takes seconds to exit; dlrun
+ * does not wait for its guard, and what is left after this is swept by a
+ * later job (cgroup_sweep). */
+#define REMOVE_WAIT_MS 60000
 /* A process's environment read for the mark: the kernel's limit on
  * arguments and environment together is a quarter of the stack limit,
  * 2 MiB by default; a longer one is searched in its first 4 MiB. */

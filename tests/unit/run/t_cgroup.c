@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "run/cgroup.h"
@@ -35,6 +36,8 @@ static void refusals(void)
     ok(cgroup_remove("/nonexistent/dlrun", 0) == -1 && errno == ENOENT,
        "cgroup_remove of no folder: -1, ENOENT");
 }
+
+static void sweep(const char *job_dir);
 
 static void job(void)
 {
@@ -81,6 +84,7 @@ static void job(void)
     /* a minute at most for the kernel to see it empty: a hang guard */
     ok(cgroup_remove(dir, 60000) == 0 && stat(dir, &st) < 0,
        "cgroup_remove: emptied, removed with what was below");
+    sweep(dir);
 }
 
 #define HYBRID_MOUNTINFO \
@@ -252,6 +256,65 @@ static void kill_by_list(const char *top)
        "  a folder with no cgroup.procs: -1, ENOENT");
 }
 
+/* What an earlier job left behind, by name, PID, cgroup.events and age. */
+static void stale(void)
+{
+    time_t now = 1000000, old = now - CGROUP_STALE_S - 1;
+    const char *empty = "populated 0\nfrozen 0\n";
+
+    ok(cgroup_stale("dlrun-123-0", 0, empty, old, now),
+       "stale: ours by name, its dlrun gone, empty, old");
+    ok(!cgroup_stale("dlrun-123-0", 1, empty, old, now),
+       "not while its dlrun runs (its guard removes it)");
+    ok(!cgroup_stale("dlrun-123-0", 0, "populated 1\nfrozen 0\n", old, now),
+       "not while a process is in it (or below)");
+    ok(!cgroup_stale("dlrun-123-0", 0, NULL, old, now),
+       "not when its cgroup.events cannot be read");
+    ok(!cgroup_stale("dlrun-123-0", 0, empty, now - 10, now),
+       "not a young one (another PID namespace's job starting)");
+    ok(!cgroup_stale("dlrun-x-0", 0, empty, old, now) &&
+       !cgroup_stale("dlrun-123-0-x", 0, empty, old, now) &&
+       !cgroup_stale("dlrun-123", 0, empty, old, now) &&
+       !cgroup_stale("user.slice", 0, empty, old, now),
+       "never a folder not named as ours");
+}
+
+/* Below the real cgroup: a folder of a gone dlrun, aged, is swept when
+ * the next job's is made; one of a live dlrun stays. */
+static void sweep(const char *job_dir)
+{
+    char base[4096], gone[4200], live[4200], dir[4096];
+    struct timespec t[2] = { { time(NULL) - CGROUP_STALE_S - 60, 0 },
+                             { time(NULL) - CGROUP_STALE_S - 60, 0 } };
+    struct err err = { "" };
+    struct stat st;
+    int status;
+    pid_t dead = fork();
+
+    if (dead == 0)
+        _exit(0);
+    waitpid(dead, &status, 0);
+    snprintf(base, sizeof base, "%s", job_dir);
+    *strrchr(base, '/') = '\0';
+    snprintf(gone, sizeof gone, "%s/dlrun-%d-0", base, (int)dead);
+    snprintf(live, sizeof live, "%s/dlrun-%d-99", base, (int)getpid());
+    if (mkdir(gone, 0755) < 0 || mkdir(live, 0755) < 0 ||
+        utimensat(AT_FDCWD, gone, t, 0) < 0 ||
+        utimensat(AT_FDCWD, live, t, 0) < 0) {
+        printf("# skip the sweep: %s\n", strerror(errno));
+        rmdir(gone);
+        rmdir(live);
+        return;
+    }
+    ok(cgroup_job_create(dir, sizeof dir, &err) == 0,
+       "a job's cgroup made beside left-behind ones");
+    ok(stat(gone, &st) < 0 && errno == ENOENT,
+       "  the one of a gone dlrun, empty and old, swept");
+    ok(stat(live, &st) == 0, "  the one of a live dlrun kept");
+    rmdir(live);
+    rmdir(dir);
+}
+
 static void fixtures(void)
 {
     char top[] = "/tmp/t_cgroup.XXXXXX", cmd[256];
@@ -271,6 +334,7 @@ int main(void)
     refusals();
     parse();
     dir_of();
+    stale();
     fixtures();
     job();
     return tap_done();
