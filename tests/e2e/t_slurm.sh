@@ -165,6 +165,12 @@ check_ports "srun --mpi=pmix: still derived by default" "derived from job" \
     --mpi=pmix -N2 --ntasks-per-node=2
 DLRUN_PMIX_ARG=--pmix-rendezvous check_ports "srun --mpi=pmix dlrun --pmix-rendezvous: agreed port" \
     "PMIx" --mpi=pmix -N2 --ntasks-per-node=2
+# MASTER_PORT exported before srun (srun passes it to every task, as the
+# seeds do for their programs): the ranks get it
+export MASTER_PORT=$(fixed_port)
+check_ports "MASTER_PORT=$MASTER_PORT srun dlrun: the exported port" \
+    "exported MASTER_PORT" -N2 --ntasks-per-node=2
+unset MASTER_PORT
 launch_in_batch
 mpi_after_pmix
 allreduce "srun -N2 --ntasks-per-node=2 dlrun allreduce.py" -N2 --ntasks-per-node=2
