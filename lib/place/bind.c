@@ -65,6 +65,7 @@ static const struct {
 } map_names[] = {
     { "slot", MAP_SLOT }, { "core", MAP_CORE }, { "socket", MAP_SOCKET },
     { "package", MAP_SOCKET }, { "numa", MAP_NUMA },
+    { "hwthread", MAP_HWTHREAD },
 };
 
 static const struct {
@@ -72,8 +73,44 @@ static const struct {
     enum bind_obj obj;
 } obj_names[] = {
     { "socket", OBJ_SOCKET }, { "package", OBJ_SOCKET }, { "numa", OBJ_NUMA },
-    { "node", OBJ_NODE },
+    { "node", OBJ_NODE }, { "core", OBJ_CORE }, { "hwthread", OBJ_PU },
 };
+
+/* Open MPI's caches as mapping or binding objects: dlrun reads no cache
+ * from the topology (it spares a sysfs walk per CPU at every launch). */
+static int cache_word(const char *w)
+{
+    return strcasecmp(w, "l1cache") == 0 || strcasecmp(w, "l2cache") == 0 ||
+           strcasecmp(w, "l3cache") == 0;
+}
+
+/* Open MPI's --map-by words that dlrun does not do (a node's ranks are
+ * always a block: --map-by node's round-robin over the nodes is not). */
+static int map_word_other(const char *w)
+{
+    static const char *const others[] = { "node", "board", "seq", "dist",
+                                          "rankfile" };
+
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (strcasecmp(w, others[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* The line for an Open MPI --map-by value dlrun does not do; -1. */
+static int map_by_other(const char *s, char **f, int nf, struct err *err)
+{
+    const char *w = nf > 2 && strcasecmp(f[0], "ppr") == 0 ? f[2] : f[0];
+
+    if (cache_word(w))
+        return err_set(err, "--map-by '%.64s': dlrun does not place ranks "
+                       "by caches (it reads none from the topology): use "
+                       "numa or socket, which hold an L3 cache on most "
+                       "nodes (ppr:N:numa, ppr:N:socket)", s);
+    return err_set(err, "--map-by '%.64s': Open MPI's %s mapping is not one "
+                   "dlrun does (a node's ranks are one block): use slot, "
+                   "hwthread, core, socket, numa or ppr:N:OBJ", s, w);
+}
 
 /* "PE=n" modifiers from f[0..n-1] into o->pe. */
 static int parse_modifiers(char **f, int n, struct bind_opts *o)
@@ -122,10 +159,17 @@ int bind_parse_map_by(const char *s, struct bind_opts *o, struct err *err)
                 rc = parse_modifiers(f + 1, nf - 1, &n);
             }
     }
+    if (rc < 0 && nf > 0 && (cache_word(f[0]) ||
+                             (strcasecmp(f[0], "ppr") != 0 &&
+                              map_word_other(f[0])) ||
+                             (strcasecmp(f[0], "ppr") == 0 && nf > 2 &&
+                              cache_word(f[2]))))
+        return map_by_other(s, f, nf, err);
     if (rc < 0)
-        return err_set(err, "--map-by '%.64s': use slot, core, socket, numa or "
-                       "ppr:N:socket|numa|node, optionally followed by :PE=n "
-                       "(N, n from 1 to %d)", s ? s : "", BIND_PPR_MAX);
+        return err_set(err, "--map-by '%.64s': use slot, hwthread, core, "
+                       "socket, numa or ppr:N:OBJ (OBJ: node, socket, numa, "
+                       "core, hwthread), optionally followed by :PE=n (N, n "
+                       "from 1 to %d)", s ? s : "", BIND_PPR_MAX);
     *o = n;
     return 0;
 }
@@ -138,6 +182,7 @@ int bind_parse_bind_to(const char *s, struct bind_opts *o, struct err *err)
     } names[] = {
         { "none", BIND_NONE }, { "core", BIND_CORE }, { "numa", BIND_NUMA },
         { "socket", BIND_SOCKET }, { "package", BIND_SOCKET },
+        { "hwthread", BIND_HWTHREAD },
     };
 
     for (size_t i = 0; s && i < sizeof names / sizeof names[0]; i++)
@@ -145,8 +190,12 @@ int bind_parse_bind_to(const char *s, struct bind_opts *o, struct err *err)
             o->bind = names[i].to;
             return 0;
         }
-    return err_set(err, "--bind-to '%.64s': use core, numa, socket or none",
-                   s ? s : "");
+    if (s && cache_word(s))
+        return err_set(err, "--bind-to '%.64s': dlrun does not bind to caches "
+                       "(it reads none from the topology): use core, numa or "
+                       "socket", s);
+    return err_set(err, "--bind-to '%.64s': use hwthread, core, numa, socket "
+                   "or none", s ? s : "");
 }
 
 int bind_parse_gpu_bind(const char *s, struct bind_opts *o, struct err *err)
@@ -172,7 +221,12 @@ int bind_parse_gpu_bind(const char *s, struct bind_opts *o, struct err *err)
 
 static const char *obj_word(enum bind_obj obj)
 {
-    return obj == OBJ_SOCKET ? "socket" : obj == OBJ_NUMA ? "numa" : "node";
+    static const char *const words[] = {
+        [OBJ_NODE] = "node", [OBJ_SOCKET] = "socket", [OBJ_NUMA] = "numa",
+        [OBJ_CORE] = "core", [OBJ_PU] = "hwthread",
+    };
+
+    return obj >= OBJ_NODE && obj <= OBJ_PU ? words[obj] : "?";
 }
 
 /* The --map-by value of o, "ppr:4:socket:PE=9", "default". */
@@ -181,8 +235,9 @@ static void map_str(const struct bind_opts *o, char *buf, size_t len)
     static const char *const names[] = {
         [MAP_DEFAULT] = "default", [MAP_SLOT] = "slot", [MAP_CORE] = "core",
         [MAP_SOCKET] = "socket", [MAP_NUMA] = "numa", [MAP_PPR] = "ppr",
+        [MAP_HWTHREAD] = "hwthread",
     };
-    int known = o->map >= MAP_DEFAULT && o->map <= MAP_PPR;
+    int known = o->map >= MAP_DEFAULT && o->map <= MAP_HWTHREAD;
     int n = o->map == MAP_PPR
                 ? snprintf(buf, len, "ppr:%d:%s", o->ppr, obj_word(o->ppr_obj))
                 : snprintf(buf, len, "%s", known ? names[o->map] : "?");
@@ -196,6 +251,7 @@ void bind_opts_describe(const struct bind_opts *o, char *buf, size_t len)
     static const char *const to[] = {
         [BIND_DEFAULT] = "default", [BIND_NONE] = "none", [BIND_CORE] = "core",
         [BIND_NUMA] = "numa", [BIND_SOCKET] = "socket",
+        [BIND_HWTHREAD] = "hwthread",
     };
     static const char *const gpu[] = {
         [GPU_BIND_CLOSEST] = "closest", [GPU_BIND_ISOLATE] = "isolate",
@@ -203,7 +259,7 @@ void bind_opts_describe(const struct bind_opts *o, char *buf, size_t len)
     };
     char map[64];
 
-    int known = o->bind >= BIND_DEFAULT && o->bind <= BIND_SOCKET &&
+    int known = o->bind >= BIND_DEFAULT && o->bind <= BIND_HWTHREAD &&
                 o->gpu >= GPU_BIND_CLOSEST && o->gpu <= GPU_BIND_NONE;
 
     map_str(o, map, sizeof map);
@@ -277,7 +333,9 @@ struct ctx {
     hwloc_topology_t h;
     const struct bind_opts *o;
     int nlocal;
-    hwloc_obj_type_t core;  /* HWLOC_OBJ_CORE, or PU when there are no cores */
+    hwloc_obj_type_t core;  /* the unit of the shares: HWLOC_OBJ_CORE, or PU
+                               when there are no cores or a rank's share
+                               may be less than one (unit_pu) */
     int *gpu;               /* owned: each rank's GPU in PCI order, or -1 */
     int *gpu_rel;           /* owned: each rank's GPU among the usable, or -1 */
     int gpus_used;          /* some rank has a GPU */
@@ -302,15 +360,29 @@ static void ctx_free(struct ctx *c)
     free(c->rank_slot);
 }
 
-/* "socket 1", "NUMA node 3" or "the node", for messages. */
+/* "socket 1", "NUMA node 3", "core 5", "hardware thread 9" or "the
+ * node", for messages. */
 static void obj_name(hwloc_obj_t obj, char *buf, size_t len)
 {
     if (obj->type == HWLOC_OBJ_PACKAGE)
         snprintf(buf, len, "socket %u", obj->logical_index);
     else if (obj->type == HWLOC_OBJ_NUMANODE)
         snprintf(buf, len, "NUMA node %u", obj->os_index);
+    else if (obj->type == HWLOC_OBJ_CORE)
+        snprintf(buf, len, "core %u", obj->logical_index);
+    else if (obj->type == HWLOC_OBJ_PU)
+        snprintf(buf, len, "hardware thread %u", obj->os_index);
     else
         snprintf(buf, len, "the node");
+}
+
+/* "core"/"cores" or "hardware thread(s)": the unit of the shares. */
+static const char *unit_word(const struct ctx *c, long n)
+{
+    if (c->core == HWLOC_OBJ_PU &&
+        hwloc_get_nbobjs_by_type(c->h, HWLOC_OBJ_CORE) > 0)
+        return n == 1 ? "hardware thread" : "hardware threads";
+    return n == 1 ? "core" : "cores";
 }
 
 /* The first object of type whose CPUs include set, NULL if none. */
@@ -458,6 +530,33 @@ static int homes_inside(const struct ctx *c, hwloc_obj_type_t type)
     return 1;
 }
 
+/* The hwloc type of a ppr object. */
+static hwloc_obj_type_t obj_type(enum bind_obj obj)
+{
+    static const hwloc_obj_type_t types[] = {
+        [OBJ_NODE] = HWLOC_OBJ_MACHINE, [OBJ_SOCKET] = HWLOC_OBJ_PACKAGE,
+        [OBJ_NUMA] = HWLOC_OBJ_NUMANODE, [OBJ_CORE] = HWLOC_OBJ_CORE,
+        [OBJ_PU] = HWLOC_OBJ_PU,
+    };
+
+    return obj >= OBJ_NODE && obj <= OBJ_PU ? types[obj] : HWLOC_OBJ_MACHINE;
+}
+
+/* Mapped by hardware thread: ranks per hardware thread, or one each. */
+static int map_pu(const struct bind_opts *o)
+{
+    return o->map == MAP_HWTHREAD ||
+           (o->map == MAP_PPR && o->ppr_obj == OBJ_PU);
+}
+
+/* A rank's share may be less than a core: ranks per core or per
+ * hardware thread.  (--bind-to hwthread alone keeps the core: each rank
+ * gets the first hardware thread of its own cores, as Open MPI's.) */
+static int unit_pu(const struct bind_opts *o)
+{
+    return map_pu(o) || (o->map == MAP_PPR && o->ppr_obj == OBJ_CORE);
+}
+
 static hwloc_obj_type_t dom_type(const struct ctx *c)
 {
     switch (c->o->map) {
@@ -466,9 +565,7 @@ static hwloc_obj_type_t dom_type(const struct ctx *c)
     case MAP_NUMA:
         return HWLOC_OBJ_NUMANODE;
     case MAP_PPR:
-        return c->o->ppr_obj == OBJ_SOCKET ? HWLOC_OBJ_PACKAGE
-               : c->o->ppr_obj == OBJ_NUMA ? HWLOC_OBJ_NUMANODE
-                                           : HWLOC_OBJ_MACHINE;
+        return obj_type(c->o->ppr_obj);
     case MAP_DEFAULT:
         if (c->gpus_used && homes_inside(c, HWLOC_OBJ_NUMANODE))
             return HWLOC_OBJ_NUMANODE;
@@ -559,6 +656,8 @@ static int ppr_error(const struct ctx *c, struct err *err)
     static const char *const what[][2] = {
         [OBJ_NODE] = { "", "" }, [OBJ_SOCKET] = { "socket", "sockets" },
         [OBJ_NUMA] = { "NUMA node", "NUMA nodes" },
+        [OBJ_CORE] = { "core", "cores" },
+        [OBJ_PU] = { "hardware thread", "hardware threads" },
     };
     long want = (long)c->o->ppr * c->ndoms;
     char where[64], map[64], also[64] = "";
@@ -608,21 +707,23 @@ static int share_error(const struct ctx *c, const struct dom *d, struct err *err
     map_str(c->o, map, sizeof map);
     obj_name(d->obj, where, sizeof where);
     if (c->o->pe)
-        snprintf(pe, sizeof pe, " of %d cores each", d->pe);
+        snprintf(pe, sizeof pe, " of %d %s each", d->pe, unit_word(c, d->pe));
     if (d->obj->type == HWLOC_OBJ_MACHINE && !c->o->pe)
-        return err_set(err, "%d local ranks but this node has %d cores: pass "
-                       "--oversubscribe to let ranks share cores, or plan fewer "
-                       "ranks per node", d->nranks, d->ncores);
+        return err_set(err, "%d local ranks but this node has %d %s: pass "
+                       "--oversubscribe to let ranks share %s, or plan fewer "
+                       "ranks per node", d->nranks, d->ncores,
+                       unit_word(c, d->ncores), unit_word(c, 2));
     return err_set(err, "--map-by %s%s puts %d rank%s%s on %s, which has %d "
-                   "core%s: pass --oversubscribe to let ranks share cores, or "
+                   "%s: pass --oversubscribe to let ranks share %s, or "
                    "change the mapping", map, c->gpus_used && c->o->map ==
                    MAP_DEFAULT ? " (by GPU)" : "", d->nranks,
                    d->nranks == 1 ? "" : "s", pe, where, d->ncores,
-                   d->ncores == 1 ? "" : "s");
+                   unit_word(c, d->ncores), unit_word(c, 2));
 }
 
 /* Cores per rank; refuse more ranks than cores unless oversubscribing.
- * Resolves the default --bind-to: core unless ranks share cores. */
+ * Resolves the default --bind-to: core (hwthread when mapped by hardware
+ * thread) unless ranks share them. */
 static int ctx_shares(struct ctx *c, struct err *err)
 {
     int shared = 0;
@@ -633,7 +734,7 @@ static int ctx_shares(struct ctx *c, struct err *err)
         if (d->nranks == 0)
             continue;
         d->pe = c->o->pe ? c->o->pe
-                : c->o->map == MAP_CORE ? 1
+                : c->o->map == MAP_CORE || c->o->map == MAP_HWTHREAD ? 1
                 : d->ncores / d->nranks > 1 ? d->ncores / d->nranks : 1;
         if ((long)d->nranks * d->pe <= d->ncores)
             continue;
@@ -642,7 +743,7 @@ static int ctx_shares(struct ctx *c, struct err *err)
         shared = 1;
     }
     c->bind = c->o->bind != BIND_DEFAULT ? c->o->bind
-              : shared ? BIND_NONE : BIND_CORE;
+              : shared ? BIND_NONE : map_pu(c->o) ? BIND_HWTHREAD : BIND_CORE;
     return 0;
 }
 
@@ -839,8 +940,16 @@ static void bind_mask(const struct ctx *c, hwloc_const_cpuset_t place,
                       hwloc_bitmap_t mask)
 {
     switch (c->bind) {
-    case BIND_CORE:
-        hwloc_bitmap_copy(mask, place);
+    case BIND_CORE:     /* whole cores, also where the unit is a PU */
+        if (c->core == HWLOC_OBJ_PU &&
+            hwloc_get_nbobjs_by_type(c->h, HWLOC_OBJ_CORE) > 0)
+            covering(c->h, HWLOC_OBJ_CORE, place, mask);
+        else
+            hwloc_bitmap_copy(mask, place);
+        break;
+    case BIND_HWTHREAD:     /* the first PU of the rank's own range */
+        hwloc_bitmap_zero(mask);
+        hwloc_bitmap_set(mask, (unsigned)hwloc_bitmap_first(place));
         break;
     case BIND_NUMA:
         covering(c->h, HWLOC_OBJ_NUMANODE, place, mask);
@@ -898,11 +1007,11 @@ out:
 
 static int opts_valid(const struct bind_opts *o)
 {
-    return o->map >= MAP_DEFAULT && o->map <= MAP_PPR &&
-           o->ppr_obj >= OBJ_NODE && o->ppr_obj <= OBJ_NUMA &&
+    return o->map >= MAP_DEFAULT && o->map <= MAP_HWTHREAD &&
+           o->ppr_obj >= OBJ_NODE && o->ppr_obj <= OBJ_PU &&
            (o->map != MAP_PPR || (o->ppr >= 1 && o->ppr <= BIND_PPR_MAX)) &&
            o->pe >= 0 && o->pe <= BIND_PPR_MAX && o->bind >= BIND_DEFAULT &&
-           o->bind <= BIND_SOCKET && o->gpu >= GPU_BIND_CLOSEST &&
+           o->bind <= BIND_HWTHREAD && o->gpu >= GPU_BIND_CLOSEST &&
            o->gpu <= GPU_BIND_NONE;
 }
 
@@ -918,8 +1027,8 @@ int bind_node(const struct topo *t, int nlocal, const struct bind_opts *o,
     if (!opts_valid(o))
         return err_set(err, "invalid binding options");
     c.h = topo_hwloc(t);
-    c.core = hwloc_get_nbobjs_by_type(c.h, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE
-                                                              : HWLOC_OBJ_PU;
+    c.core = hwloc_get_nbobjs_by_type(c.h, HWLOC_OBJ_CORE) > 0 && !unit_pu(o)
+             ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
     if (ctx_gpus(&c, granted, err) < 0 || ctx_domains(&c, err) < 0 ||
         ctx_counts(&c, err) < 0 || ctx_shares(&c, err) < 0 ||
         ctx_slots(&c, err) < 0 || ctx_assign(&c, err) < 0)

@@ -6,12 +6,15 @@
  * The rules, the defaults and examples are in docs/binding.md.
  *
  * The pipeline: --map-by splits the node's cores into domains (the node,
- * its sockets, its NUMA nodes, or by default the places of the ranks'
- * GPUs) and says how many ranks each domain gets; the ranks of a domain
- * share its cores in equal contiguous ranges (PE=n: n cores each);
- * --gpu-bind closest gives local rank k the range inside the domain of
- * GPU k; --bind-to turns the range into the mask (its cores, their NUMA
- * node or their socket, or nothing).
+ * its sockets, its NUMA nodes, its cores or hardware threads,
+ * or by default the places of the ranks' GPUs) and says how many ranks
+ * each domain gets; the ranks of a domain share its cores in equal
+ * contiguous ranges (PE=n: n cores each); --gpu-bind closest gives local
+ * rank k the range inside the domain of GPU k; --bind-to turns the range
+ * into the mask (one hardware thread of it, its cores, their NUMA node or
+ * socket, or nothing).  Where a rank's share can be less than a
+ * core (--map-by ppr:N:core, hwthread, ppr:N:hwthread, --bind-to
+ * hwthread) the unit of the shares is the hardware thread, not the core.
  */
 #ifndef DLRUN_BIND_H
 #define DLRUN_BIND_H
@@ -29,11 +32,15 @@ enum bind_map {
     MAP_SOCKET,     /* ranks round-robin over the sockets */
     MAP_NUMA,       /* ranks round-robin over the NUMA nodes */
     MAP_PPR,        /* ppr ranks on each ppr_obj, in blocks */
+    MAP_HWTHREAD,   /* one hardware thread per rank, in order */
 };
 
-enum bind_obj { OBJ_NODE, OBJ_SOCKET, OBJ_NUMA };
+/* ppr's objects (Open MPI's words: node, socket/package, numa, core,
+ * hwthread). */
+enum bind_obj { OBJ_NODE, OBJ_SOCKET, OBJ_NUMA, OBJ_CORE, OBJ_PU };
 
-enum bind_to { BIND_DEFAULT, BIND_NONE, BIND_CORE, BIND_NUMA, BIND_SOCKET };
+enum bind_to { BIND_DEFAULT, BIND_NONE, BIND_CORE, BIND_NUMA, BIND_SOCKET,
+               BIND_HWTHREAD };   /* one hardware thread (PU) of the range */
 
 enum gpu_bind {
     GPU_BIND_CLOSEST,   /* default: rank k runs next to GPU k */
@@ -54,14 +61,17 @@ struct bind_opts {
 
 #define BIND_PPR_MAX 4096   /* largest N in ppr:N and PE=N */
 
-/* Parse --map-by: slot, core, socket (or package), numa, ppr:N:socket,
- * ppr:N:numa, ppr:N:node (package for socket too), each optionally
- * followed by ":PE=n".  Sets map, ppr_obj, ppr and pe of o and nothing
- * else; o is unchanged on failure.  0 / -1 with err. */
+/* Parse --map-by: slot, hwthread, core, socket (or package), numa, or
+ * ppr:N:OBJ with OBJ one of node, socket, numa, core, hwthread; each
+ * optionally followed by ":PE=n".  Sets map, ppr_obj, ppr and pe of o and
+ * nothing else; o is unchanged on failure.  0 / -1 with err: Open MPI's
+ * words dlrun does not do (l3cache and the other caches, node, board,
+ * seq, dist) are named as such. */
 int bind_parse_map_by(const char *s, struct bind_opts *o, struct err *err);
 
-/* Parse --bind-to: core, numa, socket (or package), none.  Sets o->bind;
- * unchanged on failure.  0 / -1 with err. */
+/* Parse --bind-to: hwthread, core, numa, socket (or package), none.
+ * Sets o->bind; unchanged on failure.  0 / -1 with err (Open MPI's cache
+ * words named as such). */
 int bind_parse_bind_to(const char *s, struct bind_opts *o, struct err *err);
 
 /* Parse --gpu-bind: closest, isolate, none.  Sets o->gpu; unchanged on

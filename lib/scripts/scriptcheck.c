@@ -98,8 +98,9 @@ static int ppr_count(const struct topo_summary *s, const char *desc,
     long want = (long)b->ppr * doms;
     char fix[64] = "", alt[64] = "";
 
-    if (!knob || b->map != MAP_PPR || doms < 1 || want == nlocal)
-        return 0;
+    if (!knob || b->map != MAP_PPR || b->ppr_obj > OBJ_NUMA || doms < 1 ||
+        want == nlocal)
+        return 0;   /* per core or hardware thread: bind_node says it */
     if (want <= s->gpus)
         snprintf(fix, sizeof fix, "%s %ld", knob, want);
     if (nlocal % doms == 0)

@@ -168,6 +168,34 @@ spec=$("$DLRUN" run --help | sed -n 's/.*--topology SPEC.* or \(synthetic:.*\)$/
 expect_rc "the --help's --topology $spec" 0 "$DLRUN" plan --topology "$spec" -np 2
 expect_eq "  is taken, no warning" "$(cat "$TMP/err")" ""
 expect_grep "  its 16 CPUs" "16 slots (the CPUs of --topology)" "$TMP/out"
+# Open MPI's ppr:N:core and --bind-to hwthread: dlrun binds each rank
+# where mpirun does on this machine (ppr:2:core when its cores have two
+# hardware threads), and refuses what it does not do with one line
+cores=$(hwloc-calc --number-of core machine:0 2>/dev/null)
+pus=$(hwloc-calc --number-of pu machine:0 2>/dev/null)
+[ "$(id -u)" -eq 0 ] && root=--allow-run-as-root
+show='echo "$R $(sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status)"'
+per=1
+[ -n "$cores" ] && [ -n "$pus" ] && [ "$pus" -ge $((2 * cores)) ] && per=2
+if command -v mpirun >/dev/null 2>&1 && [ -n "$cores" ]; then
+    n=$((per * cores))
+    env $CLEAN mpirun $root --use-hwthread-cpus -H "localhost:$n" -np "$n" \
+        --map-by "ppr:$per:core" --bind-to hwthread \
+        sh -c "R=\$OMPI_COMM_WORLD_RANK; $show" 2>"$TMP/mpirun.err" | sort -n >"$TMP/mpirun.out"
+    run -np "$n" --map-by "ppr:$per:core" --bind-to hwthread \
+        sh -c "R=\$RANK; $show" | sort -n >"$TMP/dlrun.out"
+    if [ -s "$TMP/mpirun.out" ]; then
+        expect_eq "--map-by ppr:$per:core --bind-to hwthread: mpirun's CPUs, rank by rank" \
+            "$(cat "$TMP/dlrun.out")" "$(cat "$TMP/mpirun.out")"
+    else
+        echo "# mpirun ran nothing ($(head -c 200 "$TMP/mpirun.err")): not compared"
+    fi
+    expect_eq "  one hardware thread each" "$(awk '$2 ~ /^[0-9]+$/' "$TMP/dlrun.out" | wc -l | tr -d ' ')" "$n"
+fi
+expect_rc "--map-by ppr:2:l3cache: refused" 2 run plan -np 2 --map-by ppr:2:l3cache
+expect_grep "  saying dlrun places no ranks by caches" "does not place ranks by caches" "$TMP/err"
+expect_rc "--map-by node: refused" 2 run plan -np 2 --map-by node
+expect_grep "  naming Open MPI's mapping" "Open MPI's node mapping is not one dlrun does" "$TMP/err"
 expect_rc "no libhwloc, dlrun check" 0 nohwloc check
 expect_grep "  says so" "^topology: *error: cannot load hwloc" "$TMP/out"
 done_testing

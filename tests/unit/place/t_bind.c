@@ -122,6 +122,7 @@ struct brow {
 #define SMALL "synthetic:package:1 core:4 pu:1"
 #define SYN2 "synthetic:package:2 numa:1 core:4 pu:2"
 #define SYN40 "synthetic:\"package:2 core:20 pu:2\""
+#define SMT "synthetic:package:2 core:2 pu:2"
 
 static const struct brow brows[] = {
     /* squid: 2 x 38 cores, GPUs 0-3 on socket 0, 4-7 on socket 1 */
@@ -199,6 +200,24 @@ static const struct brow brows[] = {
     { "syn2-slot-pe3", SYN2, 2, "slot:PE=3", NULL, NULL, 0, NULL, NULL },
     { "syn40-default-3", SYN40, 3, NULL, NULL, NULL, 0, NULL, NULL },
     { "syn40-ppr2socket-none", SYN40, 4, "ppr:2:socket", "none", NULL, 0, NULL, NULL },
+    /* ranks per core and per hardware thread (2 a core here), and bound
+     * to one hardware thread, as Open MPI's */
+    { "smt-ppr2core-hwthread", SMT, 8, "ppr:2:core", "hwthread", NULL, 0, NULL, NULL },
+    { "smt-ppr2core", SMT, 8, "ppr:2:core", NULL, NULL, 0, NULL, NULL },
+    { "smt-ppr1core-hwthread", SMT, 4, "ppr:1:core", "hwthread", NULL, 0, NULL, NULL },
+    { "smt-ppr1hwthread", SMT, 8, "ppr:1:hwthread", NULL, NULL, 0, NULL, NULL },
+    { "smt-hwthread-6", SMT, 6, "hwthread", NULL, NULL, 0, NULL, NULL },
+    { "smt-core-bindhwthread", SMT, 4, "core", "hwthread", NULL, 0, NULL, NULL },
+    { "smt-default-2-hwthread", SMT, 2, NULL, "hwthread", NULL, 0, NULL, NULL },
+    { "small-ppr2core-oversubscribe", SMALL, 8, "ppr:2:core", NULL, NULL, 1, NULL, NULL },
+    { NULL, SMALL, 8, "ppr:2:core", "hwthread", NULL, 0, NULL,
+      "--map-by ppr:2:core puts 2 ranks on core 0, which has 1 hardware thread: "
+      "pass --oversubscribe" },
+    { NULL, SMT, 6, "ppr:2:core", "hwthread", NULL, 0, NULL,
+      "--map-by ppr:2:core asks for 8 ranks on this node's 4 cores but 6 were "
+      "planned: pass --nproc-per-node 8" },
+    { NULL, SMT, 9, "hwthread", NULL, NULL, 0, NULL,
+      "9 local ranks but this node has 8 hardware threads" },
 };
 
 static int make_opts(const struct brow *r, struct bind_opts *o, struct err *err)
@@ -383,7 +402,12 @@ static const struct prow map_rows[] = {
     { "ppr:0:socket", 0, { 0 } },
     { "ppr:-1:socket", 0, { 0 } },
     { "ppr:4097:node", 0, { 0 } },
-    { "ppr:4:core", 0, { 0 } },
+    { "ppr:4:core", 1, { .map = MAP_PPR, .ppr = 4, .ppr_obj = OBJ_CORE } },
+    { "ppr:2:hwthread", 1, { .map = MAP_PPR, .ppr = 2, .ppr_obj = OBJ_PU } },
+    { "hwthread", 1, { .map = MAP_HWTHREAD } },
+    { "ppr:2:board", 0, { 0 } },
+    { "node", 0, { 0 } },
+    { "seq", 0, { 0 } },
     { "ppr::socket", 0, { 0 } },
     { "ppr:4:socket:", 0, { 0 } },
     { "ppr:4:socket:PE=0", 0, { 0 } },
@@ -413,9 +437,16 @@ static void check_parsers(void)
                  r->ok ? "parsed" : "refused, options unchanged");
         ok(r->ok ? rc == 0 && memcmp(&o, &want, sizeof o) == 0
                  : rc < 0 && memcmp(&o, &before, sizeof o) == 0 &&
-                       strstr(err.msg, "use slot, core"), what);
+                       strstr(err.msg, "use slot, hwthread, core"), what);
     }
     ok(bind_parse_map_by(NULL, &(struct bind_opts){ 0 }, &err) < 0, "--map-by NULL refused");
+    ok(bind_parse_map_by("node", &(struct bind_opts){ 0 }, &err) < 0 &&
+       strstr(err.msg, "Open MPI's node mapping is not one dlrun does"), err.msg);
+    ok(bind_parse_map_by("ppr:2:l3cache", &(struct bind_opts){ 0 }, &err) < 0 &&
+       strstr(err.msg, "'ppr:2:l3cache': dlrun does not place ranks by caches"),
+       err.msg);
+    ok(bind_parse_map_by("L2cache", &(struct bind_opts){ 0 }, &err) < 0 &&
+       strstr(err.msg, "by caches") && strstr(err.msg, "ppr:N:numa"), err.msg);
 }
 
 static void check_small_parsers(void)
@@ -427,8 +458,12 @@ static void check_small_parsers(void)
     ok(bind_parse_bind_to("package", &o, &err) == 0 && o.bind == BIND_SOCKET,
        "--bind-to package = socket");
     ok(bind_parse_bind_to("None", &o, &err) == 0 && o.bind == BIND_NONE, "--bind-to None");
-    ok(bind_parse_bind_to("hwthread", &o, &err) < 0 && o.bind == BIND_NONE &&
-       strstr(err.msg, "use core, numa, socket or none"), "--bind-to hwthread refused");
+    ok(bind_parse_bind_to("hwthread", &o, &err) == 0 && o.bind == BIND_HWTHREAD,
+       "--bind-to hwthread");
+    ok(bind_parse_bind_to("l3cache", &o, &err) < 0 && o.bind == BIND_HWTHREAD &&
+       strstr(err.msg, "does not bind to caches"), "--bind-to l3cache refused, saying why");
+    ok(bind_parse_bind_to("board", &o, &err) < 0 && o.bind == BIND_HWTHREAD &&
+       strstr(err.msg, "use hwthread, core, numa, socket or none"), "--bind-to board refused");
     ok(bind_parse_bind_to(NULL, &o, &err) < 0, "--bind-to NULL refused");
     ok(bind_parse_bind_to("", &o, &err) < 0, "--bind-to '' refused");
     ok(bind_parse_gpu_bind("isolate", &o, &err) == 0 && o.gpu == GPU_BIND_ISOLATE,
