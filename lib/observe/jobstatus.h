@@ -3,9 +3,10 @@
  * of its last output line.
  *
  * A job's dlrun (the head, or a one-node dlrun) keeps a file in the
- * user's runtime folder ($XDG_RUNTIME_DIR/dlrun, else /tmp/dlrun-UID:
- * mode 0700, owned by the user, checked before every use; the same folder
- * as the topology cache).  A one-node dlrun writes its ranks' lines there
+ * user's runtime folder (safefile_rundir(): $XDG_RUNTIME_DIR/dlrun, else
+ * /tmp/dlrun-UID, else one in the home, the first that is the user's:
+ * mode 0700, checked before every use; the same folder as the topology
+ * cache, and the same for the job and `dlrun status`).  A one-node dlrun writes its ranks' lines there
  * itself; a head writes where its broker is (and the token, which the
  * folder's mode keeps to its owner), and each agent puts its node's lines
  * into the broker as dlrun.st.NODE.  Rank lines cross the broker: their

@@ -13,9 +13,10 @@
  * (a GPU that fell off the bus is noticed).  Anything else that could change what hwloc sees (an
  * HWLOC_* variable) turns the cache off.
  *
- * The files live in a folder only this user can write: $XDG_RUNTIME_DIR/
- * dlrun, else /tmp/dlrun-UID (made 0700; a folder that is not ours, not
- * 0700 or a symbolic link is not used).  DLRUN_TOPOLOGY_CACHE=0 turns the
+ * The files live in a folder only this user can write, the user's runtime
+ * folder (safefile_rundir(): $XDG_RUNTIME_DIR/dlrun, else /tmp/dlrun-UID,
+ * else one in the home; made 0700; a folder that is not ours or a symbolic
+ * link is not used, one of ours that others can read turns the cache off).  DLRUN_TOPOLOGY_CACHE=0 turns the
  * cache off.  A file that does not load is removed and the topology read
  * again; files of earlier boots are removed when a new one is written.
  *

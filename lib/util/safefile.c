@@ -2,6 +2,7 @@
 #include "util/safefile.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,6 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "util/say.h"
+#include "util/tmpdir.h"
 
 /* Ours, and nobody but us (or our primary group) can add or replace an
  * entry, unless the sticky bit protects our entries. */
@@ -85,29 +89,90 @@ int safefile_open(int dirfd, const char *path, int append, mode_t mode)
     return e ? -1 : fd;
 }
 
-int safefile_rundir(char *buf, size_t len, struct err *err)
+/* path made 0700 when missing; 0 when it is a folder of ours, else 1
+ * with why (a folder someone else made first, a file, no way to make
+ * it: the next candidate is tried).  -1 with err: ours but others can
+ * read it, which the user fixes (chmod), not a fallback. */
+static int rundir_try(const char *path, char *why, size_t len,
+                      struct err *err)
 {
-    const char *xdg = getenv("XDG_RUNTIME_DIR");
+    struct stat st;
+
+    if (mkdir(path, 0700) < 0 && errno != EEXIST)
+        return snprintf(why, len, "cannot make %s: %s", path,
+                        strerror(errno)), 1;
+    if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode))
+        return snprintf(why, len, "%s is not a folder", path), 1;
+    if (st.st_uid != geteuid())
+        return snprintf(why, len, "%s belongs to uid %u, not to you", path,
+                        (unsigned)st.st_uid), 1;
+    if ((st.st_mode & 077) != 0)
+        return err_set(err, "%s has mode %03o: others could read it (chmod "
+                       "700 it)", path, (unsigned)(st.st_mode & 0777));
+    return 0;
+}
+
+/* Candidate i of the runtime folder into buf: $XDG_RUNTIME_DIR/dlrun
+ * (when that folder exists), /tmp/dlrun-UID, then one in the user's home
+ * that no other user can make first: $HOME/.cache/dlrun/run-HOST (its
+ * folders made 0700 when missing; the host, as the home may be shared
+ * between nodes).  0, 1 when candidate i is skipped, -1 past the last. */
+static int rundir_candidate(int i, char *buf, size_t len)
+{
+    const char *xdg = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
+    char host[256] = "", why[PATH_MAX + 64];
     struct stat st;
     int n;
 
-    if (xdg && xdg[0] == '/')
+    /* an XDG_RUNTIME_DIR from another node (Slurm passes it on) that this
+     * node lacks: not a folder to fall back from, nothing said */
+    if (i == 0 && !(xdg && xdg[0] == '/' && stat(xdg, &st) == 0 &&
+                    S_ISDIR(st.st_mode)))
+        return 1;
+    if (i == 0)
         n = snprintf(buf, len, "%s/dlrun", xdg);
-    else
+    else if (i == 1)
         n = snprintf(buf, len, "/tmp/dlrun-%u", (unsigned)geteuid());
-    if (n < 0 || (size_t)n >= len)
-        return err_set(err, "the runtime folder's name is too long");
-    if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-        return err_set(err, "cannot make %s: %s", buf, strerror(errno));
-    if (lstat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
-        return err_set(err, "%s is not a folder", buf);
-    if (st.st_uid != geteuid())
-        return err_set(err, "%s belongs to uid %u, not to you: only a job's "
-                       "owner can see it", buf, (unsigned)st.st_uid);
-    if ((st.st_mode & 077) != 0)
-        return err_set(err, "%s has mode %03o: others could read it (chmod "
-                       "700 it)", buf, (unsigned)(st.st_mode & 0777));
-    return 0;
+    else if (i > 2)
+        return -1;
+    else if (!home || home[0] != '/' || tmpdir_unsafe(home, why, sizeof why) ||
+             gethostname(host, sizeof host - 1) < 0 || strchr(host, '/'))
+        return 1;
+    else {
+        n = snprintf(buf, len, "%s/.cache", home);
+        if (n > 0 && (size_t)n < len)
+            mkdir(buf, 0700);
+        n = snprintf(buf, len, "%s/.cache/dlrun", home);
+        if (n > 0 && (size_t)n < len)
+            mkdir(buf, 0700);
+        n = snprintf(buf, len, "%s/.cache/dlrun/run-%s", home, host);
+    }
+    return n < 0 || (size_t)n >= len ? 1 : 0;
+}
+
+int safefile_rundir(char *buf, size_t len, struct err *err)
+{
+    static int said;
+    char why[PATH_MAX + 64] = "", first[PATH_MAX + 64] = "";
+    int rc = 1, c;
+
+    for (int i = 0; rc == 1 && (c = rundir_candidate(i, buf, len)) >= 0; i++) {
+        if (c == 1)
+            continue;
+        rc = rundir_try(buf, why, sizeof why, err);
+        if (rc == 1 && !first[0])
+            snprintf(first, sizeof first, "%s", why);
+    }
+    if (rc == 1)
+        return err_set(err, "no runtime folder of yours for dlrun's status "
+                       "files and caches: %s (remove it, or set "
+                       "XDG_RUNTIME_DIR to a folder of yours)",
+                       first[0] ? first : "none to try");
+    if (rc == 0 && first[0] && !__atomic_exchange_n(&said, 1,
+                                                    __ATOMIC_RELAXED))
+        say("%s: using %s for dlrun's status files and caches instead",
+            first, buf);
+    return rc;
 }
 
 /* Everything in the folder open on fd (closed here), the folders below

@@ -25,11 +25,15 @@ int safefile_dir(int dirfd, const char *path, int nofollow, struct err *err);
  * refused untouched (EPERM).  fd (close-on-exec) or -1 with errno. */
 int safefile_open(int dirfd, const char *path, int append, mode_t mode);
 
-/* The user's runtime folder ($XDG_RUNTIME_DIR/dlrun, else
- * /tmp/dlrun-UID: status files, topology and binding caches), made (0700)
- * if needed, into buf.  0, or -1 with err (may be NULL) when it is not a
- * folder of this user's with mode 0700 (a folder someone else made: it is
- * never used). */
+/* The user's runtime folder (status files, topology and binding caches)
+ * into buf, made (0700) if needed: the first of $XDG_RUNTIME_DIR/dlrun
+ * (when that folder exists), /tmp/dlrun-UID and $HOME/.cache/dlrun/
+ * run-HOST that is a folder of this user's.  One someone else made first
+ * (or a file in its place) is never used: the next one is, and the first
+ * such call of the process says so in one line; a job and `dlrun status`
+ * walk the same list and so meet in the same folder.  0, or -1 with err
+ * (may be NULL) when none is left, or when the one picked is this user's
+ * but others can read it (the user chmods it; not a fallback). */
 int safefile_rundir(char *buf, size_t len, struct err *err);
 
 /* Remove the folder dir that dlrun made for itself (a job's private

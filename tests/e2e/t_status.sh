@@ -47,8 +47,10 @@ assert j["world_size"] == 2 and j["ranks"][1]["cpu_percent"] > 1, j
 if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null 2>&1; then
     id dlrun-st >/dev/null 2>&1 || useradd -M -s /bin/sh dlrun-st
     su dlrun-st -s /bin/sh -c "XDG_RUNTIME_DIR=$TMP/rt $DLRUN status" >"$TMP/other.out" 2>&1
-    expect_eq "another user pointing at the owner's folder: exit 2" "$?" 2
-    expect_grep "  refused: not theirs" "belongs to uid 0, not to you" "$TMP/other.out"
+    expect_eq "another user pointing at the owner's folder: exit 0" "$?" 0
+    expect_grep "  not theirs: their own instead, in one line" \
+        "belongs to uid 0, not to you: using /tmp/dlrun-$(id -u dlrun-st) for" "$TMP/other.out"
+    expect_grep "  the owner's job not shown" "no running dlrun jobs of yours" "$TMP/other.out"
     su dlrun-st -s /bin/sh -c "XDG_RUNTIME_DIR= $DLRUN status" >"$TMP/other.out" 2>&1
     expect_grep "  their own folder: no jobs" "no running dlrun jobs of yours" "$TMP/other.out"
 fi
@@ -84,6 +86,39 @@ if grep -q '^dlrun: +' "$TMP/nv.out"; then fail "  no steps without -v"; else pa
 expect_rc "status --jsn" 2 "$DLRUN" status --jsn
 expect_eq "  did you mean --json" "$(cat "$TMP/err")" \
     "dlrun: unknown option '--jsn'; did you mean --json? (dlrun status --help)"
+
+# --- /tmp/dlrun-UID made first by another user: a job and dlrun status
+# both fall back to the same private folder (in the home), each saying so
+# in one line ---
+if [ "$(id -u)" -eq 0 ] && command -v useradd >/dev/null 2>&1; then
+    V=dlrun-stv S=dlrun-sts
+    gone_users() { userdel "$V" 2>/dev/null; userdel "$S" 2>/dev/null; }
+    gone_users
+    trap 'gone_users; rm -rf "$TMP"' EXIT
+    useradd -M -s /bin/sh "$V" && useradd -M -s /bin/sh "$S"
+    vu=$(id -u "$V")
+    rm -rf "/tmp/dlrun-$vu"
+    mkdir -m 700 "$TMP/vhome" && chown "$V" "$TMP/vhome"
+    as_v() { setpriv --reuid="$V" --regid="$V" --clear-groups env -u XDG_RUNTIME_DIR \
+        HOME="$TMP/vhome" "$@"; }
+    setpriv --reuid="$S" --regid="$S" --clear-groups mkdir -m 700 "/tmp/dlrun-$vu"
+    (cd / && exec setpriv --reuid="$V" --regid="$V" --clear-groups env -u XDG_RUNTIME_DIR \
+        $CLEAN HOME="$TMP/vhome" "$DLRUN" -np 1 --bind-to none sh -c 'echo up; sleep 600') \
+        >"$TMP/v.out" 2>&1 & vp=$!
+    for _ in $(seq 300); do
+        as_v "$DLRUN" status >"$TMP/vst.out" 2>&1 && grep -q '^job ' "$TMP/vst.out" && break
+        sleep 0.1
+    done
+    expect_grep "another user's /tmp/dlrun-UID: the job listed" "^job [0-9]*: 1 rank" "$TMP/vst.out"
+    expect_grep "  dlrun status says where, in one line" \
+        "^dlrun: /tmp/dlrun-$vu belongs to uid $(id -u "$S"), not to you: using $TMP/vhome/.cache/dlrun/run-" \
+        "$TMP/vst.out"
+    kill -TERM "$vp"
+    wait "$vp"
+    expect_grep "  the job said the same line" "^dlrun: /tmp/dlrun-$vu belongs to uid" "$TMP/v.out"
+    rm -rf "/tmp/dlrun-$vu"
+    gone_users
+fi
 
 # --- a folder others can read is refused ---
 chmod 755 "$TMP/rt/dlrun"

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "util/safefile.h"
+#include "util/say.h"
+#include "said.h"
 #include "tap.h"
 
 #define OTHER 65534     /* nobody */
@@ -153,6 +155,44 @@ static void removal(int root)
     ok(size_of("theirs2/f") == 1, "  another user's folder: left alone");
 }
 
+/* The runtime folder: a candidate someone else (or a file) holds gives
+ * way to the next, said once; an XDG_RUNTIME_DIR this node lacks is
+ * passed over silently; ours with a mode others can read stays an error
+ * (the user fixes it).  Another user's /tmp/dlrun-UID: t_status.sh. */
+static void rundir(void)
+{
+    struct said said = { 0 };
+    struct err err = { "" };
+    char buf[256], want[64], line[600];
+
+    say_set_sink(said_keep, &said);
+    mkdir(at("home"), 0700);
+    setenv("HOME", at("home"), 1);
+    setenv("XDG_RUNTIME_DIR", at("none"), 1);
+    ok(safefile_rundir(buf, sizeof buf, &err) == 0 && said.n == 0,
+       "rundir: an XDG_RUNTIME_DIR that is not there: passed over, unsaid");
+    mkdir(at("xdg"), 0700);
+    setenv("XDG_RUNTIME_DIR", at("xdg"), 1);
+    put("xdg/dlrun", "x");
+    snprintf(want, sizeof want, "/tmp/dlrun-%u", (unsigned)geteuid());
+    ok(safefile_rundir(buf, sizeof buf, &err) == 0 &&
+       (strcmp(buf, want) == 0 || strstr(buf, "/home/.cache/dlrun/run-")),
+       "  a file in XDG_RUNTIME_DIR/dlrun's place: the next folder");
+    snprintf(line, sizeof line, "%s is not a folder: using %s for dlrun's "
+             "status files and caches instead", at("xdg/dlrun"), buf);
+    is_str(said.last, line, "  said in one line");
+    ok(safefile_rundir(buf, sizeof buf, &err) == 0 && said.n == 1,
+       "  once per process");
+    unlink(at("xdg/dlrun"));
+    mkdir(at("xdg/dlrun"), 0755);
+    chmod(at("xdg/dlrun"), 0755);
+    ok(safefile_rundir(buf, sizeof buf, &err) < 0 &&
+       strstr(err.msg, "has mode 755: others could read it (chmod 700 it)"),
+       "  ours with mode 755: an error that says how to fix it");
+    unsetenv("XDG_RUNTIME_DIR");
+    say_set_sink(NULL, NULL);
+}
+
 int main(void)
 {
     char cmd[128];
@@ -163,6 +203,7 @@ int main(void)
     ours();
     folders();
     removal(geteuid() == 0);
+    rundir();
     if (geteuid() == 0)
         theirs();
     else
