@@ -192,6 +192,18 @@ if command -v mpirun >/dev/null 2>&1 && [ -n "$cores" ]; then
     fi
     expect_eq "  one hardware thread each" "$(awk '$2 ~ /^[0-9]+$/' "$TMP/dlrun.out" | wc -l | tr -d ' ')" "$n"
 fi
+# OMP_NUM_THREADS is each rank's CPUs: Flow's node (2 x 20 cores, 4 GPUs)
+# with 3 ranks puts rank 2 alone next to GPU 2 on socket 1, 20 cores; an
+# OMP_NUM_THREADS the user exported is left as it is
+got=
+for r in 0 1 2; do
+    got="$got $(env $CLEAN -u OMP_NUM_THREADS "$DLRUN" env --topology "$TOP/tests/topo/flow.xml" \
+        -np 3 --master-addr 10.0.0.1 --rank $r | sed -n "s/^OMP_NUM_THREADS='\([0-9]*\)'.*/\1/p")"
+done
+expect_eq "Flow's node, 3 ranks: OMP_NUM_THREADS 10, 10, 20 (their cores)" "$got" " 10 10 20"
+expect_eq "  an exported OMP_NUM_THREADS stays the user's" "$(env $CLEAN OMP_NUM_THREADS=10 \
+    "$DLRUN" env --topology "$TOP/tests/topo/flow.xml" -np 3 --master-addr 10.0.0.1 --rank 2 |
+    grep -c '^OMP_NUM_THREADS=')" 0
 expect_rc "--map-by ppr:2:l3cache: refused" 2 run plan -np 2 --map-by ppr:2:l3cache
 expect_grep "  saying dlrun places no ranks by caches" "does not place ranks by caches" "$TMP/err"
 expect_rc "--map-by node: refused" 2 run plan -np 2 --map-by node

@@ -123,6 +123,7 @@ struct brow {
 #define SYN2 "synthetic:package:2 numa:1 core:4 pu:2"
 #define SYN40 "synthetic:\"package:2 core:20 pu:2\""
 #define SMT "synthetic:package:2 core:2 pu:2"
+#define FLOW "tests/topo/flow.xml"
 
 static const struct brow brows[] = {
     /* squid: 2 x 38 cores, GPUs 0-3 on socket 0, 4-7 on socket 1 */
@@ -209,6 +210,9 @@ static const struct brow brows[] = {
     { "smt-hwthread-6", SMT, 6, "hwthread", NULL, NULL, 0, NULL, NULL },
     { "smt-core-bindhwthread", SMT, 4, "core", "hwthread", NULL, 0, NULL, NULL },
     { "smt-default-2-hwthread", SMT, 2, NULL, "hwthread", NULL, 0, NULL, NULL },
+    /* Flow's node, 3 of its 4 GPUs: rank 2 alone on socket 1 (its 20
+     * cores are its OMP_NUM_THREADS) */
+    { "flow-default-3", FLOW, 3, NULL, NULL, NULL, 0, "0,1,2", NULL },
     { "small-ppr2core-oversubscribe", SMALL, 8, "ppr:2:core", NULL, NULL, 1, NULL, NULL },
     { NULL, SMALL, 8, "ppr:2:core", "hwthread", NULL, 0, NULL,
       "--map-by ppr:2:core puts 2 ranks on core 0, which has 1 hardware thread: "
