@@ -107,15 +107,19 @@ static int agree_pmix(const struct alloc *a, struct rdv *out, struct err *err)
     return 0;
 }
 
-/* Rank 0 of a per-task job that runs refuses a port something on its
- * host holds (another job's TCPStore there would hand this job's ranks
- * that job's addresses); what names where the port came from. */
+/* Rank 0 of a per-task job that runs, or the dlrun that starts rank 0 in
+ * per-node mode, refuses a port something on its host holds (another
+ * job's TCPStore there would hand this job's ranks that job's addresses);
+ * what names where the port came from.  Before rank 0 runs: later its own
+ * TCPStore holds the port. */
 static int check_port(const struct plan *p, const struct rdv_opts *o,
                       int server, const struct rdv *out, const char *what,
                       struct err *err)
 {
-    if (o->collective && p->per_task && p->self == 0 &&
-        net_port_taken(out->port) == 1)
+    int first = p->per_task ? p->self == 0 :
+                p->self_node >= 0 && p->self_node == p->rank_node[0];
+
+    if (o->collective && !o->agent && first && net_port_taken(out->port) == 1)
         return err_set(err, "MASTER_PORT %d, %s, is taken on rank 0's host "
                        "(by another job?); pass --master-port with a free "
                        "port%s", out->port, what, server ? ", or "

@@ -293,6 +293,45 @@ static void exported_per_task(void)
     envp_free(envp);
 }
 
+/* Per-node mode (srun --ntasks-per-node=1 dlrun --nproc-per-node 2): the
+ * dlrun of rank 0's node refuses a held derived port as rank 0 does per
+ * task, before it starts rank 0. */
+static void per_node_taken(void)
+{
+    static const char *const env[] = {
+        "SLURM_JOB_ID=4444", "SLURM_STEP_ID=0",
+        "SLURM_STEP_NODELIST=localhost", "SLURM_STEP_NUM_NODES=1",
+        "SLURM_STEP_NUM_TASKS=1", "SLURM_STEP_TASKS_PER_NODE=1",
+        "SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURM_NODEID=0", NULL };
+    char **envp = envp_of(env);
+    struct alloc a = { 0 };
+    struct alloc_request areq = { 0 };
+    struct plan p = { 0 };
+    struct plan_request req = { .per_node = 2, .oversubscribe = 1 };
+    struct rdv_opts o = { .collective = 1 };
+    struct rdv r;
+    struct err err = { "" };
+    int fd = -1;
+
+    if (!ok(alloc_detect(&areq, envp, &a, &err) == 0 &&
+            plan_build(&a, &req, &p, &err) == 0 && !p.per_task &&
+            p.self_node == 0, "per-node mode, rank 0's node")) {
+        printf("# %s\n", err.msg);
+        goto out;
+    }
+    fd = hold(net_derived_port("4444", "0"));
+    ok(fd >= 0 && rdv_resolve(&a, &p, &o, envp, &r, &err) < 0 &&
+       strstr(err.msg, "is taken") && strstr(err.msg, "--master-port"),
+       "  the derived port held: refused");
+    close(fd);
+    ok(rdv_resolve(&a, &p, &o, envp, &r, &err) == 0 &&
+       r.port == net_derived_port("4444", "0"), "  free: the derived port");
+out:
+    plan_free(&p);
+    alloc_free(&a);
+    envp_free(envp);
+}
+
 /* Under mpirun (a PMIx server's namespace in the environment) the derived
  * port and its refusal name --pmix-rendezvous, which agrees one there. */
 static void pmix_named(void)
@@ -374,6 +413,7 @@ int main(void)
     per_task();
     per_task_taken();
     exported_per_task();
+    per_node_taken();
     pmix_named();
     exported_launch();
     return tap_done();
