@@ -61,14 +61,14 @@ int script_check_file(const char *path, const struct sites *s,
                       const char *profile)
 {
     const struct site_profile *p = NULL;
-    int n = 0, rc = scriptcheck_file(path, s, profile, script_parse_line,
-                                     NULL, &n, &p);
+    int n = 0, with_node = 0;
+    int rc = scriptcheck_file(path, s, profile, script_parse_line, NULL, &n,
+                              &p, &with_node);
 
     if (rc != EXIT_OK)
         return rc;
     printf("%s: %d dlrun line%s checked%s%s%s\n", path, n, n == 1 ? "" : "s",
            p ? " against profile " : "", p ? p->name : "",
-           p && (p->v[SITE_NODE].set || p->v[SITE_TOPOLOGY].set) ?
-           " and its node" : "");
+           with_node ? " and its node" : "");
     return EXIT_OK;
 }

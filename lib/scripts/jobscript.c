@@ -17,6 +17,7 @@ enum {
     V_SIGNAL_SECS, V_SIGNAL_MINUTES, V_REQUEUE, V_REQUEUE_GRACE, V_SETUP,
     V_LAUNCHER, V_LAUNCHER_DLRUN, V_LAUNCHER_MPIRUN, V_MPIRUN_ARGS, V_DLRUN_LINE,
     V_DIRECTIVES, V_MODULES, V_ENV, V_PROFILE, V_DIRECTIVE, V_REQUEUE_COMMAND,
+    V_MODULE_PURGE,
     V_COUNT
 };
 
@@ -28,6 +29,7 @@ static const char *const var_names[V_COUNT] = {
     "launcher", "launcher_dlrun", "launcher_mpirun", "mpirun_args",
     "dlrun_line",
     "directives", "modules", "env", "profile", "directive", "requeue_command",
+    "module_purge",
 };
 
 /* The texts made for one rendering (all owned). */
@@ -350,6 +352,7 @@ static void fill_texts(struct vars *vs, const struct jobspec *j)
     set_copy(vs, V_JOB_NAME, j->job_name);
     set_copy(vs, V_PROFILE, j->profile);
     set_copy(vs, V_REQUEUE, j->requeue ? "1" : NULL);
+    set_copy(vs, V_MODULE_PURGE, j->module_purge ? "1" : NULL);
     set_copy(vs, V_LAUNCHER, j->mpirun ? "mpirun" : "dlrun");
     set_copy(vs, V_LAUNCHER_DLRUN, j->mpirun ? NULL : "1");
     set_copy(vs, V_LAUNCHER_MPIRUN, j->mpirun ? "1" : NULL);

@@ -31,6 +31,7 @@ struct jobspec {
     const char *setup;              /* shell code run before, or NULL */
     const char *const *directives;  /* extra directive lines (checked) */
     const char *const *modules;     /* module load NAME */
+    int module_purge;               /* module purge before them */
     const char *const *env;         /* NAME=VALUE, names checked */
     const char *const *dlrun_args;  /* options for dlrun */
     const char *const *command;     /* PROG ARGS (at least PROG) */

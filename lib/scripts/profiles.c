@@ -460,8 +460,9 @@ static void part_names(const struct site_profile *p, char *buf, size_t size)
     }
 }
 
-/* out's --map-by pair left out of its dlrun-options, with a note. */
-static void drop_map_by(const struct site_profile *p,
+/* out's --map-by pair left out of its dlrun-options, with a note: it
+ * was made for was GPUs a node. */
+static void drop_map_by(const struct site_profile *p, const char *was,
                         struct site_profile *out)
 {
     struct site_value *o = &out->v[SITE_DLRUN_OPTIONS];
@@ -471,8 +472,7 @@ static void drop_map_by(const struct site_profile *p,
         if (i + 1 < o->nitems && strcmp(o->items[i], "--map-by") == 0) {
             say("note: profile %s's --map-by %s is for its %s GPUs a node; "
                 "on a node of %s the ranks follow their GPUs (give --map-by "
-                "to choose)", p->name, o->items[i + 1],
-                p->v[SITE_GPUS_PER_NODE].text,
+                "to choose)", p->name, o->items[i + 1], was,
                 out->v[SITE_GPUS_PER_NODE].text);
             free(o->items[i]);
             free(o->items[++i]);
@@ -485,18 +485,12 @@ static void drop_map_by(const struct site_profile *p,
         o->items[k] = NULL;
 }
 
-/* Whether the GPUs a node of out differ from p's and out's dlrun-options
- * are p's own. */
-static int gpus_changed(const struct site_profile *p,
-                        const struct site_profile *q,
-                        const struct site_profile *out)
+/* Whether out's GPUs a node are set and not was. */
+static int gpus_changed(const char *was, const struct site_profile *out)
 {
-    const struct site_value *a = &p->v[SITE_GPUS_PER_NODE];
     const struct site_value *b = &out->v[SITE_GPUS_PER_NODE];
 
-    if (q && q->v[SITE_DLRUN_OPTIONS].set)
-        return 0;
-    return a->set && b->set && strcmp(a->text, b->text) != 0;
+    return was && b->set && strcmp(was, b->text) != 0;
 }
 
 /* The value of NAME (len bytes) in vals ("NAME=VALUE" items), or NULL. */
@@ -535,6 +529,27 @@ static int expand(const char *in, const struct site_value *vals, char **out,
     fputs(s, f);
     *out = membuf_close(&b);
     return *out ? 0 : -1;
+}
+
+/* --node over out (p picked): its node, GPUs and cores, no topology:; a
+ * --map-by for the GPUs before left out.  0, or -1 said. */
+static int pick_node(const struct site_profile *p, const char *node,
+                     struct site_profile *out)
+{
+    const char *before = out->v[SITE_GPUS_PER_NODE].text;
+    char *was = before ? strdup(before) : NULL;
+    int rc = -1;
+
+    if (before && !was)
+        return say_fail(EXIT_FAIL, "out of memory"), -1;
+    if (set_node(out, node, 0, 0, "--node") == 0) {
+        unset(&out->v[SITE_TOPOLOGY]);
+        if (gpus_changed(was, out))
+            drop_map_by(p, was, out);
+        rc = 0;
+    }
+    free(was);
+    return rc;
 }
 
 /* Each {{NAME}} in *slot (of key's value) replaced: 0, or -1 said. */
@@ -614,21 +629,26 @@ int profiles_pick(const struct site_profile *p, const char *partition,
     if (sites_profile_copy(out, p) < 0)
         return say_fail(EXIT_FAIL, "out of memory"), -1;
     if (partition && p->nparts && !q && !node) {
+        /* a partition the profile does not know: its default's nodes */
+        q = sites_find_part(p, p->v[SITE_PARTITION].text);
         part_names(p, names, sizeof names);
-        say_fail(EXIT_USAGE, "-p %s: profile %s describes the nodes of %s; "
-                 "give --node \"package:2 core:20 gpu:4\" for those of %s, "
-                 "or add it to partitions: (man dlrun-sites.yaml)", partition,
-                 p->name, names, partition);
-        goto fail;
+        say("note: profile %s lists no partition %s (it lists %s): planned "
+            "on the nodes of %s; --node \"package:2 core:N gpu:G\" "
+            "describes those of %s", p->name, partition, names,
+            q ? q->name : "the profile", partition);
     }
     if (q && pick_part(p, q, out) < 0)
         goto fail;
-    if (node && set_node(out, node, 0, 0, "--node") < 0)
+    if (partition && set_text(&out->v[SITE_PARTITION], "%s", partition) < 0) {
+        say_fail(EXIT_FAIL, "out of memory");
         goto fail;
-    if (node)
-        unset(&out->v[SITE_TOPOLOGY]);
-    if (gpus_changed(p, q, out))
-        drop_map_by(p, out);
+    }
+    /* a --map-by made for another count of GPUs a node is left out */
+    if (q && !q->v[SITE_DLRUN_OPTIONS].set &&
+        gpus_changed(p->v[SITE_GPUS_PER_NODE].text, out))
+        drop_map_by(p, p->v[SITE_GPUS_PER_NODE].text, out);
+    if (node && pick_node(p, node, out) < 0)
+        goto fail;
     if (apply_values(p, sets, nsets, out) < 0)
         goto fail;
     return 0;

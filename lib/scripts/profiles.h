@@ -54,8 +54,9 @@ int profiles_find(const struct sites *s, const char *name,
  * frees it with sites_profile_free):
  *  - partition (-p NAME; NULL: p's partition:): when p's partitions: has
  *    it, its keys over p's; a node: there without gpus-per-node: or
- *    cores-per-node: gives them too.  A name p's partitions: lacks is
- *    refused unless node is given.
+ *    cores-per-node: gives them too.  A name p's partitions: lacks keeps
+ *    the name and takes the default partition's keys, with a note,
+ *    unless node is given.
  *  - node (--node SHAPE, lib/place/nodeshape.h; NULL: none): the node,
  *    its GPUs and cores over all of that, topology: dropped.
  *  - sets (nsets "NAME=VALUE" of --set): over p's values:; each

@@ -2,6 +2,8 @@
  * profile's node before the job waits in a queue (scriptcheck.h). */
 #include "scripts/scriptcheck.h"
 
+#include "scripts/profiles.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,8 +129,10 @@ int scriptcheck_place(const struct topo *t, const char *desc,
     topo_describe(t, &s);
     if (gpus > s.gpus)
         return say_fail(EXIT_USAGE, "%ld GPUs per node asked for, but "
-                        "profile %s's node (%s) has %d", gpus, name, desc,
-                        s.gpus);
+                        "profile %s's node (%s) has %d: -p NAME picks "
+                        "another of its partitions:, --node \"package:2 "
+                        "core:N gpu:%ld\" describes another node", gpus,
+                        name, desc, s.gpus, gpus);
     if (ppr_count(&s, desc, name, b, nlocal, knob) != 0)
         return EXIT_USAGE;
     first_gpus(gpus, granted, sizeof granted);
@@ -257,15 +261,22 @@ out:
     return rc;
 }
 
-/* The profile a script names in its "# Profile: NAME" line, into name
- * (len bytes); "" when none. */
-static void named_profile(const char *text, char *name, size_t len)
+/* The profile a script names in its "# Profile: NAME [-p PARTITION]"
+ * line, into name and part (len bytes each); "" when none. */
+static void named_profile(const char *text, char *name, char *part,
+                          size_t len)
 {
     const char *at = strstr(text, "\n# Profile: ");
+    size_t n;
 
-    name[0] = '\0';
-    if (at)
-        snprintf(name, len, "%.*s", (int)strcspn(at + 12, " \n"), at + 12);
+    name[0] = part[0] = '\0';
+    if (!at)
+        return;
+    n = strcspn(at + 12, " \n");
+    snprintf(name, len, "%.*s", (int)n, at + 12);
+    at += 12 + n;
+    if (strncmp(at, " -p ", 4) == 0)
+        snprintf(part, len, "%.*s", (int)strcspn(at + 4, " \n"), at + 4);
 }
 
 /* Every line of text that runs dlrun, checked: how many, -1 said. */
@@ -291,11 +302,13 @@ static int check_lines(char *text, const char *path,
 
 int scriptcheck_file(const char *path, const struct sites *s,
                      const char *profile, scriptcheck_parse_fn parse,
-                     void *ctx, int *n, const struct site_profile **p)
+                     void *ctx, int *n, const struct site_profile **p,
+                     int *with_node)
 {
     struct file_check fc = { NULL, profile, parse, ctx };
+    struct site_profile own;
     FILE *f = fopen(path, "r");
-    char named[128];
+    char named[128], part[128];
     size_t len = 0;
     char *text = f ? read_all(f, 1 << 20, &len) : NULL;
 
@@ -305,20 +318,28 @@ int scriptcheck_file(const char *path, const struct sites *s,
     if (!text)
         return say_fail(EXIT_USAGE, "--check %s: %s", path,
                         !f ? strerror(errno) : "cannot read it (over 1 MiB?)");
-    named_profile(text, named, sizeof named);
+    named_profile(text, named, part, sizeof named);
     if (!fc.name && named[0])
         fc.name = named;
-    if (fc.name && !(fc.p = sites_find(s, fc.name))) {
+    if (fc.name && !(*p = sites_find(s, fc.name))) {
         free(text);
         return say_fail(EXIT_USAGE, "--check %s: no profile '%s' (dlrun "
                         "script --list-profiles lists them)", path, fc.name);
     }
+    if (*p && profiles_pick(*p, part[0] && strcmp(fc.name, named) == 0 ?
+                            part : NULL, NULL, NULL, 0, &own) < 0) {
+        free(text);
+        return EXIT_USAGE;
+    }
+    fc.p = *p ? &own : NULL;
     *n = check_lines(text, path, &fc);
+    *with_node = fc.p && (own.v[SITE_NODE].set || own.v[SITE_TOPOLOGY].set);
+    if (fc.p)
+        sites_profile_free(&own);
     free(text);
     if (*n == 0)
         return say_fail(EXIT_USAGE, "--check %s: no line runs dlrun", path);
     if (*n < 0)
         return EXIT_USAGE;
-    *p = fc.p;
     return EXIT_OK;
 }

@@ -62,12 +62,14 @@ int scriptcheck_job(const struct jobspec *j, const struct site_profile *p,
                     const char *name, scriptcheck_parse_fn parse, void *ctx);
 
 /* `dlrun script --check FILE`: each line of FILE that runs dlrun through
- * parse, placed on the node of profile (NULL: the one FILE's "# Profile:"
- * line names, if any) from s.  EXIT_OK with *n the lines checked and *p
- * the profile they were checked against (NULL: none; borrowed from s),
- * or EXIT_USAGE after saying the first error. */
+ * parse, placed on the node of profile (NULL: the one FILE's "# Profile:
+ * NAME [-p PARTITION]" line names, if any, with that partition) from s.
+ * EXIT_OK with *n the lines checked, *p the profile they were checked
+ * against (NULL: none; borrowed from s) and *with_node whether on its
+ * node, or EXIT_USAGE after saying the first error. */
 int scriptcheck_file(const char *path, const struct sites *s,
                      const char *profile, scriptcheck_parse_fn parse,
-                     void *ctx, int *n, const struct site_profile **p);
+                     void *ctx, int *n, const struct site_profile **p,
+                     int *with_node);
 
 #endif

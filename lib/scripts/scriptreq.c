@@ -382,12 +382,28 @@ static void fill_job(const struct script_req *r, const struct site_profile *p,
     j->account = pick(r, p, SITE_ACCOUNT);
     j->job_name = pick(r, p, SITE_JOB_NAME);
     j->dlrun = pick(r, p, SITE_DLRUN);
+    j->module_purge = pick(r, p, SITE_MODULE_PURGE) &&
+                      strcmp(pick(r, p, SITE_MODULE_PURGE), "1") == 0;
     j->setup = l->setup;
     j->directives = l->directives;
     j->modules = l->modules;
     j->env = l->env;
     j->command = (const char *const *)r->command;
     j->profile = p ? p->name : NULL;
+}
+
+/* "NAME -p PARTITION" for the script's "# Profile:" line when -p picked
+ * one of p's partitions (dlrun script --check picks it again), else
+ * NULL. */
+static char *profile_line(const struct script_req *r,
+                          const struct site_profile *p)
+{
+    const char *part = r->v[SITE_PARTITION];
+    char *s = NULL;
+
+    if (!p || !part || !sites_find_part(p, part))
+        return NULL;
+    return asprintf(&s, "%s -p %s", p->name, part) < 0 ? NULL : s;
 }
 
 /* What would stop the job at its start stops it here: the script's dlrun
@@ -432,7 +448,7 @@ int scriptreq_render(const struct script_req *r, const struct site_profile *p,
 {
     struct jobspec j;
     struct err e = { "" };
-    char sig[8], *path = NULL, *tmpl = NULL;
+    char sig[8], *path = NULL, *tmpl = NULL, *header = NULL;
     const char *dropped_map_by;
     const char **args = dlrun_args(r, p, &dropped_map_by);
     struct lines l;
@@ -444,6 +460,8 @@ int scriptreq_render(const struct script_req *r, const struct site_profile *p,
         goto out;
     }
     fill_job(r, p, &l, &j, sig);
+    if ((header = profile_line(r, p)))
+        j.profile = header;
     j.dlrun_args = args;
     if (!args)
         goto out;
@@ -467,6 +485,7 @@ out:
         say("out of memory");
     rc = rc < 0 ? -rc : rc;
     lines_free(&l);
+    free(header);
     free(args);
     free(path);
     free(tmpl);

@@ -50,6 +50,7 @@ static const struct key_def key_defs[] = {
     { "dlrun", SITE_DLRUN, K_TEXT, 0, 0 },
     { "directives", SITE_DIRECTIVES, K_LIST, 0, 0 },
     { "modules", SITE_MODULES, K_LIST, 0, 0 },
+    { "module-purge", SITE_MODULE_PURGE, K_BOOL, 0, 0 },
     { "setup", SITE_SETUP, K_CODE, 0, 0 },
     { "env", SITE_ENV, K_ENV, 0, 0 },
     { "dlrun-options", SITE_DLRUN_OPTIONS, K_LIST, 0, 0 },

@@ -202,9 +202,13 @@ static void picked(void)
               "GPUs") != NULL, "  with a note");
     sites_profile_free(&out);
     said[0] = '\0';
-    ok(profiles_pick(p, "other", NULL, NULL, 0, &out) < 0 &&
-       strstr(said, "-p other: profile n describes the nodes of small; "
-              "give --node"), "-p of no partition: refused, naming --node");
+    ok(profiles_pick(p, "other", NULL, NULL, 0, &out) == 0 &&
+       strstr(said, "note: profile n lists no partition other (it lists "
+              "small): planned on the nodes of the profile; --node"),
+       "-p of no partition: a note naming --node");
+    is_str(text_of(&out, SITE_PARTITION), "other", "  the name kept");
+    is_str(text_of(&out, SITE_GPUS_PER_NODE), "8", "  the profile's node");
+    sites_profile_free(&out);
     ok(profiles_pick(p, "other", "package:1 core:16 gpu:2", NULL, 0,
                      &out) == 0, "  taken with --node");
     is_str(text_of(&out, SITE_GPUS_PER_NODE), "2", "  --node gives the GPUs");

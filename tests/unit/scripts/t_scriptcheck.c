@@ -116,7 +116,7 @@ static void file(const struct site_profile *p)
     char path[] = "/tmp/t_scriptcheck.XXXXXX";
     struct sites s = { (struct site_profile *)p, 1, NULL };
     const struct site_profile *got = NULL;
-    int fd = mkstemp(path), n = 0;
+    int fd = mkstemp(path), n = 0, wn = 0;
 
     if (fd < 0)
         return;
@@ -125,18 +125,23 @@ static void file(const struct site_profile *p)
         "/opt/bin/dlrun --tag-output -- python t.py &\n# dlrun not this\n");
     parsed = 0;
     per_node = 0;
-    ok(scriptcheck_file(path, &s, NULL, fake_parse, NULL, &n, &got) ==
+    ok(scriptcheck_file(path, &s, NULL, fake_parse, NULL, &n, &got,
+                        &wn) ==
        EXIT_OK && n == 1 && got == p && parsed == 1 &&
        strcmp(last, "run --tag-output -- python t.py") == 0,
        "--check: the dlrun line found, against the # Profile: line's");
+    ok(wn == 1, "  and its node");
     put(path, "#!/bin/sh\necho hi\n");
     said[0] = '\0';
-    ok(scriptcheck_file(path, &s, NULL, fake_parse, NULL, &n, &got) ==
+    ok(scriptcheck_file(path, &s, NULL, fake_parse, NULL, &n, &got,
+                        &wn) ==
        EXIT_USAGE && strstr(said, ": no line runs dlrun"), "no dlrun line");
-    ok(scriptcheck_file(path, &s, "other", fake_parse, NULL, &n, &got) ==
+    ok(scriptcheck_file(path, &s, "other", fake_parse, NULL, &n, &got,
+                        &wn) ==
        EXIT_USAGE && strstr(said, "no profile 'other'"), "an unknown profile");
     unlink(path);
-    ok(scriptcheck_file(path, &s, NULL, fake_parse, NULL, &n, &got) ==
+    ok(scriptcheck_file(path, &s, NULL, fake_parse, NULL, &n, &got,
+                        &wn) ==
        EXIT_USAGE && strstr(said, "--check /tmp/t_scriptcheck."),
        "a missing file");
 }
