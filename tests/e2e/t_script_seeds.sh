@@ -9,8 +9,8 @@
 # GPUs a node; Jean Zay's -C v100-32g and QoS dropped), run by sbatch on
 # 2 nodes: a real PyTorch DDP (gloo) training ends with the same weights
 # on every rank.  The site's environment is stood in for where it is not
-# here: `module` (a stub on PATH) and Neuron's conda set-up (a conda.sh in
-# $HOME); the job script runs them as they are.  Every script passes its
+# here: `module` (a stub on PATH) and Neuron's conda set-up (an activate on
+# PATH); the job script runs them as they are.  Every script passes its
 # own `dlrun script --check` first.  Each node's dlrun plans on the site's
 # node, given to hwloc as the XML `dlrun plan --profile NAME --node-xml`
 # makes (--topology; this cluster's CPUs are not bound to), and its
@@ -24,14 +24,15 @@ PY=/usr/bin/python3
 "$PY" -c 'import torch' 2>/dev/null || skip "skip: $PY has no torch"
 
 # the site's environment, stood in for: module load, Neuron's conda
-mkdir -p "$TMP/bin" "$HOME/miniconda3/etc/profile.d"
+mkdir -p "$TMP/bin"
 cat >"$TMP/bin/module" <<'EOS'
 #!/bin/sh
 echo "module $*" >&2
 EOS
 chmod +x "$TMP/bin/module"
-cat >"$HOME/miniconda3/etc/profile.d/conda.sh" <<'EOS'
-conda() { echo "conda $*" >&2; }
+# KISTI's conda: `source activate ENV` finds activate on PATH
+cat >"$TMP/bin/activate" <<'EOS'
+echo "conda activate $*" >&2
 EOS
 PATH=$TMP/bin:$PATH
 export PATH
@@ -89,7 +90,7 @@ seed() {
 # KISTI Neuron: one dlrun per node; 4 GPUs a node here, this cluster's
 # (the profile's --map-by ppr:4:socket is for 8, left out with a note)
 seed neuron 4 --gpus-per-node 4
-expect_grep "neuron: the script ran the site's set-up" "^conda activate torch\$" "$TMP/neuron.sh"
+expect_grep "neuron: the script has the site's set-up" "^source activate torch\$" "$TMP/neuron.sh"
 # IDRIS Jean Zay: srun starts one task per GPU, 4 a node; the
 # site-only constraint and QoS dropped
 seed jean-zay 4 --drop-directive -C --drop-directive --qos

@@ -32,6 +32,9 @@ echo "module $*" >&2
 EOS
 chmod +x "$TMP/bin/module"
 echo 'echo "venv activated" >&2' >"$HOME/venv/bin/activate"
+# SQUID's venv is in the work area the job is submitted from
+mkdir -p "$TMP/.venv/bin"
+cp "$HOME/venv/bin/activate" "$TMP/.venv/bin/activate"
 PATH=$TMP/bin:$PATH
 export PATH
 printf 'nodea\nnodeb\n' >"$TMP/nodes"

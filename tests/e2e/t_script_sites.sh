@@ -100,7 +100,77 @@ expect_rc "neuron: --env over the profile's NCCL_DEBUG" 0 "$DLRUN" script \
 expect_eq "  one NCCL_DEBUG, the command line's" \
     "$(grep '^export NCCL_DEBUG' "$TMP/out")" "export NCCL_DEBUG=INFO"
 expect_eq "  --setup after the profile's set-up" \
-    "$(grep -A1 '^conda activate torch$' "$TMP/out" | tail -n 1)" "echo after"
+    "$(grep -A1 '^source activate torch$' "$TMP/out" | tail -n 1)" "echo after"
+
+# --- partitions (-p), --node, --set, extends: ---
+expect_rc "neuron -p cas_v100_4: its partition's node" 0 "$DLRUN" script \
+    --profile neuron -p cas_v100_4 -N 2 -o "$TMP/v100.sh" -- python train.py
+expect_grep "  4 GPUs a node" "^#SBATCH --gres=gpu:4\$" "$TMP/v100.sh"
+expect_grep "  its 40 cores" "^#SBATCH --cpus-per-task=40\$" "$TMP/v100.sh"
+expect_grep "  the partition's --map-by" "^exec dlrun --nproc-per-node 4 --map-by ppr:2:socket -- " "$TMP/v100.sh"
+expect_grep "  module purge first" "^module purge\$" "$TMP/v100.sh"
+expect_grep "  the header names the partition" "^# Profile: neuron -p cas_v100_4 " "$TMP/v100.sh"
+expect_rc "  --check plans it on that partition's node" 0 "$DLRUN" script --check "$TMP/v100.sh"
+expect_grep "  (and its node)" "and its node\$" "$TMP/out"
+sed 's/ppr:2:socket/ppr:4:socket/' "$TMP/v100.sh" >"$TMP/v100-bad.sh"
+expect_rc "  --check: ppr:4:socket does not fit 4 GPUs" 2 "$DLRUN" script --check "$TMP/v100-bad.sh"
+expect_rc "neuron --set app=tensorflow: the --comment of this run" 0 "$DLRUN" script \
+    --profile neuron --set app=tensorflow -N 1 -- python train.py
+expect_grep "  --comment tensorflow" "^#SBATCH --comment tensorflow\$" "$TMP/out"
+expect_rc "neuron without --set: the profile's pytorch" 0 "$DLRUN" script \
+    --profile neuron -N 1 -- python train.py
+expect_grep "  --comment pytorch" "^#SBATCH --comment pytorch\$" "$TMP/out"
+expect_rc "--set of no value of the profile: refused" 2 "$DLRUN" script \
+    --profile neuron --set ap=x -N 1 -- p
+says_one_line "--set ap=x"
+expect_rc "jean-zay -p gpu_p2 --gpus-per-node 8" 0 "$DLRUN" script \
+    --profile jean-zay -p gpu_p2 --gpus-per-node 8 -N 2 -- python train.py
+expect_grep "  8 tasks of 3 cores" "^#SBATCH --cpus-per-task=3\$" "$TMP/out"
+expect_grep "  gpu_p2" "^#SBATCH --partition=gpu_p2\$" "$TMP/out"
+expect_eq "  no -C v100-32g there" "$(grep -c '^#SBATCH -C' "$TMP/out")" 0
+expect_rc "jean-zay --gpus-per-node 8 on its 4-GPU node: refused" 2 "$DLRUN" script \
+    --profile jean-zay --gpus-per-node 8 -N 2 -- python train.py
+says_one_line "jean-zay 8 GPUs"
+expect_grep "  names -p and --node" "-p NAME picks another of its partitions:, --node" "$TMP/err"
+expect_rc "--node over the profile's node" 0 "$DLRUN" script --profile neuron \
+    -p other --node "package:2 core:24 gpu:8" -N 1 -- python train.py
+expect_grep "  its 8 GPUs" "^#SBATCH --gres=gpu:8\$" "$TMP/out"
+expect_grep "  its 48 cores" "^#SBATCH --cpus-per-task=48\$" "$TMP/out"
+expect_grep "  the partition asked for" "^#SBATCH --partition=other\$" "$TMP/out"
+expect_rc "--node: a bad shape refused" 2 "$DLRUN" script --profile neuron \
+    --node "package:2 gpu:8" -N 1 -- p
+says_one_line "--node bad"
+expect_rc "--node without --profile: refused" 2 "$DLRUN" script --scheduler slurm \
+    --node "package:2 core:24 gpu:8" -N 1 -- p
+says_one_line "--node without --profile"
+expect_rc "plan --profile neuron -p cas_v100_4" 0 "$DLRUN" plan --profile neuron \
+    -p cas_v100_4 -N 1
+expect_grep "  the partition's node" "^node: *2 sockets x 20 cores, 4 GPUs\$" "$TMP/out"
+expect_rc "plan --profile neuron --node" 0 "$DLRUN" plan --profile neuron \
+    --node "package:1 core:16 gpu:2" -N 1
+expect_grep "  the node given" "^node: *1 socket x 16 cores, 2 GPUs\$" "$TMP/out"
+cat >"$HOME/.config/dlrun/sites.yaml" <<'EOS'
+profiles:
+  jean-zay:
+    extends: jean-zay
+    account: xyz@v100
+  jz-dev:
+    extends: jean-zay
+    time: "2:00:00"
+EOS
+expect_rc "extends: the bundled jean-zay, key by key" 0 "$DLRUN" script \
+    --profile jean-zay -N 1 -- python train.py
+expect_grep "  the user's account" "^#SBATCH --account=xyz@v100\$" "$TMP/out"
+expect_grep "  the bundled profile's directives" "^#SBATCH --hint=nomultithread\$" "$TMP/out"
+expect_rc "extends: a user's profile over the user's jean-zay" 0 "$DLRUN" script \
+    --profile jz-dev -p gpu_p2 -N 1 -- python train.py
+expect_grep "  its time" "^#SBATCH --time=0*2:00:00\$" "$TMP/out"
+expect_grep "  the user's account" "^#SBATCH --account=xyz@v100\$" "$TMP/out"
+expect_grep "  the bundled partitions" "^#SBATCH --cpus-per-task=3\$" "$TMP/out"
+printf 'profiles:\n  a:\n    extends: nope\n' >"$HOME/.config/dlrun/sites.yaml"
+expect_rc "extends: an unknown profile refused" 2 "$DLRUN" script --profile a -N 1 -- p
+says_one_line "extends: nope"
+rm "$HOME/.config/dlrun/sites.yaml"
 
 # --- refusals: one line, exit 2 ---
 # shellcheck disable=SC2086

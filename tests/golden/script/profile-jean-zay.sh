@@ -11,5 +11,6 @@
 #SBATCH --qos=qos_gpu-t3
 #SBATCH -C v100-32g
 
+module purge
 module load pytorch-gpu/py3/2.1.1
 exec srun dlrun -- python train.py --epochs 3
