@@ -11,6 +11,7 @@
 #include "where/pmixc.h"
 #include "mpi/pmix_host.h"
 #include "place/topo.h"
+#include "run/cgroup.h"
 #include "util/optparse.h"
 
 extern char **environ;
@@ -90,6 +91,27 @@ static void print_alloc(void)
     alloc_free(&a);
 }
 
+/* Whether a run here would put its ranks in a cgroup of the job's own
+ * (dlrun(1), Launch mode), and what that means. */
+static void print_cgroup(void)
+{
+    const char *off = getenv("DLRUN_CGROUP");
+    struct err err = { "" };
+    char base[4096];
+
+    if (off && strcmp(off, "0") == 0)
+        snprintf(err.msg, sizeof err.msg, "DLRUN_CGROUP=0");
+    else if (cgroup_probe(base, sizeof base, &err) == 0) {
+        printf("job cgroup:            yes, below %s (whatever the ranks "
+               "start ends with the job)\n", base);
+        return;
+    }
+    printf("job cgroup:            no (%s): the guard ends the ranks' groups "
+           "and what carries DLRUN_JOB_MARK; a daemon that calls setsid and "
+           "empties its environment outlives a dlrun killed with SIGKILL\n",
+           err.msg);
+}
+
 enum { CHECK_HELP = 'h', CHECK_NODES = 'N' };
 
 static const struct optp_opt check_opts[] = {
@@ -132,6 +154,7 @@ int cmd_check(int argc, char **argv)
                         argv[first]);
     print_build();
     print_alloc();
+    print_cgroup();
     if (topo_summarize(&t, &err) < 0)
         printf("topology:              error: %s\n", err.msg);
     else

@@ -145,6 +145,20 @@ static char *read_text(const char *path)
 
 static int remove_tree(const char *dir, int depth);
 
+int cgroup_probe(char *base, size_t len, struct err *err)
+{
+    char dir[4096], *slash;
+
+    if (cgroup_job_create(dir, sizeof dir, err) < 0)
+        return -1;
+    rmdir(dir);
+    slash = strrchr(dir, '/');
+    *slash = '\0';
+    if (snprintf(base, len, "%s", dir) >= (int)len)
+        return err_set(err, "cgroup path too long");
+    return 0;
+}
+
 int cgroup_stale(const char *name, int pid_alive, const char *events,
                  time_t mtime, time_t now)
 {

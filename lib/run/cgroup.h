@@ -60,6 +60,11 @@ int cgroup_job_create_in(const char *base, char *dir, size_t len,
  * can be made here. */
 int cgroup_job_create(char *dir, size_t len, struct err *err);
 
+/* Could a job's folder be made here now?  Made and removed again (what
+ * the kernel and the file system allow is known only by trying); the
+ * cgroup it would be below into base.  0, or -1 with err saying why not. */
+int cgroup_probe(char *base, size_t len, struct err *err);
+
 /* How old an empty job folder whose dlrun is gone must be to be swept:
  * older than any start of a job, so that one of another PID namespace
  * (the PID means nothing here) is never taken while its job starts. */

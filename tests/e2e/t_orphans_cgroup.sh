@@ -6,14 +6,17 @@
 # environment (env -i setsid: no DLRUN_JOB_MARK for the guard to find)
 # still ends with the job: when it ends well, and when dlrun is killed
 # with SIGKILL.  --no-cgroup and DLRUN_CGROUP=0 keep the ranks in dlrun's
-# own cgroup.  Skipped where no cgroup can be made here.  Processes are
-# found by a mark in their argv; waits are hang guards.
+# own cgroup; dlrun check says whether a run gets one.  As root, a second
+# user (made here with useradd) who may not make one: -v and dlrun check
+# say why and what remains.  Skipped where no cgroup can be made here.
+# Processes are found by a mark in their argv; waits are hang guards.
 . "$(dirname "$0")/lib.sh"
 mark_sleep orphcg
 S=$SLEEP
 CLEAN="$NO_SCHED -u DLRUN_CGROUP"
-# whatever a failed case left, ended with the test
-trap 'kill -KILL $(leftovers) 2>/dev/null; rm -rf "$TMP"' EXIT
+OTHER=
+# whatever a failed case left, ended with the test; the second user removed
+trap 'kill -KILL $(leftovers) 2>/dev/null; [ -z "$OTHER" ] || userdel "$OTHER"; rm -rf "$TMP"' EXIT
 
 # may this user make a cgroup below their own?  Asked of the machine, not
 # of dlrun (one that makes none must fail here, not skip)
@@ -71,6 +74,31 @@ env $CLEAN "$DLRUN" --no-cgroup -np 1 sh -c "cat /proc/self/cgroup" >"$TMP/cg" 2
 expect_eq "--no-cgroup: the rank in dlrun's own cgroup" "$(sed -n 's/^0:://p' "$TMP/cg")" "$(sed -n 's/^0:://p' /proc/self/cgroup)"
 env $CLEAN DLRUN_CGROUP=0 "$DLRUN" -np 1 sh -c "cat /proc/self/cgroup" >"$TMP/cg" 2>&1
 expect_eq "DLRUN_CGROUP=0: likewise" "$(sed -n 's/^0:://p' "$TMP/cg")" "$(sed -n 's/^0:://p' /proc/self/cgroup)"
+
+"$DLRUN" check >"$TMP/check" 2>&1
+expect_grep "dlrun check: a run here gets a cgroup" "^job cgroup: *yes, below $base " "$TMP/check"
+
+# a user who may not make one (root's cgroup is not theirs): the ranks stay
+# in dlrun's cgroup, -v says why, dlrun check says what remains
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1 &&
+   command -v useradd >/dev/null 2>&1; then
+    for u in $(awk -F: '/^dlrun-cg-[0-9]*:/ { print $1 }' /etc/passwd); do
+        kill -0 "${u#dlrun-cg-}" 2>/dev/null || userdel "$u" 2>/dev/null
+    done
+    useradd --system --no-create-home --shell /usr/sbin/nologin "dlrun-cg-$$" &&
+        OTHER=dlrun-cg-$$
+fi
+if [ -n "$OTHER" ]; then
+    as_other() { (cd / && setpriv --reuid="$OTHER" --regid="$OTHER" --clear-groups env $CLEAN "$@"); }
+    as_other "$DLRUN" -v -np 1 sh -c "cat /proc/self/cgroup" >"$TMP/other" 2>&1
+    expect_eq "another user: the rank in dlrun's own cgroup" \
+        "$(sed -n 's/^0:://p' "$TMP/other")" "$(sed -n 's/^0:://p' /proc/self/cgroup)"
+    expect_grep "  -v says why" "^dlrun: +[0-9.]* s no cgroup for the job ($base is not yours to change .*): the guard ends what carries its mark$" "$TMP/other"
+    as_other "$DLRUN" check >"$TMP/check" 2>&1
+    expect_grep "  dlrun check says what remains" "^job cgroup: *no (.*not yours.*): .*a daemon that calls setsid and empties its environment outlives a dlrun killed with SIGKILL$" "$TMP/check"
+else
+    echo "# not root (or no useradd, setpriv): another user's refusal not tested"
+fi
 
 # the jobs above left no cgroup folder (others' jobs may come and go)
 for _ in $(seq 200); do
