@@ -1,6 +1,7 @@
 /* launch.c - dlrun starts the ranks itself (not per-task mode): compute
  * every rank's environment, start them through the chosen launcher,
  * supervise, and exit with the code of the rank that failed first. */
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,6 +336,11 @@ static int run_attempt(struct job *j, struct launch_job *lj,
                                      : EXIT_FAIL, "%s", err.msg);
         goto out;
     }
+    /* the environments were for the exec only: what a job of many ranks
+     * keeps for hours is the rest (bench/README.md, "RSS per local rank") */
+    free_envps(lj->rank_envp, j->plan.nranks);
+    lj->rank_envp = NULL;
+    malloc_trim(0);
     sv->out = lj->out;
     if (!j->agent)
         progress_step("%d rank%s started", lj->nranks, lj->nranks == 1 ? "" :

@@ -59,6 +59,11 @@ static int local_start(const struct launch_req *req, struct launched *run,
     proc_nondefault_signals(&reset);    /* once, not in every child */
     for (int i = 0; i < job->nranks; i++) {
         int r = job->ranks[i];
+        if (job->out && output_child_open(job->out, i, err) < 0) {
+            local_destroy(run);
+            rc = err_prefix(err, "rank %d", r);
+            break;
+        }
         struct proc_spec spec = {
             .argv = job->argv, .path = found ? path : NULL,
             .envp = job->rank_envp[r],

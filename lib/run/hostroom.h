@@ -18,13 +18,13 @@
 #include "util/err.h"
 
 /* What dlrun holds per rank it starts and watches (measured; see
- * dlrun(1), LIMITS): the read and write ends of the rank's stdout and
- * stderr pipes are all open at once while the ranks start; with
- * --output-dir each rank's two files too.  The exec-error pipe of the
- * rank being started and dlrun's own files (broker, signalfd, guard,
- * the console) are the fixed part. */
+ * dlrun(1), Limits): the read ends of the rank's stdout and stderr pipes,
+ * and with --output-dir its two files.  The write ends and the
+ * exec-error pipe of the rank being started (a rank's pipes are made just
+ * before it starts) and dlrun's own files (broker, signalfd, guard, the
+ * console) are the fixed part. */
 enum {
-    HOSTROOM_FDS_PER_RANK = 4,
+    HOSTROOM_FDS_PER_RANK = 2,
     HOSTROOM_FDS_PER_RANK_FILES = 2,
     HOSTROOM_FDS_FIXED = 32
 };

@@ -50,6 +50,7 @@ struct stream {
                                bytes, allocated at the first one), or NULL */
     size_t len, cap;        /* bytes in part, <= LINE_HELD; its size */
     int grown;              /* its pipe was made PIPE_BIG */
+    int piped;              /* its pipe was made (output_child_open) */
 };
 
 struct output {
@@ -99,20 +100,29 @@ static int open_file(const struct output *o, int rank, int which,
 static int stream_init(struct output *o, struct stream *s, int rank,
                        int which, struct err *err)
 {
-    int fds[2];
-
     s->rank = rank;
     s->which = which;
     s->show = shown(&o->o, rank) && !(o->o.hide & which);
     s->file = -1;
     s->taglen = (size_t)snprintf(s->tag, sizeof s->tag, "[%d] ", rank);
+    if (o->o.dir && (s->file = open_file(o, rank, which, err)) < 0)
+        return -1;
+    return 0;
+}
+
+/* The stream's pipe, made when its rank is about to start. */
+static int stream_pipe(struct stream *s, struct err *err)
+{
+    int fds[2];
+
+    if (s->piped)
+        return 0;
     if (pipe2(fds, O_CLOEXEC) < 0)
         return err_set(err, "cannot make an output pipe: %s", strerror(errno));
     s->rfd = fds[0];
     s->wfd = fds[1];
+    s->piped = 1;
     fcntl(s->rfd, F_SETFL, O_NONBLOCK);
-    if (o->o.dir && (s->file = open_file(o, rank, which, err)) < 0)
-        return -1;
     return 0;
 }
 
@@ -147,6 +157,12 @@ struct output *output_create(const int *ranks, int n,
         }
     }
     return o;
+}
+
+int output_child_open(struct output *o, int i, struct err *err)
+{
+    return stream_pipe(&o->s[2 * i], err) < 0 ||
+           stream_pipe(&o->s[2 * i + 1], err) < 0 ? -1 : 0;
 }
 
 int output_child_fd(const struct output *o, int i, int stream)

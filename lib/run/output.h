@@ -36,15 +36,21 @@ struct output_opts {
 
 struct output;
 
-/* An engine for ranks (the plan's rank numbers, n of them).  Creates the
- * pipes (close-on-exec) and, with opts->dir, the files.  NULL with err.
- * opts is copied; show is borrowed. */
+/* An engine for ranks (the plan's rank numbers, n of them).  Opens,
+ * with opts->dir, the files; the pipes come one rank at a time
+ * (output_child_open).  NULL with err.  opts is copied; show is borrowed. */
 struct output *output_create(const int *ranks, int n,
                              const struct output_opts *opts, struct err *err);
 
-/* The write ends for the child of the i-th rank (stdout, stderr); the
- * caller dup2s them in the child and closes them in the parent with
- * output_close_child_ends after spawning. */
+/* Make the i-th rank's two pipes (close-on-exec; again: nothing), just
+ * before it starts: dlrun then holds 2 files per started rank and 2 for
+ * the one starting, not 4 per rank of the job while they start (dlrun(1),
+ * Limits).  0, or -1 with err. */
+int output_child_open(struct output *o, int i, struct err *err);
+
+/* The write ends for the child of the i-th rank (stdout, stderr; -1
+ * before output_child_open); the caller dup2s them in the child and
+ * closes them in the parent with output_close_child_ends after spawning. */
 int output_child_fd(const struct output *o, int i, int stream);
 void output_close_child_ends(struct output *o, int i);
 

@@ -41,8 +41,25 @@ expect_rc "ulimit -n 256 (hard too), -np 500: refused, exit 2" 2 \
     "$TMP/mark"
 one_line
 expect_grep "  names the open-file limit" \
-    "500 ranks on .* need about 2,[0-9]* open files in dlrun; the limit is 256 (ulimit -n; hard limit 256)" \
+    "500 ranks on .* need about 1,032 open files in dlrun; the limit is 256 (ulimit -n; hard limit 256)" \
     "$TMP/err"
+no_rank
+mkdir "$TMP/outdir"
+# what the check lets through runs: 2 files per rank and 32 of dlrun's
+# own (4 per rank with --output-dir) are enough
+expect_rc "ulimit -n 232, -np 100 (2 x 100 + 32): runs" 0 \
+    prlimit --nofile=232:232 -- env $CLEAN "$DLRUN" -np 100 --oversubscribe \
+    --bind-to none "$TMP/mark"
+expect_eq "  all 100 ranks ran" "$(started)" 100
+rm -f "$MARKS"/*
+expect_rc "ulimit -n 432, -np 100 --output-dir (4 x 100 + 32): runs" 0 \
+    prlimit --nofile=432:432 -- env $CLEAN "$DLRUN" -np 100 --oversubscribe \
+    --bind-to none --output-dir "$TMP/outdir" "$TMP/mark"
+expect_eq "  all 100 ranks ran" "$(started)" 100
+rm -f "$MARKS"/*
+expect_rc "ulimit -n 431, -np 100 --output-dir: refused, exit 2" 2 \
+    prlimit --nofile=431:431 -- env $CLEAN "$DLRUN" -np 100 --oversubscribe \
+    --bind-to none --output-dir "$TMP/outdir" "$TMP/mark"
 no_rank
 hard=$(ulimit -Hn)
 if [ "$hard" = unlimited ] || [ "$hard" -ge 4096 ]; then
@@ -57,13 +74,13 @@ fi
 
 # --- several nodes: each agent refuses its node's share, the same line ---
 # (DLRUN_RELAY_SIM_MS: the agents run here, as in t_agents.sh)
-expect_rc "2 nodes of 400 ranks, ulimit -n 1024: refused by the agents, exit 2" 2 \
+expect_rc "2 nodes of 600 ranks, ulimit -n 1024: refused by the agents, exit 2" 2 \
     prlimit --nofile=1024:1024 -- env $CLEAN -u DLRUN_BROKER -u DLRUN_TOKEN \
-    DLRUN_RELAY_SIM_MS=0 "$DLRUN" $SIM -H 'sim[1-2]:400' --oversubscribe \
+    DLRUN_RELAY_SIM_MS=0 "$DLRUN" $SIM -H 'sim[1-2]:600' --oversubscribe \
     "$TMP/mark"
 for n in 1 2; do
     expect_grep "  the agent on sim$n names the open-file limit" \
-        "^dlrun: 400 ranks on sim$n need about 1,632 open files in dlrun; the limit is 1,024 (ulimit -n" \
+        "^dlrun: 600 ranks on sim$n need about 1,232 open files in dlrun; the limit is 1,024 (ulimit -n" \
         "$TMP/err"
 done
 no_rank

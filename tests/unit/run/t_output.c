@@ -87,6 +87,9 @@ static struct output *engine(int n, const struct output_opts *oo)
 
     if (!o)
         printf("# output_create: %s\n", err.msg);
+    for (int i = 0; o && i < n; i++)
+        if (output_child_open(o, i, &err) < 0)
+            printf("# output_child_open: %s\n", err.msg);
     return o;
 }
 
@@ -384,6 +387,35 @@ static void test_pipe_grows(void)
     close(oo.console_err);
 }
 
+/* A rank's pipes are made when it is about to start, once: dlrun holds
+ * no pipe of a rank not started yet. */
+static void test_pipes_per_rank(void)
+{
+    static const int ranks[] = { 0, 1, 2 };
+    struct output_opts oo = { .console_out = -1, .console_err = -1 };
+    struct err err = { "" };
+    struct output *o = output_create(ranks, 3, &oo, &err);
+    int fds[6], ids[6], w;
+
+    if (!o) {
+        ok(0, "output_create");
+        return;
+    }
+    ok(output_child_fd(o, 0, 1) < 0 && output_child_fd(o, 2, 2) < 0,
+       "no pipe before output_child_open");
+    is_int(output_poll_fds(o, fds, ids), 0, "  nothing to poll");
+    ok(output_child_open(o, 1, &err) == 0 && output_child_fd(o, 1, 1) >= 0 &&
+       output_child_fd(o, 1, 2) >= 0, "rank index 1's two pipes");
+    w = output_child_fd(o, 1, 1);
+    ok(output_child_open(o, 1, &err) == 0 && output_child_fd(o, 1, 1) == w,
+       "  made once: a second call keeps them");
+    ok(output_child_fd(o, 0, 1) < 0 && output_child_fd(o, 2, 1) < 0,
+       "  the other ranks still have none");
+    is_int(output_poll_fds(o, fds, ids), 2, "  its two read ends are polled");
+    output_close_child_ends(o, 1);
+    output_destroy(o);
+}
+
 int main(void)
 {
     char cmd[128];
@@ -397,6 +429,7 @@ int main(void)
     test_raw_and_files();
     test_cut_anywhere();
     test_pipe_grows();
+    test_pipes_per_rank();
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0)
         printf("# could not remove %s\n", dir);
