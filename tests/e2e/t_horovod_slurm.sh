@@ -3,7 +3,8 @@
 # t_horovod_slurm.sh - dlrun --gloo across nodes: the head serves Horovod's
 # Gloo rendezvous, the agents give their ranks its address and their own
 # node's interface, and ranks on two nodes meet (global, local and cross
-# rendezvous as Horovod's Gloo controller makes them) and exchange data.
+# rendezvous as Horovod's Gloo controller makes them) and exchange data;
+# a host that is not one of the job's nodes gets no answer from the store.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 use_cluster
@@ -31,4 +32,23 @@ case $addr in 10.77.0.*) pass "  rank 1 on node2 reaches the head at $addr" ;;
 expect_grep "  rank 1 on node2" "^\[1\] HOROVOD_HOSTNAME=node2" "$TMP/env.out"
 expect_grep "  cross size 2" "^\[1\] HOROVOD_CROSS_SIZE=2" "$TMP/env.out"
 expect_grep "  an interface of node2" "^\[1\] HOROVOD_GLOO_IFACE=." "$TMP/env.out"
+# --- node3, on the network but not in the job: closed unanswered ---
+cat >"$TMP/rank.sh" <<EOF
+[ "\$HOROVOD_RANK" = 0 ] && echo "\$HOROVOD_GLOO_RENDEZVOUS_ADDR \$HOROVOD_GLOO_RENDEZVOUS_PORT" >"$TMP/where.tmp" && mv "$TMP/where.tmp" "$TMP/where"
+for _ in \$(seq 600); do [ -e "$TMP/go" ] && exec "$PY" "$CLIENT"; sleep 0.1; done
+exit 3
+EOF
+within 300 salloc -N2 -w node1,node2 --ntasks-per-node=1 "$DLRUN" --gloo -np 2 sh "$TMP/rank.sh" \
+    >"$TMP/far.out" 2>&1 & jpid=$!
+for _ in $(seq 600); do [ -s "$TMP/where" ] && break; sleep 0.1; done
+read -r addr port <"$TMP/where"
+expect_eq "node3, not one of the job's nodes: GET, PUT, DELETE" \
+    "$(nsenter --net=/run/netns/dlrun-node3 "$PY" "$E2E/gloo_attack.py" "$addr" "$port" probe)" \
+    "get refused put refused delete refused"
+touch "$TMP/go"
+wait $jpid
+expect_eq "  the ranks on node1 and node2 still meet" "$?" 0 || sed 's/^/  | /' "$TMP/far.out"
+expect_grep "  dlrun says who was refused" \
+    "Gloo rendezvous: refused a connection from 10.77.0.3: not an address of the job's nodes" \
+    "$TMP/far.out"
 done_testing
