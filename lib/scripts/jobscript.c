@@ -290,9 +290,10 @@ static int check_job(const struct jobspec *j, struct err *err)
                        "task per GPU)", sched_titles(0), j->sched->title,
                        j->sched->launcher, j->sched->launcher);
     if (j->requeue && !j->sched->requeue_cmd)
-        return err_set(err, "--requeue is not available for %s jobs here "
-                       "(%s): give --no-requeue", j->sched->title,
-                       j->sched->no_requeue);
+        return err_set(err, "--requeue: %s jobs cannot be requeued from "
+                       "their script: %s; leave --requeue out (--no-requeue "
+                       "turns off a profile's requeue: true)",
+                       j->sched->title, j->sched->no_requeue);
     if (j->requeue && !j->signal_name)
         return err_set(err, "--requeue needs the signal sent before the "
                        "time limit (--signal USR1@90)");

@@ -79,8 +79,8 @@ struct sched {
     const char *requeue_cmd;    /* requeues the job from its script
                                    (template name {{requeue_command}}), or
                                    NULL: --requeue is refused, because... */
-    const char *no_requeue;     /* ...of this ("pjsub --restart is the
-                                   site's to allow") */
+    const char *no_requeue;     /* ...of this ("no PJM command puts a
+                                   running job back in its queue ...") */
 };
 
 /* The rows, in the order they are listed; NULL-terminated. */

@@ -133,5 +133,10 @@ const struct sched sched_pjm = {
     /* "[INFO] PJM 0000 pjsub Job 123 submitted." */
     .submit = submit, .id_after = " Job ", .id_end = " \t\n",
     .requeue_signal = "TERM@10",
-    .no_requeue = "pjsub --restart is the site's to allow",
+    /* pjsub --restart reruns a job after a node failure only (where the
+     * site allows it); no PJM command puts a running job back in its
+     * queue, as scontrol requeue or qrerun do */
+    .no_requeue = "no PJM command puts a running job back in its queue "
+                  "(chain the runs with pjsub --step --sparam jid=JOBID "
+                  "instead)",
 };

@@ -32,6 +32,8 @@ expect_grep "flow: mpirun on the node file, one dlrun a node" \
     "$TMP/profile-flow.sh"
 expect_rc "pjm --requeue: refused" 2 "$DLRUN" script --scheduler pjm -N 1 --requeue -- p
 says_one_line "pjm --requeue"
+expect_grep "  says why and what instead, not 'give --no-requeue'" \
+    "PJM jobs cannot be requeued from their script: no PJM command puts a running job back in its queue (chain the runs with pjsub --step --sparam jid=JOBID instead); leave --requeue out" "$TMP/err"
 mkdir -p "$TMP/bin"
 cat >"$TMP/bin/pjsub" <<'EOS'
 #!/bin/sh
