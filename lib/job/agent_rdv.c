@@ -5,7 +5,9 @@
  * publishes them (dlrun.ports.NODE).  Rank 0's agent gathers every node's
  * and publishes the whole rendezvous, dlrun.rdv = "ADDR PORT W0 W1 ...",
  * one worker port per rank; the others wait for it.  Each agent talks to
- * the broker twice, rank 0's once per node more. */
+ * the broker twice, rank 0's once per node more.  Without TF_CONFIG
+ * (--tf-config) there are no worker ports: rank 0's agent publishes
+ * "ADDR PORT" alone, and no agent carries a list as long as the world. */
 #include "job/head.h"
 
 #include <stdio.h>
@@ -44,21 +46,32 @@ static int parse_ports(const char *text, int *v, int n, struct err *err)
     return 0;
 }
 
-/* This node's ports: its ranks' workers, then MASTER_PORT if it is ours
- * to find.  Published; *master set when found here. */
+/* The ranks get TF_CONFIG, whose workers need ports (unresolved: yes). */
+static int tf_wanted(const struct job *j)
+{
+    return j->opt.tf_config != TF_NO;
+}
+
+/* This node's ports: its ranks' workers (with TF_CONFIG), then
+ * MASTER_PORT if it is ours to find.  The workers' published; *master set
+ * when found here. */
 static int publish_mine(struct client *c, const struct job *j, int *master,
                         struct err *err)
 {
     const struct plan *p = &j->plan;
-    int node = p->self_node, k = p->nodes[node].nranks;
+    int node = p->self_node, k = tf_wanted(j) ? p->nodes[node].nranks : 0;
     int want = k + (node == p->rank_node[0] && !j->opt.rdv.master_port);
-    int *ports = calloc((size_t)want, sizeof *ports), rc = -1;
+    int *ports = calloc((size_t)want + 1, sizeof *ports), rc = -1;
     char key[64], *val = NULL;
 
-    if (!ports || net_free_ports(ports, want, err) < 0)
+    if (!ports || (want > 0 && net_free_ports(ports, want, err) < 0))
         goto out;
     if (want > k)
         *master = ports[k];
+    if (k == 0) {
+        rc = 0;
+        goto out;
+    }
     snprintf(key, sizeof key, "dlrun.ports.%d", node);
     val = format_ports("", ports, k);
     if (val && client_put(c, key, val, strlen(val), err) == CLIENT_OK)
@@ -69,15 +82,29 @@ out:
     return rc;
 }
 
+/* Rank 0's agent without TF_CONFIG: the master's address and port. */
+static int publish_master(struct client *c, const struct job *j,
+                          struct err *err)
+{
+    char val[300];
+
+    snprintf(val, sizeof val, "%s %d", j->rdv.addr, j->rdv.port);
+    return client_put(c, "dlrun.rdv", val, strlen(val), err) == CLIENT_OK ?
+           0 : -1;
+}
+
 /* Rank 0's agent: every node's ports into j->rdv.worker_ports, then the
  * whole rendezvous for the others. */
 static int gather(struct client *c, struct job *j, struct err *err)
 {
     const struct plan *p = &j->plan;
-    int *off = calloc((size_t)p->nnodes + 1, sizeof *off);
-    int *all = calloc((size_t)p->nranks, sizeof *all), rc = -1;
+    int *off = NULL, *all = NULL, rc = -1;
     char key[64], head[300], *val = NULL;
 
+    if (!tf_wanted(j))
+        return publish_master(c, j, err);
+    off = calloc((size_t)p->nnodes + 1, sizeof *off);
+    all = calloc((size_t)p->nranks, sizeof *all);
     for (int i = 0; off && i < p->nnodes; i++)
         off[i + 1] = off[i] + p->nodes[i].nranks;
     j->rdv.worker_ports = calloc((size_t)p->nranks, sizeof (int));
@@ -110,13 +137,15 @@ static int receive(struct client *c, struct job *j, struct err *err)
     size_t len = 0;
     int used = 0, rc = -1;
 
-    j->rdv.worker_ports = calloc((size_t)j->plan.nranks, sizeof (int));
-    if (j->rdv.worker_ports &&
+    if (tf_wanted(j))
+        j->rdv.worker_ports = calloc((size_t)j->plan.nranks, sizeof (int));
+    if ((j->rdv.worker_ports || !tf_wanted(j)) &&
         client_get(c, "dlrun.rdv", CLIENT_FOREVER, &got, &len, err) == CLIENT_OK &&
         sscanf(got, "%255s %d%n", j->rdv.addr, &j->rdv.port, &used) == 2) {
         /* any rank could have written it: a port is 1 to 65535 */
         rc = j->rdv.port < 1 || j->rdv.port > 65535 ?
              err_set(err, "bad master port %d from the broker", j->rdv.port) :
+             !j->rdv.worker_ports ? 0 :
              parse_ports((char *)got + used, j->rdv.worker_ports,
                          j->plan.nranks, err);
     }

@@ -117,6 +117,25 @@ static void test_master_port_given(void)
     free_job(&j1);
 }
 
+/* Without TF_CONFIG no worker ports: the master's alone, nothing that
+ * grows with the world. */
+static void test_no_tf(void)
+{
+    struct job j0, j1;
+    int rc1 = -1;
+
+    if (make_job(&j0, 0) < 0 || make_job(&j1, 1) < 0)
+        return;
+    j0.opt.tf_config = j1.opt.tf_config = TF_NO;
+    is_int(agree_both(&j0, &j1, &rc1), 0, "--tf-config no: agreed");
+    is_int(rc1, 0, "  the other agent receives");
+    ok(j0.rdv.port != 29500 && j0.rdv.port == j1.rdv.port,
+       "  one MASTER_PORT, found free by rank 0's agent");
+    ok(!j0.rdv.worker_ports && !j1.rdv.worker_ports, "  no worker ports");
+    free_job(&j0);
+    free_job(&j1);
+}
+
 /* A rank put nonsense where the agents read (it holds the token). */
 static void test_bad(struct client *c)
 {
@@ -178,6 +197,11 @@ int main(void)
     snprintf(addr, sizeof addr, "127.0.0.1:%d", t ? broker_thread_port(t) : 0);
     setenv("DLRUN_BROKER", addr, 1);
     test_master_port_given();
+    broker_thread_stop(t);
+    t = broker_thread_start("127.0.0.1", 0, tok, &err);
+    snprintf(addr, sizeof addr, "127.0.0.1:%d", t ? broker_thread_port(t) : 0);
+    setenv("DLRUN_BROKER", addr, 1);
+    test_no_tf();
     t2 = broker_thread_start("127.0.0.1", 0, tok, &err);
     snprintf(addr, sizeof addr, "127.0.0.1:%d", t2 ? broker_thread_port(t2) : 0);
     setenv("DLRUN_BROKER", addr, 1);
