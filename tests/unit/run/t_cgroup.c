@@ -7,6 +7,7 @@
  * Where one can be made here (root, a delegated tree): a child moved in
  * through cgroup.procs is killed with the folder's cgroup.kill and the
  * folder removed once empty. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -281,6 +282,22 @@ static void stale(void)
 
 /* Below the real cgroup: a folder of a gone dlrun, aged, is swept when
  * the next job's is made; one of a live dlrun stays. */
+/* How many folders of this process's jobs are below base. */
+static int ours_left(const char *base)
+{
+    DIR *d = opendir(base);
+    struct dirent *e;
+    char prefix[64];
+    int n = 0;
+
+    snprintf(prefix, sizeof prefix, "dlrun-%d-", (int)getpid());
+    while (d && (e = readdir(d)))
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
 static void sweep(const char *job_dir)
 {
     char base[4096], gone[4200], live[4200], dir[4096];
@@ -313,6 +330,9 @@ static void sweep(const char *job_dir)
     ok(stat(live, &st) == 0, "  the one of a live dlrun kept");
     rmdir(live);
     rmdir(dir);
+    ok(cgroup_probe(gone, sizeof gone, &err) == 0 && strcmp(gone, base) == 0,
+       "cgroup_probe: one can be made, below this process's cgroup");
+    ok(ours_left(base) == 0, "  and what it made is removed again");
 }
 
 static void fixtures(void)
