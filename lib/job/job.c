@@ -209,7 +209,7 @@ int job_prepare_planned(struct job *j, int collective)
     if (job_bind(j) != 0)
         return EXIT_USAGE;
     j->opt.rdv.collective = collective;
-    j->opt.rdv.agent = j->agent;
+    j->opt.rdv.quiet = j->agent || j->opt.mpi == MPI_SRUN;
     if (rdv_resolve(&j->alloc, &j->plan, &j->opt.rdv, environ, &j->rdv,
                     &err) == 0)
         return 0;

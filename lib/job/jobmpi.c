@@ -344,6 +344,10 @@ static void task_options(const struct options *o, struct strv *a)
             strv_addf(a, "%s=%s", bind_flags[i], o->bind_arg[i]);
     if (o->rdv.iface)
         strv_addf(a, "--iface=%s", o->rdv.iface);
+    if (o->rdv.master_addr)
+        strv_addf(a, "--master-addr=%s", o->rdv.master_addr);
+    if (o->rdv.master_port)
+        strv_addf(a, "--master-port=%d", o->rdv.master_port);
     if (o->keep_env)
         strv_addf(a, "--keep-env");
     if (o->report_bindings)

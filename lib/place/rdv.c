@@ -119,7 +119,7 @@ static int check_port(const struct plan *p, const struct rdv_opts *o,
     int first = p->per_task ? p->self == 0 :
                 p->self_node >= 0 && p->self_node == p->rank_node[0];
 
-    if (o->collective && !o->agent && first && net_port_taken(out->port) == 1)
+    if (o->collective && first && net_port_taken(out->port) == 1)
         return err_set(err, "MASTER_PORT %d, %s, is taken on rank 0's host "
                        "(by another job?); pass --master-port with a free "
                        "port%s", out->port, what, server ? ", or "
@@ -186,7 +186,7 @@ static void say_unused(const struct rdv_opts *o, char **envp)
     int both = addr && port;
     char vars[120], opts[120];
 
-    if (!o->collective || o->agent || (!addr && !port))
+    if (!o->collective || o->quiet || (!addr && !port))
         return;
     snprintf(vars, sizeof vars, "%s%.50s%s%s%.20s", addr ? "MASTER_ADDR=" : "",
              addr ? addr : "", both ? " and " : "", port ? "MASTER_PORT=" : "",
@@ -204,7 +204,7 @@ static void say_unused(const struct rdv_opts *o, char **envp)
 static int task_addr(const struct plan *p, const struct rdv_opts *o,
                      char **envp, struct rdv *out, struct err *err)
 {
-    const char *v = o->master_addr || o->iface || o->agent ? NULL :
+    const char *v = o->master_addr || o->iface ? NULL :
                     exported(envp, "MASTER_ADDR", "DLRUN_MASTER_ADDR");
 
     if (!v)
@@ -223,7 +223,7 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
     int tasks = p->per_task || p->self_node >= 0;
     int pmix = tasks && o->collective && o->pmix && pmixc_server(envp);
     int server = tasks && pmixc_server(envp);
-    const char *port = tasks && !o->agent ?
+    const char *port = tasks ?
                        exported(envp, "MASTER_PORT", "DLRUN_MASTER_PORT") : NULL;
 
     memset(out, 0, sizeof *out);

@@ -17,8 +17,11 @@ struct rdv_opts {
                                    through the PMIx server (off by default:
                                    Open MPI 4.1 cannot MPI_Init in a process
                                    whose rank already used the server) */
-    int agent;                  /* 1: an agent of a head, which finds the
-                                   port and says what there is to say */
+    int quiet;                  /* 1: this dlrun does not give the ranks
+                                   their rendezvous (an agent: its head
+                                   says; a head under --mpi=srun: srun's
+                                   tasks decide), so it says nothing of an
+                                   exported MASTER_ADDR/MASTER_PORT */
 };
 
 struct rdv {

@@ -86,6 +86,17 @@ if srun --mpi=list 2>&1 | grep -q pmix; then
     expect_eq "  4 ranks in one world of 4" "$(grep -c 'hello [0-3] of 4 on node[1-4]$' "$TMP/srun.out")" 4 ||
         sed 's/^/  | /' "$TMP/srun.out"
     expect_eq "  dlrun set RANK = the MPI rank" "$(grep -c 'RANK=3 LOCAL_RANK=1' "$TMP/srun.out")" 1
+    # srun's tasks decide the rendezvous: an exported MASTER_PORT reaches
+    # them and they use it (nothing says it is not), --master-port too
+    p=$(fixed_port)
+    within 600 salloc -N2 --ntasks-per-node=2 sh -c "
+        MASTER_PORT=$p \"$DLRUN\" --mpi=srun -np 4 sh -c 'echo port=\$MASTER_PORT'
+        \"$DLRUN\" --mpi=srun -np 4 --master-port 12345 sh -c 'echo mport=\$MASTER_PORT'
+        echo rc=\$?" >"$TMP/srunport.out" 2>&1
+    expect_eq "--mpi=srun, MASTER_PORT=$p exported: every rank's" "$(grep -c "^port=$p$" "$TMP/srunport.out")" 4 ||
+        sed 's/^/  | /' "$TMP/srunport.out"
+    expect_eq "  nothing said of it" "$(grep -c 'not used' "$TMP/srunport.out")" 0
+    expect_eq "--mpi=srun --master-port 12345: every rank's" "$(grep -c "^mport=12345$" "$TMP/srunport.out")" 4
 else
     echo "# srun has no pmix plugin here: --mpi=srun not tested"
 fi
