@@ -139,6 +139,8 @@ static int head_start_broker(struct head *h, const struct job *j,
     h->broker = broker_create(ip, 0, tok, NULL, err);
     if (!h->broker)
         return -1;
+    if (j->opt.gloo)
+        broker_on_auth(h->broker, horovod_allow_peer, NULL);
     token_to_hex(tok, h->token);
     snprintf(h->addr, sizeof h->addr, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip,
              broker_port(h->broker));
@@ -416,14 +418,15 @@ static void head_attempt(void *ctx, const struct engine *e,
     int *nodes = NULL, life[2] = { -1, -1 }, rc = EXIT_FAIL;
 
     h.failed_rank = -1;
+    /* the Gloo store first: the broker tells it where agents connect from */
+    if (horovod_begin(j) != 0)
+        goto out;
     if (head_watch_init(&h, j, &err) < 0 ||
         head_start_broker(&h, j, &err) < 0) {
         rc = say_fail(EXIT_FAIL, "cannot start the broker: %s",
                       err.msg[0] ? err.msg : "out of memory");
         goto out;
     }
-    if (horovod_begin(j) != 0)
-        goto out;
     status_head_begin(j, h.addr, h.token);
     if (pipe2(life, O_CLOEXEC) < 0 || !(nodes = head_nodes(&j->plan)) ||
         agent_args(j, &args) < 0 || !(aj.envp = agent_envp(&h, &add))) {

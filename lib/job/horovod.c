@@ -123,6 +123,13 @@ int horovod_begin(struct job *j)
     return 0;
 }
 
+void horovod_allow_peer(void *ctx, const struct sockaddr *sa)
+{
+    (void)ctx;
+    if (server)
+        hvd_server_allow(server, sa);
+}
+
 /* The interface this host reaches addr through: an agent's ranks use it
  * (the head's may be named otherwise here).  Found once. */
 static int route_iface(const char *addr, char *out, size_t len,

@@ -5,6 +5,8 @@
 #ifndef DLRUN_HOROVOD_H
 #define DLRUN_HOROVOD_H
 
+#include <sys/socket.h>
+
 #include "util/envset.h"
 #include "job/job.h"
 #include "util/strv.h"
@@ -19,6 +21,11 @@ int horovod_check(const struct job *j);
  * the new attempt; where it listens goes into j->opt.gloo_rdv.  0, or
  * EXIT_FAIL after printing.  Agents take the head's. */
 int horovod_begin(struct job *j);
+
+/* The broker's on_auth hook (rendezvous/broker.h; ctx unused): an agent
+ * connected from sa, so its node's ranks may reach the Gloo store from
+ * there.  Nothing before horovod_begin started the store. */
+void horovod_allow_peer(void *ctx, const struct sockaddr *sa);
 
 /* The rank's HOROVOD_GLOO_* variables into out.  0, or the exit code
  * after printing. */

@@ -114,6 +114,8 @@ struct broker {
     uint64_t now;
     void (*log)(void *ctx, const char *line);
     void *log_ctx;
+    void (*on_auth)(void *ctx, const struct sockaddr *sa);
+    void *on_auth_ctx;
     uint8_t *rbuf;                  /* READ_CHUNK bytes, owned; at the first
                                        read (a launch whose ranks never
                                        connect does not touch 64 KiB) */
@@ -551,6 +553,17 @@ static void reconsider_all(struct broker *b)
 
 /* ---- requests in ---- */
 
+/* c presented the token: its address to the on_auth hook (TCP only). */
+static void tell_auth(struct broker *b, const struct conn *c)
+{
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof sa;
+
+    if (getpeername(c->fd, (struct sockaddr *)&sa, &len) == 0 &&
+        (sa.ss_family == AF_INET || sa.ss_family == AF_INET6))
+        b->on_auth(b->on_auth_ctx, (struct sockaddr *)&sa);
+}
+
 /* The engine's callback: one valid frame from c. */
 static int on_msg(void *ctx, const struct bp_msg *m)
 {
@@ -568,6 +581,8 @@ static int on_msg(void *ctx, const struct bp_msg *m)
     /* the engine checked the token: tell the peer the value limit */
     unauth_unlink(b, c);
     c->authed = 1;
+    if (b->on_auth)
+        tell_auth(b, c);
     ok.arg = (int64_t)b->lim.max_value;
     on_reply(b, &c->peer, &ok);
     return 0;
@@ -1059,6 +1074,14 @@ void broker_set_log(struct broker *b, void (*log)(void *ctx, const char *line),
 {
     b->log = log;
     b->log_ctx = ctx;
+}
+
+void broker_on_auth(struct broker *b,
+                    void (*fn)(void *ctx, const struct sockaddr *sa),
+                    void *ctx)
+{
+    b->on_auth = fn;
+    b->on_auth_ctx = ctx;
 }
 
 int broker_peek(const struct broker *b, const char *key, char *buf,

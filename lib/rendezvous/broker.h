@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "util/err.h"
 #include "rendezvous/token.h"
@@ -115,6 +116,14 @@ void broker_get_stats(const struct broker *b, struct broker_stats *out);
 /* Call log(ctx, line) for every dropped peer ("dropped 10.0.0.7:51234:
  * wrong token"); line is borrowed for the call.  NULL: quiet (default). */
 void broker_set_log(struct broker *b, void (*log)(void *ctx, const char *line),
+                    void *ctx);
+
+/* Call fn(ctx, sa) each time a peer on TCP presents the token (sa: its
+ * address, borrowed for the call), from the thread that runs b: the head
+ * lets the nodes its agents connect from talk to the Gloo store
+ * (job/horovod.c).  NULL: nothing (default). */
+void broker_on_auth(struct broker *b,
+                    void (*fn)(void *ctx, const struct sockaddr *sa),
                     void *ctx);
 
 #endif

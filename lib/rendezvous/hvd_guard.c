@@ -152,6 +152,20 @@ fail:
     return -1;
 }
 
+int hvd_allow_add(struct hvd_allow *a, const struct hvd_addr *x)
+{
+    struct hvd_addr *v;
+
+    if (addr_in(x, a->nodes, a->nnodes))
+        return 0;
+    v = realloc(a->nodes, ((size_t)a->nnodes + 1) * sizeof *v);
+    if (!v)
+        return -1;
+    v[a->nnodes++] = *x;
+    a->nodes = v;
+    return 0;
+}
+
 void hvd_allow_free(struct hvd_allow *a)
 {
     free(a->nodes);

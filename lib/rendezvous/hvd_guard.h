@@ -52,6 +52,10 @@ struct hvd_allow {
 int hvd_allow_build(struct hvd_allow *a, uid_t uid, const char *const *names,
                     int n, struct err *err);
 
+/* Add x to a's nodes (a node the job's agents connect from).  0 / -1
+ * when out of memory (a is unchanged). */
+int hvd_allow_add(struct hvd_allow *a, const struct hvd_addr *x);
+
 /* Free what a holds and empty it (the uid stays). */
 void hvd_allow_free(struct hvd_allow *a);
 

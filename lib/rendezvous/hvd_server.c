@@ -465,6 +465,17 @@ int hvd_server_begin(struct hvd_server *s, const struct plan *p,
     return rc;
 }
 
+void hvd_server_allow(struct hvd_server *s, const struct sockaddr *sa)
+{
+    struct hvd_addr x;
+
+    if (hvd_addr_of(sa, &x, NULL) < 0)
+        return;
+    pthread_mutex_lock(&s->lock);
+    hvd_allow_add(&s->allow, &x);
+    pthread_mutex_unlock(&s->lock);
+}
+
 void hvd_server_stop(struct hvd_server *s)
 {
     if (!s)

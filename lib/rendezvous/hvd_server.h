@@ -18,6 +18,7 @@
 #define DLRUN_HVD_SERVER_H
 
 #include <stddef.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "util/err.h"
@@ -59,10 +60,17 @@ int hvd_server_port(const struct hvd_server *s);
  * rank, "local_HOST": the ranks on HOST, "cross_L": the nodes that have
  * local rank L) and empty the store: call before each attempt's ranks
  * start.  Unless it listens on loopback, the addresses of p's nodes
- * (plan_addr_name, resolved now) are the only others that may connect.
+ * (plan_addr_name, resolved now) and those hvd_server_allow adds are the
+ * only others that may connect.
  * 0 / -1 with err (out of memory). */
 int hvd_server_begin(struct hvd_server *s, const struct plan *p,
                      struct err *err);
+
+/* Let address sa (borrowed) connect too until the next hvd_server_begin:
+ * where one of the job's agents connected from (its node may reach this
+ * host from an address its name does not resolve to).  Thread-safe;
+ * nothing when out of memory. */
+void hvd_server_allow(struct hvd_server *s, const struct sockaddr *sa);
 
 /* Stop the thread, close every socket, free s (NULL is fine). */
 void hvd_server_stop(struct hvd_server *s);

@@ -4,7 +4,9 @@
 # Gloo rendezvous, the agents give their ranks its address and their own
 # node's interface, and ranks on two nodes meet (global, local and cross
 # rendezvous as Horovod's Gloo controller makes them) and exchange data;
-# a host that is not one of the job's nodes gets no answer from the store.
+# a host that is not one of the job's nodes gets no answer from the store,
+# and a node that reaches the head from an address its name does not
+# resolve to is known by its agent's.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 use_cluster
@@ -51,4 +53,16 @@ expect_eq "  the ranks on node1 and node2 still meet" "$?" 0 || sed 's/^/  | /' 
 expect_grep "  dlrun says who was refused" \
     "Gloo rendezvous: refused a connection from 10.77.0.3: not an address of the job's nodes" \
     "$TMP/far.out"
+# --- node2 reaches the head from an address "node2" does not resolve to
+# (a second network, as --iface's may be): its agent's address counts ---
+ip -n dlrun-node2 addr add 10.77.0.102/24 dev eth0 &&
+    ip -n dlrun-node2 route add 10.77.0.254/32 dev eth0 src 10.77.0.102 ||
+    fail "cannot give node2 a second address"
+within 300 salloc -N2 -w node1,node2 --ntasks-per-node=1 "$DLRUN" --gloo -np 2 "$PY" "$CLIENT" \
+    >"$TMP/second.out" 2>&1
+expect_eq "node2's ranks connect from 10.77.0.102: they still meet" "$?" 0 ||
+    sed 's/^/  | /' "$TMP/second.out"
+expect_eq "  both ranks" "$(grep -c '^rank [01] ok global 3' "$TMP/second.out")" 2
+ip -n dlrun-node2 route del 10.77.0.254/32 dev eth0 src 10.77.0.102
+ip -n dlrun-node2 addr del 10.77.0.102/24 dev eth0
 done_testing

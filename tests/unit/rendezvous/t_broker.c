@@ -818,6 +818,18 @@ static size_t clients_that_fit(size_t want)
     return want;
 }
 
+static int auths, auths_lo;
+
+static void on_auth(void *ctx, const struct sockaddr *sa)
+{
+    const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+    (void)ctx;
+    auths++;
+    auths_lo += sa->sa_family == AF_INET &&
+                ntohl(in->sin_addr.s_addr) == INADDR_LOOPBACK;
+}
+
 int main(void)
 {
     struct broker_limits lim = { .max_value = MAX_VALUE, .max_out = MAX_OUT,
@@ -836,7 +848,12 @@ int main(void)
     snprintf(broker_env, sizeof broker_env, "127.0.0.1:%d", broker_port(g_b));
     token_to_hex(token, token_hex);
     test_many_clients(clients_that_fit(1000));
+    broker_on_auth(g_b, on_auth, NULL);
     test_bad_peers();
+    is_int(auths, 2, "on_auth: once for each peer that presented the token "
+           "(not a wrong token, garbage or half an AUTH)");
+    is_int(auths_lo, 2, "... with its address, 127.0.0.1");
+    broker_on_auth(g_b, NULL, NULL);
     test_slow_reader();
     test_max_conns();
     test_fork_holds_fd();

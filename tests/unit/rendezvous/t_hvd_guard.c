@@ -188,6 +188,15 @@ static void test_build(void)
     ok(a.nmine >= 1, "... this host's addresses");
     is_int(hvd_verdict(&a, &lo, HVD_OWNER_NONE), HVD_DENY_UNKNOWN,
            "loopback stays uid-checked even when a node resolves to it");
+    {
+        struct hvd_addr far = A("10.77.0.9");
+        is_int(hvd_verdict(&a, &far, HVD_OWNER_NONE), HVD_DENY_ADDR,
+               "an address no name resolves to: refused");
+        ok(hvd_allow_add(&a, &far) == 0 && hvd_allow_add(&a, &far) == 0 &&
+           a.nnodes == 2, "added once (an agent connected from it)");
+        is_int(hvd_verdict(&a, &far, HVD_OWNER_NONE), HVD_ALLOW,
+               "... then allowed");
+    }
     hvd_allow_free(&a);
     ok(a.nodes == NULL && a.nnodes == 0, "freed and empty");
 }
