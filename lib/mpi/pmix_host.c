@@ -43,6 +43,7 @@ void pmix_host_stop(struct pmix_host *s) { (void)s; }
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "util/privdirs.h"
 #include "util/tmpdir.h"
 #include "place/hwlocdl.h"
 #include "mpi/pmix_host_int.h"
@@ -264,7 +265,7 @@ struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
         return NULL;
     }
     snprintf(s->dir, sizeof s->dir, "%s/dlrun-pmix.XXXXXX", tmp);
-    if (!mkdtemp(s->dir)) {
+    if (!privdirs_mkdtemp(s->dir)) {
         err_set(err, "cannot create the PMIx server's directory %s: %s",
                 s->dir, strerror(errno));
         free(s);
@@ -275,6 +276,7 @@ struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
     if (load_topology(s, err) < 0 || server_init(s, err) < 0) {
         the_server = NULL;
         free_topology(s);
+        privdirs_forget(s->dir);
         nftw(s->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
         free(s);
         return NULL;
@@ -373,6 +375,7 @@ void pmix_host_stop(struct pmix_host *s)
     PMIx_server_finalize();
     the_server = NULL;
     free_topology(s);
+    privdirs_forget(s->dir);
     nftw(s->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
     free(s);
 }

@@ -38,6 +38,7 @@
 #include "rendezvous/broker_proto.h"
 #include "rendezvous/broker_store.h"
 #include "util/clock.h"
+#include "util/privdirs.h"
 #include "util/tmpdir.h"
 
 #define DEFAULT_MAX_CONNS 65536
@@ -914,7 +915,7 @@ static int private_dir(char *dir, size_t len, struct err *err)
     if (tmpdir_pick(tmp, sizeof tmp, sizeof tmp - 1, err) < 0)
         return -1;
     snprintf(dir, len, "%s/dlrun-broker.XXXXXX", tmp);
-    if (!mkdtemp(dir))
+    if (!privdirs_mkdtemp(dir))
         return err_set(err, "cannot make a private folder in %s for the "
                        "broker's socket: %s (set TMPDIR)", tmp,
                        strerror(errno));
@@ -1021,8 +1022,10 @@ void broker_destroy(struct broker *b)
         close(b->lfd);
     if (b->lfd >= 0 && strncmp(b->addr, "unix:", 5) == 0)
         unlink(b->addr + 5);
-    if (b->rmdir_path)
+    if (b->rmdir_path) {
+        privdirs_forget(b->rmdir_path);
         rmdir(b->rmdir_path);
+    }
     free(b->rmdir_path);
     for (int i = 0; i < SRC_BUCKETS; i++)
         while (b->srcs[i]) {

@@ -19,6 +19,7 @@
 #include "rendezvous/broker_relay.h"
 #include "rendezvous/client.h"
 #include "util/clock.h"
+#include "util/privdirs.h"
 #include "util/tmpdir.h"
 
 #define MAX_OUT (64u << 20)     /* answers queued for one peer, requests
@@ -320,7 +321,7 @@ static int own_folder(struct relay_srv *s, struct sockaddr_un *un,
     if (tmpdir_pick(tmp, sizeof tmp, sizeof tmp - 1, err) < 0)
         return err_prefix(err, "relay");
     snprintf(s->dir, sizeof s->dir, "%s/dlrun-relay.XXXXXX", tmp);
-    if (!mkdtemp(s->dir)) {
+    if (!privdirs_mkdtemp(s->dir)) {
         s->dir[0] = '\0';
         return err_set(err, "relay: cannot make a folder in %s: %s (set "
                        "TMPDIR)", tmp, strerror(errno));
@@ -452,8 +453,10 @@ void relay_srv_stop(struct relay_srv *s)
     close_all(s);
     if (s->addr[0])
         unlink(s->addr + 5);
-    if (s->dir[0])
+    if (s->dir[0]) {
+        privdirs_forget(s->dir);
         rmdir(s->dir);
+    }
     if (s->ep >= 0)
         close(s->ep);
     if (s->wake >= 0)

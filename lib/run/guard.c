@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "run/cgroup.h"
+#include "util/privdirs.h"
 #include "util/safefile.h"
 #include "rendezvous/token.h"
 
@@ -180,7 +181,9 @@ int guard_start(int use_cgroup, struct err *err)
         forget_cgroup();
     snprintf(g.why, sizeof g.why, "%s", cgerr.msg);
     snprintf(mark, sizeof mark, "%s=%s", MARK_NAME, g.mark);
-    rc = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
+    /* the folders listed after the fork: the guard must see them */
+    rc = privdirs_share() < 0 ? -1 :
+         socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv);
     if (rc < 0)
         err_set(err, "socketpair: %s", strerror(errno));
     if (rc == 0) {
@@ -339,6 +342,7 @@ int guard_watch(int fd, const char *cgroup_dir, const char *mark)
         end_job(&gs, cgroup_dir, mark);
         if (g.folder[0])     /* as dlrun would have removed it */
             safefile_remove_dir(g.folder);
+        privdirs_remove_all();
     }
     if (cgroup_dir) {
         cgroup_kill(cgroup_dir);

@@ -30,7 +30,8 @@ int guard_start(int use_cgroup, struct err *err);
 
 /* The job's private folder (dir: 0700, ours, with the folders in it: the
  * PMIx server's), which the guard removes when dlrun dies without
- * cleaning up (SIGKILL).
+ * cleaning up (SIGKILL), with the folders util/privdirs.h lists (those
+ * made elsewhere: the broker's or relay's own).
  * Call before guard_start, and start the guard right after creating the
  * folder (a signal in between leaves it behind): the guard takes a copy
  * when it starts.  NULL or "" forgets it. */

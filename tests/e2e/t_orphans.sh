@@ -68,6 +68,49 @@ if "$DLRUN" check | grep -q 'PMIx hosting: *yes'; then
     wait_gone
     for _ in $(seq 1200); do [ -z "$(ls "$TMP/tmpdir")" ] && break; sleep 0.1; done
     expect_eq "  dlrun SIGKILLed: the guard removed both" "$(ls "$TMP/tmpdir")" ""
+    # an Open MPI program (dlrun hosts PMIx for it) with a TMPDIR too long
+    # for a socket in the job's folder: the broker makes a folder of its
+    # own elsewhere (in /tmp), which the guard removes too
+    long=$TMP/$(printf '%090d' 0)
+    mkdir "$long"
+    cat >"$TMP/mpi_env.c" <<'EOC'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(int argc, char **argv)
+{
+    int r;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    printf("rank %d broker %s\n", r, getenv("DLRUN_BROKER"));
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (argc > 1)
+        execlp("sh", "sh", "-c", argv[1], (char *)NULL);
+    MPI_Finalize();
+    return 0;
+}
+EOC
+    if command -v mpicc >/dev/null 2>&1 && mpicc -o "$TMP/mpi_env" "$TMP/mpi_env.c" 2>/dev/null; then
+        env $CLEAN TMPDIR="$long" "$DLRUN" -np 2 "$TMP/mpi_env" "exec $S 1009" >"$TMP/out" 2>&1 & pid=$!
+        # (its argv holds the mark: wait for what it prints after MPI_Init)
+        for _ in $(seq 1200); do grep -q '^rank 0 broker' "$TMP/out" && break; sleep 0.1; done
+        wait_count 2
+        b=$(sed -n 's/^rank 0 broker unix:\(.*\)\/broker.sock$/\1/p' "$TMP/out")
+        expect_eq "an Open MPI program, a long TMPDIR: the PMIx folder in the job's" \
+            "$(ls -d "$long"/dlrun-job.*/dlrun-pmix.* | wc -l | tr -d ' ')" 1
+        case $b in /tmp/dlrun-broker.*) pass "  the broker's folder of its own: $b" ;;
+        *) fail "  the broker's folder of its own: '$b'"; sed 's/^/  | /' "$TMP/out" ;; esac
+        kill -KILL $pid; wait $pid 2>/dev/null
+        wait_gone
+        for _ in $(seq 1200); do [ -z "$(ls "$long")" ] && [ ! -e "$b" ] && break; sleep 0.1; done
+        expect_eq "  dlrun SIGKILLed: no dlrun-job.*, no dlrun-pmix.* left" "$(ls "$long")" ""
+        expect_eq "  nor the broker's folder" "$(ls -d "$b" 2>/dev/null)" ""
+        rmdir "$long"
+    else
+        pass "skip: no mpicc (an Open MPI program not tested)"
+    fi
 else
     pass "skip: dlrun built without PMIx (its folder not tested)"
 fi
