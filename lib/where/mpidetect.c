@@ -45,8 +45,10 @@ struct lookfor {
 static const char *const mpi_words[] = { "mpi4py", "horovod", "pyrannc",
                                          "libmpi", NULL };
 static const char *const tf_words[] = { "tensorflow", NULL };
+static const char *const hvd_words[] = { "horovod", NULL };
 static const struct lookfor look_mpi = { mpi_words, "MPI" };
 static const struct lookfor look_tf = { tf_words, "TensorFlow" };
+static const struct lookfor look_hvd = { hvd_words, "Horovod" };
 
 /* The first word of lf in the code (not the comments) of the first
  * SCRIPT_SCAN bytes, its line (from 1) into *line; NULL when none. */
@@ -216,19 +218,39 @@ static int python_script(const unsigned char *b, size_t n)
            memmem(b, nl ? (size_t)(nl - b) : n, "python", 6) != NULL;
 }
 
+/* TensorFlow's test of test_bytes: Python code naming tensorflow, and
+ * not horovod (Horovod's ranks read no TF_CONFIG). */
+static int test_tf(const char *path, const unsigned char *b, size_t n,
+                   int python, char *why, size_t len)
+{
+    size_t line = 0, hline = 0;
+    const char *word = python || python_script(b, n) ?
+                       python_word(b, n, &look_tf, &line) : NULL;
+
+    if (word && python_word(b, n, &look_hvd, &hline)) {
+        because(why, len, "%s names horovod on line %zu: Horovod's ranks "
+                "read no TF_CONFIG", path, hline);
+        return 0;
+    }
+    if (word)
+        because(why, len, "%s names %s on line %zu", path, word, line);
+    return word != NULL;
+}
+
 /* The n bytes of path, as a program (python 0) or Python text (1), for
- * lf: MPI's test is mpidetect_file's; TensorFlow's needs Python code. */
+ * lf: MPI's test is mpidetect_file's; TensorFlow's test_tf. */
 static int test_bytes(const char *path, const unsigned char *b, size_t n,
                       int python, const struct lookfor *lf, char *why,
                       size_t len)
 {
     size_t line = 0;
-    int rc = lf != &look_mpi ?
-             (python || python_script(b, n)) && python_word(b, n, lf, &line) :
+    int rc = lf == &look_tf ? test_tf(path, b, n, python, why, len) :
              python ? mpidetect_python_text(b, n) : mpidetect_file(b, n);
-    const char *word = rc == 1 && !python && lf == &look_mpi ? NULL :
+    const char *word = lf == &look_tf || (rc == 1 && !python) ? NULL :
                        python_word(b, n, lf, &line);
 
+    if (lf == &look_tf)
+        return rc;
     if (word)
         because(why, len, "%s names %s on line %zu", path, word, line);
     else if (rc)

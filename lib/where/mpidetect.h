@@ -35,8 +35,9 @@ int mpidetect_argv_why(char *const *argv, const char *path, char *why,
  * when it is Python (python SCRIPT, a #! python script, python -c CODE,
  * python -m tensorflow...) whose code (not its comments, first 64 KiB)
  * names tensorflow, else 0; why as for mpidetect_argv_why ("train.py
- * names tensorflow on line 2").  A program that imports it through a
- * module of its own is not seen: --tf-config says so by hand. */
+ * names tensorflow on line 2"); code that also names horovod is not
+ * (Horovod's ranks read no TF_CONFIG).  A program that imports it through
+ * a module of its own is not seen: --tf-config says so by hand. */
 int mpidetect_tf_argv_why(char *const *argv, const char *path, char *why,
                           size_t len);
 

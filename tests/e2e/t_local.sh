@@ -75,6 +75,9 @@ printf 'import os\nif os.environ.get("X_NEVER"):\n    import tensorflow\nprint("
 printf 'import os\n# import tensorflow\nprint("TF_CONFIG" in os.environ)\n' >"$TMP/notf.py"
 expect_eq "a script importing tensorflow gets TF_CONFIG" \
     "$(clean_env "$DLRUN" -np 2 --oversubscribe $PY "$TMP/tf.py" | sort -u)" "True"
+printf 'import os\nif os.environ.get("X_NEVER"):\n    import tensorflow, horovod.tensorflow\nprint("TF_CONFIG" in os.environ)\n' >"$TMP/hvdtf.py"
+expect_eq "  one under Horovod does not (Horovod reads no TF_CONFIG)" \
+    "$(clean_env "$DLRUN" -np 1 --mpi=none $PY "$TMP/hvdtf.py")" "False"
 expect_eq "  one naming it in a comment does not" \
     "$(clean_env "$DLRUN" -np 2 --oversubscribe $PY "$TMP/notf.py" | sort -u)" "False"
 expect_eq "  --tf-config gives it to any program" \

@@ -227,6 +227,11 @@ static void test_tf(void)
     is_int(mpidetect_tf_argv_why((char *[]){ "python3", f, NULL }, NULL, why,
                                  sizeof why), 0, "tensorflow in a comment: not TF");
     ok(strstr(why, "train_tf.py: no tensorflow in its code") != NULL, why);
+    write_file(f, "import tensorflow as tf\nimport horovod.tensorflow as hvd\n", 0644);
+    is_int(mpidetect_tf_argv_why((char *[]){ "python3", f, NULL }, NULL, why,
+                                 sizeof why), 0, "TensorFlow under Horovod: no TF_CONFIG");
+    ok(strstr(why, "names horovod on line 2: Horovod's ranks read no TF_CONFIG") != NULL, why);
+    is_int(mpidetect_argv((char *[]){ "python3", f, NULL }, NULL), 1, "  (it is MPI)");
     write_file(f, "#!/usr/bin/env python3\nimport tensorflow\n", 0755);
     snprintf(path, sizeof path, "/nonexistent:%s", dir);
     is_int(mpidetect_tf_argv_why((char *[]){ "train_tf.py", NULL }, path, why,
