@@ -18,6 +18,7 @@ notes) and the goals go to a summary at the end.  See bench/README.md.
 import argparse
 import os
 import re
+import resource
 import shutil
 import signal
 import socket
@@ -30,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 PY = "/usr/bin/python3"           # Debian's, the one with torch
 ALLREDUCE = os.path.join(ROOT, "tests", "e2e", "allreduce.py")
-BENCHES = ["launch", "allreduce", "throughput", "failfast", "rss"]
+BENCHES = ["launch", "allreduce", "throughput", "failfast", "rss", "ranks"]
 
 errors = []         # what could not run: makes the exit status 1
 goals = []          # (goal, figure, verdict: True/False, None unmeasured, "info")
@@ -614,6 +615,127 @@ class Bench:
                           d < 8 * 1024))
         else:
             goals.append(("RSS: dlrun < 8 MiB with 64 ranks", "not measured", None))
+
+    # ------------------------------------------- 6. RSS per local rank
+
+    def ranks(self):
+        sizes = [1000] if self.quick else [1000, 4000]
+        # dlrun holds 2 files per rank (and raises its soft limit itself);
+        # mpirun needs more and does not
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        sleeper = os.path.join(self.shm, f"dlrun-bench-rank-{os.getpid()}")
+        os.symlink(shutil.which("sleep", path=self.env["PATH"]), sleeper)
+        cases = [("dlrun", lambda n: [self.dlrun, "-np", str(n), "--oversubscribe",
+                                      sleeper, "600"])]
+        if self.have("ranks", "mpirun"):
+            cases.append(("mpirun", lambda n: self.mpi(n, sleeper, "600")))
+        res = {}
+        # mpirun starts ranks ever slower as they add up (1,000 in 8-20 s
+        # here, under 1,600 of 4,000 in 4 minutes): it is measured with
+        # what it has by then
+        limit = 240
+        for n in sizes:
+            if hard != resource.RLIM_INFINITY and hard < 4 * n + 64:
+                notes.append(f"ranks N={n}: skipped, the hard open-file limit "
+                             f"{hard} is below {4 * n + 64}")
+                continue
+            for tool, cmd in cases:
+                log(f"ranks: {tool} N={n}")
+                r = ranks_rss(cmd(n), n, sleeper, self.env, limit)
+                if isinstance(r, str):
+                    fail(f"ranks {tool} N={n}", r)
+                    continue
+                if r[2] is None:
+                    if tool == "dlrun":
+                        fail(f"ranks dlrun N={n}", f"only {r[3]} ranks up in {limit} s")
+                        continue
+                    notes.append(f"ranks {tool} N={n}: {r[3]} of {n} ranks up "
+                                 f"after {limit} s (measured then, stopped)")
+                res[tool, n] = r
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        os.unlink(sleeper)
+        rows = []
+        for n in sizes:
+            for tool, _ in cases:
+                if (tool, n) not in res:
+                    continue
+                rss, hwm, up, k = res[tool, n]
+                d = res.get(("dlrun", n))
+                rows.append([tool, str(n) if up is not None else f"{k} of {n}",
+                             f"{rss / 1024:.1f}", f"{hwm / 1024:.1f}",
+                             f"{rss / k:.1f}", f"{hwm / k:.1f}",
+                             "-" if tool == "dlrun" or not d else
+                             rfmt(ratio(rss / k, d[0] / d[3])),
+                             f"{up:.1f}" if up is not None else f"> {limit}",
+                             ""])
+        table("6. RSS of the launcher with N ranks of `sleep` on this host",
+              ["tool", "N", "steady MiB", "peak MiB", "KiB/rank", "peak KiB/rank",
+               "x dlrun", "start s", ""], rows,
+              "steady: VmRSS of the launcher process (all its threads) 1 s after the "
+              "N-th rank is up; peak: its VmHWM then;\nKiB/rank = steady / ranks "
+              "up; start s: from the launcher's start to the N-th rank up (\"K of N\": "
+              f"only K up after {limit} s, measured then)")
+        for n in sizes:
+            d, m = res.get(("dlrun", n)), res.get(("mpirun", n))
+            if d:
+                goals.append((f"RSS per local rank, N={n}: dlrun <= mpirun",
+                              f"dlrun {d[0] / n:.1f} KiB (peak {d[1] / n:.1f}), "
+                              + (f"mpirun {m[0] / m[3]:.1f} KiB (peak {m[1] / m[3]:.1f})"
+                                 + ("" if m[2] is not None else f", {m[3]} ranks up")
+                                 if m else "mpirun not measured"),
+                              d[0] / n <= m[0] / m[3] if m else None))
+
+
+def ranks_rss(cmd, n, sleeper, env, timeout):
+    """(VmRSS 1 s after n processes of sleeper run below the launcher,
+    VmHWM then, seconds until they were up, ranks up), KiB, or an error
+    string.  A launcher that has not started them all after timeout s is
+    measured as it is (seconds None, the ranks it has).  The launcher then
+    gets SIGTERM, and what is left of the sleepers SIGKILL."""
+    p = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    t0, up, k = time.monotonic(), None, 0
+    try:
+        while up is None:
+            if p.poll() is not None:
+                return f"exit status {p.returncode} before {n} ranks ran: {' '.join(cmd[:6])}"
+            k = len(ranks_of(sleeper))
+            if k >= n:
+                up = time.monotonic() - t0
+            elif time.monotonic() - t0 > timeout:
+                break
+            else:
+                time.sleep(0.2)
+        time.sleep(1)
+        st = {}
+        with open(f"/proc/{p.pid}/status") as f:
+            for line in f:
+                key, _, v = line.partition(":")
+                st[key] = v.split()
+        return int(st["VmRSS"][0]), int(st["VmHWM"][0]), up, k
+    except (OSError, KeyError, ValueError) as e:
+        return f"cannot read the launcher's status: {e}"
+    finally:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        for pid in ranks_of(sleeper):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def ranks_of(sleeper):
+    """The pids of the live processes running sleeper (the ranks; not the
+    launcher, whose command line names it too)."""
+    return [pid for pid, cmd in marked(sleeper) if cmd.startswith(sleeper + " ")]
 
 
 def free_port():

@@ -12,7 +12,7 @@
 set -eu
 
 usage() {
-    echo "usage: bench/run.sh [--quick] [--only launch,allreduce,throughput,failfast,rss,features]"
+    echo "usage: bench/run.sh [--quick] [--only launch,allreduce,throughput,failfast,rss,ranks,features]"
 }
 
 here=$(cd "$(dirname "$0")" && pwd)
