@@ -21,9 +21,9 @@
 
 #include "util/err.h"
 
-/* Start the guard; use_cgroup 0 skips the cgroup (the mark alone: a
- * cgroup costs each rank a move into it, which waits for an RCU grace
- * period, a millisecond or more).  0, or -1 with err (the job can go on
+/* Start the guard; use_cgroup 1 also makes the job's cgroup where one
+ * can be made (guard_cgroup_why says why not), 0 skips it (the mark
+ * alone: --no-cgroup).  0, or -1 with err (the job can go on
  * unguarded).  While a guard runs, a second call does nothing: the one
  * started with the job's folder (guard_folder) guards the ranks too. */
 int guard_start(int use_cgroup, struct err *err);
