@@ -37,7 +37,7 @@ static const char help_text[] =
     "      --bind-to WHAT       hwthread, core, numa, socket, none\n"
     "      --gpu-bind WHAT      closest (rank k next to GPU k), isolate, none\n"
     "      --report-bindings    print each rank's CPUs and GPU before launch\n"
-    "      --topology SPEC      plan for FILE.xml or synthetic:\"package:2 core:8 pu:1\"\n"
+    "      --topology SPEC      plan for FILE.xml or synthetic:\"package:2 core:8 gpu:4\"\n"
     "Output and supervision:\n"
     "  -l, --tag-output         prefix each line with [RANK] (also --label)\n"
     "      --timestamp-output   prefix each line with the time it came\n"

@@ -14,7 +14,10 @@
  *                        spread evenly over the sockets in order (their
  *                        count a multiple of the sockets')
  * hwloc's synthetic syntax where it has one; gpu counts the node's GPUs,
- * not each socket's, as a site's documentation states them.  A node with
+ * not each socket's, as a site's documentation states them.  The one
+ * syntax of a node: sites.yaml's node:, dlrun script --node and (for a
+ * description hwloc's own syntax refuses) --topology synthetic:
+ * (lib/place/topo.h); dlrun-sites.yaml(5) describes it.  A node with
  * more NUMA nodes than sockets, or GPUs placed unevenly, is given as an
  * hwloc XML file instead (the profile's topology: key). */
 #ifndef DLRUN_NODESHAPE_H

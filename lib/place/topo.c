@@ -1,5 +1,6 @@
 /* topo.c - see topo.h. */
 #include "place/topo.h"
+#include "place/nodeshape.h"
 
 #include <errno.h>
 #include <hwloc/glibc-sched.h>
@@ -57,8 +58,33 @@ static int find_gpus(struct topo *t, struct err *err)
     return 0;
 }
 
-/* Point h at the synthetic description or the XML file of spec. */
-static int set_source(hwloc_topology_t h, const char *spec, struct err *err)
+/* desc in the words of a profile's node: line (place/nodeshape.h: gpu:,
+ * package:2 core:8 without pu:) as XML for h; *xml is h's until it is
+ * loaded.  0, or -1 with err saying what neither syntax takes. */
+static int set_node_words(hwloc_topology_t h, const char *desc, char **xml,
+                          struct err *err)
+{
+    struct nodeshape n;
+    struct err e = { "" };
+
+    if (nodeshape_parse(desc, &n, &e) < 0)
+        return err_set(err, "invalid synthetic topology '%s': neither "
+                       "hwloc's synthetic syntax nor a node: line (%s; e.g. "
+                       "synthetic:\"package:2 core:20 gpu:4\", man "
+                       "dlrun-sites.yaml)", desc, e.msg);
+    if (!(*xml = nodeshape_xml(&n)))
+        return err_set(err, "out of memory");
+    if (hwloc_topology_set_xmlbuffer(h, *xml, (int)strlen(*xml) + 1) < 0)
+        return err_set(err, "synthetic topology '%s': hwloc cannot read "
+                       "the node it describes", desc);
+    return 0;
+}
+
+/* Point h at the synthetic description or the XML file of spec; *xml:
+ * the text h reads when the description is a node: line (freed by the
+ * caller after loading). */
+static int set_source(hwloc_topology_t h, const char *spec, char **xml,
+                      struct err *err)
 {
     char desc[1024];
     size_t len;
@@ -78,9 +104,9 @@ static int set_source(hwloc_topology_t h, const char *spec, struct err *err)
         memmove(desc, desc + 1, len - 2);
         desc[len - 2] = '\0';
     }
+    /* hwloc's own syntax as it is; else the words of a profile's node: */
     if (hwloc_topology_set_synthetic(h, desc) < 0)
-        return err_set(err, "invalid synthetic topology '%s' (hwloc's syntax, "
-                       "e.g. synthetic:\"package:2 core:20 pu:2\")", desc);
+        return set_node_words(h, desc, xml, err);
     return 0;
 }
 
@@ -258,13 +284,22 @@ static int load_this_machine(struct topo *t, struct err *err)
 
 static int load(struct topo *t, const char *spec, struct err *err)
 {
+    char *xml = NULL;
+    int rc = -1;
+
     if (!spec || !*spec)
         return load_this_machine(t, err);
-    if (init_topology(t, 0, 0, err) < 0 || set_source(t->h, spec, err) < 0)
-        return -1;
-    if (hwloc_topology_load(t->h) < 0)
-        return err_set(err, "hwloc cannot load the topology %s", spec);
-    return find_gpus(t, err);
+    if (init_topology(t, 0, 0, err) < 0 ||
+        set_source(t->h, spec, &xml, err) < 0)
+        goto out;
+    if (hwloc_topology_load(t->h) < 0) {
+        err_set(err, "hwloc cannot load the topology %s", spec);
+        goto out;
+    }
+    rc = find_gpus(t, err);
+out:
+    free(xml);
+    return rc;
 }
 
 struct topo *topo_load(const char *spec, struct err *err)

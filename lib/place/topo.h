@@ -22,7 +22,9 @@ struct topo_summary {
 /* Load a topology.  spec: NULL or "" = this machine, restricted to the
  * CPUs this process may run on (sched_getaffinity: a cgroup or srun's
  * binding narrows it); "synthetic:DESC" = hwloc's synthetic description
- * (quotes around DESC are dropped), e.g. synthetic:"package:2 core:20 pu:2";
+ * (quotes around DESC are dropped), e.g. synthetic:"package:2 core:20 pu:2",
+ * else the words of a profile's node: line (place/nodeshape.h), e.g.
+ * synthetic:"package:2 core:20 gpu:4";
  * anything else = the path of an hwloc XML file (lstopo --of xml).
  * Caller frees with topo_free.  NULL with err. */
 struct topo *topo_load(const char *spec, struct err *err);

@@ -392,4 +392,18 @@ else
     echo "# zsh not installed: _dlrun only checked for its #compdef line"
     expect_grep "_dlrun is a zsh completion" "^#compdef dlrun" "$TOP/contrib/completion/_dlrun"
 fi
+# one syntax of a node: run --help's --topology example, and every bundled
+# profile's node: line, are taken by --topology synthetic:
+ex=$("$DLRUN" run --help | sed -n 's/.*--topology SPEC.* \(synthetic:"[^"]*"\).*/\1/p' | tr -d '"')
+expect_rc "run --help's --topology example ($ex) is taken" 0 "$DLRUN" plan \
+    --topology "$ex" -np 2 true
+expect_rc "--topology synthetic:\"package:2 core:8\" (no pu:) is taken" 0 "$DLRUN" plan \
+    --topology 'synthetic:"package:2 core:8"' -np 2 true
+for y in "$TOP"/templates/sites/*.yaml; do
+    sed -n 's/^ *node: "\([^"]*\)".*/\1/p' "$y" | while read -r shape; do
+        "$DLRUN" plan --topology "synthetic:$shape" -np 1 true >/dev/null 2>&1 ||
+            echo "${y##*/}: $shape"
+    done
+done >"$TMP/shapes"
+expect_eq "every bundled node: line is a --topology synthetic:" "$(cat "$TMP/shapes")" ""
 done_testing

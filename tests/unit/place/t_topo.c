@@ -108,6 +108,24 @@ static void synthetic(void)
         is_int(sum.pus, 4, "4 PUs");
         topo_free(t);
     }
+    /* the words of a profile's node: line, which hwloc's syntax lacks */
+    t = topo_load("synthetic:\"package:2 core:8\"", &err);
+    ok(t != NULL, "synthetic:\"package:2 core:8\" (no pu:) taken");
+    if (t) {
+        topo_describe(t, &sum);
+        ok(sum.packages == 2 && sum.pus == 16, "  2 sockets, 16 PUs");
+        topo_free(t);
+    }
+    t = topo_load("synthetic:package:2 core:20 gpu:4", &err);
+    ok(t != NULL, "synthetic: with gpu:4 taken");
+    if (t) {
+        topo_describe(t, &sum);
+        ok(sum.gpus == 4 && sum.cores == 40, "  4 GPUs, 40 cores");
+        topo_free(t);
+    }
+    ok(!topo_load("synthetic:package:2 gpu:4", &err) &&
+       strstr(err.msg, "neither hwloc's synthetic syntax nor a node: line "
+              "(node: no core:N"), "neither syntax: says both");
     topo_free(NULL);
     ok(1, "topo_free(NULL)");
 }
