@@ -10,6 +10,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -218,7 +219,8 @@ int hvd_expired(long start_ms, long last_ms, long now, int deadline_ms,
  * in its hash, so a flood of connections costs one look-up each, not a
  * read of every socket of the host each; nothing is parsed from text; and
  * /proc/net/tcp, read in pages while sockets come and go, may skip a
- * line.  A socket of this host whose local end is the peer's and whose
+ * line.  It is read only where sock_diag does not work (a kernel without
+ * tcp_diag, which then says "not found" of every socket).  A socket of this host whose local end is the peer's and whose
  * far end is ours is the client's own; a listener the kernel falls back
  * to (a port that happens to equal the peer's) or a closed one is not. */
 struct diag_req {
@@ -303,16 +305,99 @@ static long diag_answer(int nl, const struct diag_req *q)
            : HVD_OWNER_NONE;
 }
 
+/* The owner of the socket whose local end is peer:pport and far end
+ * me:mport, from sock_diag. */
+static long diag_owner(const struct hvd_addr *peer, int pport,
+                       const struct hvd_addr *me, int mport)
+{
+    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+    struct timeval tv = { .tv_sec = 2 };
+    struct diag_req q;
+    long owner = HVD_OWNER_UNKNOWN;
+    int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+
+    if (nl < 0)
+        return HVD_OWNER_UNKNOWN;
+    diag_request(&q, peer, pport, me, mport);
+    setsockopt(nl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    if (sendto(nl, &q, sizeof q, 0, (struct sockaddr *)&kernel,
+               sizeof kernel) == (ssize_t)sizeof q)
+        owner = diag_answer(nl, &q);
+    close(nl);
+    return owner;
+}
+
+/* hex (8 or 32 digits: the kernel's 32-bit words as it printed them)
+ * into a.  0 / -1. */
+static int tcp_hex_addr(const char *hex, struct hvd_addr *a)
+{
+    size_t n = strlen(hex);
+    uint32_t w[4];
+
+    if (n != 8 && n != 32)
+        return -1;
+    for (size_t i = 0; i < n / 8; i++) {
+        char word[9];
+        memcpy(word, hex + 8 * i, 8);
+        word[8] = '\0';
+        w[i] = (uint32_t)strtoul(word, NULL, 16);
+    }
+    memset(a, 0, sizeof *a);
+    if (n == 8) {
+        memcpy(a->b, v4mapped, sizeof v4mapped);
+        memcpy(a->b + 12, w, 4);
+    } else {
+        memcpy(a->b, w, 16);
+    }
+    return 0;
+}
+
+long hvd_tcp_line_owner(const char *line, const struct hvd_addr *peer,
+                        int pport, const struct hvd_addr *me, int mport)
+{
+    char lhex[33], rhex[33];
+    unsigned lport, rport, st;
+    unsigned long uid;
+    struct hvd_addr l, r;
+
+    if (sscanf(line, " %*u: %32[0-9A-Fa-f]:%x %32[0-9A-Fa-f]:%x %x %*x:%*x "
+               "%*x:%*x %*x %lu", lhex, &lport, rhex, &rport, &st, &uid) != 6 ||
+        tcp_hex_addr(lhex, &l) < 0 || tcp_hex_addr(rhex, &r) < 0)
+        return HVD_OWNER_NONE;
+    if (st == TCP_LISTEN || st == TCP_TIME_WAIT || st == TCP_CLOSE ||
+        st == TCP_SYN_RECV || st == TCP_SYN_SENT ||
+        lport != (unsigned)pport || rport != (unsigned)mport ||
+        memcmp(l.b, peer->b, 16) || memcmp(r.b, me->b, 16))
+        return HVD_OWNER_NONE;
+    return uid > (unsigned long)(uid_t)-1 ? HVD_OWNER_NONE : (long)uid;
+}
+
+long hvd_proc_owner(const struct hvd_addr *peer, int pport,
+                    const struct hvd_addr *me, int mport)
+{
+    static const char *const tables[] = { "/proc/net/tcp", "/proc/net/tcp6" };
+    char line[512];
+    long owner = HVD_OWNER_UNKNOWN;
+
+    for (int i = 0; i < 2 && owner < 0; i++) {
+        FILE *f = fopen(tables[i], "re");
+        if (!f)
+            continue;
+        owner = HVD_OWNER_NONE;
+        while (owner < 0 && fgets(line, sizeof line, f))
+            owner = hvd_tcp_line_owner(line, peer, pport, me, mport);
+        fclose(f);
+    }
+    return owner;
+}
+
 long hvd_peer_owner(int fd)
 {
     struct sockaddr_storage ps, ms;
     socklen_t pl = sizeof ps, ml = sizeof ms;
-    struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
-    struct timeval tv = { .tv_sec = 2 };
     struct hvd_addr peer, me;
-    struct diag_req q;
-    int pport, mport, nl = -1;
-    long owner = HVD_OWNER_UNKNOWN;
+    int pport, mport;
+    long owner;
 
     if (getpeername(fd, (struct sockaddr *)&ps, &pl) < 0 ||
         getsockname(fd, (struct sockaddr *)&ms, &ml) < 0 ||
@@ -320,16 +405,12 @@ long hvd_peer_owner(int fd)
         hvd_addr_of((struct sockaddr *)&ms, &me, &mport) < 0 ||
         is_v4(&peer) != is_v4(&me))
         return HVD_OWNER_UNKNOWN;
-    diag_request(&q, &peer, pport, &me, mport);
-    nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-    if (nl < 0)
-        goto out;
-    setsockopt(nl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    if (sendto(nl, &q, sizeof q, 0, (struct sockaddr *)&kernel,
-               sizeof kernel) == (ssize_t)sizeof q)
-        owner = diag_answer(nl, &q);
-out:
-    if (nl >= 0)
-        close(nl);
-    return owner;
+    owner = diag_owner(&peer, pport, &me, mport);
+    if (owner >= 0)
+        return owner;
+    /* not found: elsewhere, when sock_diag finds our own end (it works);
+     * without tcp_diag the kernel says "not found" of every socket */
+    if (owner == HVD_OWNER_NONE && diag_owner(&me, mport, &peer, pport) >= 0)
+        return HVD_OWNER_NONE;
+    return hvd_proc_owner(&peer, pport, &me, mport);
 }

@@ -84,8 +84,20 @@ const char *hvd_verdict_why(enum hvd_verdict v);
 
 /* The owner (uid) of the socket at the other end of connected TCP socket
  * fd, from the kernel's socket table; HVD_OWNER_NONE or
- * HVD_OWNER_UNKNOWN as above. */
+ * HVD_OWNER_UNKNOWN as above.  sock_diag first; /proc/net/tcp{,6} where
+ * it does not work (no tcp_diag in the kernel). */
 long hvd_peer_owner(int fd);
+
+/* The same from /proc/net/tcp and tcp6: the owner of the socket whose
+ * local end is peer:pport and far end me:mport. */
+long hvd_proc_owner(const struct hvd_addr *peer, int pport,
+                    const struct hvd_addr *me, int mport);
+
+/* One line of /proc/net/tcp or tcp6 (borrowed): its uid when it is that
+ * socket, in a state a client's connected socket has; else
+ * HVD_OWNER_NONE.  Pure. */
+long hvd_tcp_line_owner(const char *line, const struct hvd_addr *peer,
+                        int pport, const struct hvd_addr *me, int mport);
 
 /* What a connection's slot counts against: its user on this host (all of
  * a user's local connections are one source, whatever address they come

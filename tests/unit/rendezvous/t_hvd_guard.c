@@ -4,6 +4,8 @@
  * loopback connection's far end as the kernel's socket table has it. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -160,9 +162,78 @@ out:
     return rc;
 }
 
+/* The address of fd's end (peer: the other) and its port. */
+static int end_of(int fd, int peer, struct hvd_addr *a, int *port)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+
+    if ((peer ? getpeername : getsockname)(fd, (struct sockaddr *)&ss, &sl) < 0)
+        return -1;
+    return hvd_addr_of((struct sockaddr *)&ss, a, port);
+}
+
+/* An address as /proc/net/tcp prints it: each 32-bit word as the kernel
+ * holds it, %08X. */
+static void tcp_hex(const char *ip, char *out)
+{
+    struct hvd_addr a = A(ip);
+    uint32_t w[4];
+    int v4 = strchr(ip, ':') == NULL;
+
+    memcpy(w, a.b, 16);
+    if (v4)
+        sprintf(out, "%08X", w[3]);
+    else
+        sprintf(out, "%08X%08X%08X%08X", w[0], w[1], w[2], w[3]);
+}
+
+static void test_tcp_lines(void)
+{
+    static const struct {
+        const char *local, *remote;
+        int lport, rport, st;
+        long want;
+        const char *what;
+    } t[] = {
+        { "127.0.0.1", "127.0.0.1", 40000, 5000, 1, 1001,
+          "/proc/net/tcp: the client's socket, established: its uid" },
+        { "127.0.0.1", "127.0.0.1", 40000, 5000, 4, 1001,
+          "... in FIN_WAIT1 (it shut its side): still its uid" },
+        { "127.0.0.1", "0.0.0.0", 40000, 0, 10, HVD_OWNER_NONE,
+          "a listener on the peer's port: not the client" },
+        { "127.0.0.1", "127.0.0.1", 40000, 5000, 6, HVD_OWNER_NONE,
+          "TIME_WAIT: not a client" },
+        { "127.0.0.1", "127.0.0.1", 40001, 5000, 1, HVD_OWNER_NONE,
+          "another port: not it" },
+        { "127.0.0.2", "127.0.0.1", 40000, 5000, 1, HVD_OWNER_NONE,
+          "another address: not it" },
+        { "::ffff:127.0.0.1", "::ffff:127.0.0.1", 40000, 5000, 1, 1001,
+          "/proc/net/tcp6, an IPv4-mapped socket: its uid" },
+    };
+    struct hvd_addr peer = A("127.0.0.1"), me = A("127.0.0.1");
+    char line[400], l[40], r[40];
+
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        tcp_hex(t[i].local, l);
+        tcp_hex(t[i].remote, r);
+        snprintf(line, sizeof line, "   7: %s:%04X %s:%04X %02X 00000000:00000000 "
+                 "00:00000000 00000000  1001        0 94474531 1 0000 100 0 0 "
+                 "10 0\n", l, t[i].lport, r, t[i].rport, t[i].st);
+        is_int(hvd_tcp_line_owner(line, &peer, 40000, &me, 5000), t[i].want,
+               t[i].what);
+    }
+    is_int(hvd_tcp_line_owner("  sl  local_address rem_address   st tx_queue",
+                              &peer, 40000, &me, 5000), HVD_OWNER_NONE,
+           "the heading: nothing");
+    is_int(hvd_tcp_line_owner("   0: 0100007F:9C40", &peer, 40000, &me, 5000),
+           HVD_OWNER_NONE, "a cut line: nothing");
+}
+
 static void test_owner(void)
 {
-    int cl, sv;
+    struct hvd_addr pa, ma;
+    int cl, sv, pp = 0, mp = 0;
 
     if (!ok(pair(&cl, &sv) == 0, "a loopback connection"))
         return;
@@ -170,6 +241,12 @@ static void test_owner(void)
            "the owner of the client's socket: this process's user");
     is_int(hvd_peer_owner(cl), (long)geteuid(),
            "the same seen from the client (the listener's socket)");
+    ok(end_of(sv, 1, &pa, &pp) == 0 && end_of(sv, 0, &ma, &mp) == 0,
+       "its addresses");
+    is_int(hvd_proc_owner(&pa, pp, &ma, mp), (long)geteuid(),
+           "/proc/net/tcp (without sock_diag) finds the same owner");
+    is_int(hvd_proc_owner(&pa, pp == 65535 ? 1 : pp + 1, &ma, mp),
+           HVD_OWNER_NONE, "... and no socket for another port");
     close(cl);
     close(sv);
     is_int(hvd_peer_owner(-1), HVD_OWNER_UNKNOWN, "a bad fd: unknown");
@@ -207,6 +284,7 @@ int main(void)
     test_verdict();
     test_source();
     test_expired();
+    test_tcp_lines();
     test_owner();
     test_build();
     return tap_done();
