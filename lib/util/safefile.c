@@ -26,11 +26,48 @@ static int dir_is_safe(const struct stat *st)
            (!(st->st_mode & S_IWGRP) || st->st_gid == getegid());
 }
 
+/* A file or link we may write through: ours, or root's (root can do
+ * anything to us anyway: /dev/null, /dev/stdout). */
+static int trusted_owner(uid_t uid)
+{
+    return uid == geteuid() || uid == 0;
+}
+
+/* 0 when no part of path (relative to dirfd) is a symbolic link of
+ * another user's (neither ours nor root's): the kernel's protected_symlinks
+ * rule, which covers sticky world-writable folders only and may be off,
+ * for every part of every path.  Else -1, errno ELOOP, the part into
+ * link (len bytes). */
+static int links_trusted(int dirfd, const char *path, char *link, size_t len)
+{
+    char part[PATH_MAX];
+    size_t n = strlen(path);
+    struct stat st;
+
+    for (size_t i = 1; i <= n && n < sizeof part; i++) {
+        if ((i < n && path[i] != '/') || (i < n && path[i - 1] == '/'))
+            continue;
+        memcpy(part, path, i);
+        part[i] = '\0';
+        if (fstatat(dirfd, part, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            S_ISLNK(st.st_mode) && !trusted_owner(st.st_uid)) {
+            snprintf(link, len, "%s", part);
+            errno = ELOOP;
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int safefile_dir(int dirfd, const char *path, int nofollow, struct err *err)
 {
     struct stat st;
+    char theirs[PATH_MAX];
     int fd;
 
+    if (links_trusted(dirfd, path, theirs, sizeof theirs) < 0)
+        return err_set(err, "%s: a symbolic link of another user's, not "
+                       "followed: give a path without it", theirs);
     if (mkdirat(dirfd, path, 0755) < 0 && errno != EEXIST)
         return err_set(err, "%s: %s", path, strerror(errno));
     fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC |
@@ -55,19 +92,17 @@ int safefile_dir(int dirfd, const char *path, int nofollow, struct err *err)
     return fd;
 }
 
-/* A file or link we may write through: ours, or root's (root can do
- * anything to us anyway: /dev/null, /dev/stdout). */
-static int trusted_owner(uid_t uid)
-{
-    return uid == geteuid() || uid == 0;
-}
-
 int safefile_open(int dirfd, const char *path, int append, mode_t mode)
 {
     /* no O_TRUNC yet: someone else's file must stay as it was */
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : 0);
-    int fd = openat(dirfd, path, flags | O_NOFOLLOW, mode), e = 0;
+    char link[PATH_MAX];
     struct stat st;
+    int fd, e = 0;
+
+    if (links_trusted(dirfd, path, link, sizeof link) < 0)
+        return -1;
+    fd = openat(dirfd, path, flags | O_NOFOLLOW, mode);
 
     /* a link of ours or root's (/dev/stdout) is followed, no other */
     if (fd < 0 && errno == ELOOP &&

@@ -14,14 +14,17 @@
  * be ours and writable by nobody else (but our own primary group), unless
  * it has the sticky bit (then others cannot remove or replace what we
  * make in it).  nofollow: path itself may not be a symbolic link (a folder
- * we make, not one the user named).  The fd (O_DIRECTORY, close-on-exec),
- * or -1 with err ("PATH: REASON"). */
+ * we make, not one the user named).  Whatever nofollow, no part of path is
+ * followed when it is a symbolic link of another user's (not ours, not
+ * root's).  The fd (O_DIRECTORY, close-on-exec), or -1 with err ("PATH:
+ * REASON"). */
 int safefile_dir(int dirfd, const char *path, int nofollow, struct err *err);
 
 /* Open path (relative to dirfd, or AT_FDCWD) for writing: created with
  * mode (less the umask) when missing, else (a regular file) emptied unless
- * append.  Never through a symbolic link another user owns (ELOOP; ours
- * and root's, /dev/stdout, are followed), and a file another user owns is
+ * append.  Never through a symbolic link another user owns, as the file
+ * or a folder on its path (ELOOP; ours and root's, /dev/stdout, are
+ * followed), and a file another user owns is
  * refused untouched (EPERM).  fd (close-on-exec) or -1 with errno. */
 int safefile_open(int dirfd, const char *path, int append, mode_t mode);
 

@@ -40,6 +40,28 @@ intact
 expect_rc "--output-dir: our sticky folder, fresh: exit 0" 0 run \
     --output-dir "$TMP/sticky/mine" -np 2 --oversubscribe sh -c 'echo "hi $RANK"'
 expect_eq "  rank.1/stdout written" "$(cat "$TMP/sticky/mine/rank.1/stdout")" "hi 1"
+# the path itself, or a folder on it, a link another user put in a sticky
+# folder (fs.protected_symlinks, when on, stops the kernel following it
+# too, with another message: the lines below are dlrun's own refusal)
+mkdir "$TMP/vdir"
+as_evil ln -s "$TMP/vdir" "$TMP/sticky/outlink"
+expect_rc "--output-dir: the path another user's link: exit 1" 1 run \
+    --output-dir "$TMP/sticky/outlink" -np 1 echo pwned
+expect_grep "  says why" "sticky/outlink: a symbolic link of another user's, not followed" "$TMP/err"
+one_line
+expect_eq "  nothing written through it" "$(ls "$TMP/vdir")" ""
+expect_rc "--log-dir: a folder on the path another user's link: exit 1" 1 run \
+    --log-dir "$TMP/sticky/outlink/logs" -np 1 echo pwned
+expect_grep "  says why" "sticky/outlink: a symbolic link of another user's, not followed" "$TMP/err"
+expect_eq "  nothing made through it" "$(ls "$TMP/vdir")" ""
+expect_rc "--summary: a folder on the path another user's link: exit 1" 1 run \
+    --summary "$TMP/sticky/outlink/sum.json" -np 1 true
+expect_grep "  says why" "a symbolic link another user made" "$TMP/err"
+expect_eq "  nothing written through it" "$(ls "$TMP/vdir")" ""
+ln -s "$TMP/vdir" "$TMP/sticky/mylink"
+expect_rc "--output-dir through a link of our own: exit 0" 0 run \
+    --output-dir "$TMP/sticky/mylink/out" -np 1 echo hi
+expect_eq "  written to its target" "$(cat "$TMP/vdir/out/rank.0/stdout")" hi
 
 # --- --summary ---
 as_evil ln -s "$TMP/victim" "$E/sum.json"

@@ -90,6 +90,19 @@ static void theirs(void)
     chown(at("their-dir"), OTHER, OTHER);
     fd = safefile_dir(AT_FDCWD, at("their-dir"), 0, &err);
     ok(fd < 0 && strstr(err.msg, "of another user"), "another user's folder: refused");
+    /* a link of theirs to a folder of ours, as the path or on it */
+    mkdir(at("mine"), 0700);
+    symlink(at("mine"), at("their-dirlink"));
+    lchown(at("their-dirlink"), OTHER, OTHER);
+    fd = safefile_dir(AT_FDCWD, at("their-dirlink"), 0, &err);
+    ok(fd < 0 && strstr(err.msg, "their-dirlink: a symbolic link of another "
+       "user's, not followed"), "a folder that is another user's link: refused");
+    fd = safefile_dir(AT_FDCWD, at("their-dirlink/out"), 0, &err);
+    ok(fd < 0 && strstr(err.msg, "their-dirlink: a symbolic link"),
+       "  one on the path: refused, nothing made");
+    fd = safefile_open(AT_FDCWD, at("their-dirlink/f"), 0, 0600);
+    ok(fd < 0 && errno == ELOOP && size_of("mine/f") < 0 &&
+       size_of("mine/out") < 0, "  a file below it: ELOOP, nothing made");
 }
 
 static void folders(void)
