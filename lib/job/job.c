@@ -173,8 +173,11 @@ int job_prepare(struct job *j, int collective)
     /* mpirun without -np fills every slot */
     if (j->opt.dialect == D_MPIRUN)
         j->alloc.default_ranks = 0;
-    if (j->by_hand)     /* run_nodes plans each attempt with the group */
+    if (j->by_hand) {   /* run_nodes plans each attempt with the group */
+        j->opt.rdv.collective = collective;
+        rdv_say_unused(&j->opt.rdv, environ, 1);
         return 0;
+    }
     /* -np N on this host alone is --nproc-per-node N (torchrun's and
      * horovodrun's users expect it to run): the binding warns instead */
     if (j->alloc.kind == ALLOC_LOCAL && !j->opt.plan.per_node &&

@@ -175,13 +175,12 @@ static const char *exported(char **envp, const char *name, const char *ours)
     return v && *v && !(d && strcmp(d, v) == 0) ? v : NULL;
 }
 
-/* dlrun places the ranks: an exported MASTER_ADDR/MASTER_PORT is not
- * what they get (torchrun replaces them too), and one line says so. */
-static void say_unused(const struct rdv_opts *o, char **envp)
+void rdv_say_unused(const struct rdv_opts *o, char **envp, int by_hand)
 {
-    const char *addr = o->master_addr ? NULL :
+    /* by hand, --master-addr/--master-port name the group's endpoint */
+    const char *addr = o->master_addr && !by_hand ? NULL :
                        exported(envp, "MASTER_ADDR", "DLRUN_MASTER_ADDR");
-    const char *port = o->master_port ? NULL :
+    const char *port = o->master_port && !by_hand ? NULL :
                        exported(envp, "MASTER_PORT", "DLRUN_MASTER_PORT");
     int both = addr && port;
     char vars[120], opts[120];
@@ -194,9 +193,15 @@ static void say_unused(const struct rdv_opts *o, char **envp)
     snprintf(opts, sizeof opts, "%s%.50s%s%s%.20s", addr ? "--master-addr " :
              "", addr ? addr : "", both ? " " : "", port ? "--master-port " :
              "", port ? port : "");
-    say("%s in the environment %s not used: dlrun starts the ranks and gives "
-        "them rank 0's address and a port free there, as torchrun does; pass "
-        "%s to use %s", vars, both ? "are" : "is", opts, both ? "them" : "it");
+    if (by_hand)
+        say("%s in the environment %s not used: node rank 0's dlrun gives "
+            "the ranks its address and a port free there, as torchrun's "
+            "agent does", vars, both ? "are" : "is");
+    else
+        say("%s in the environment %s not used: dlrun starts the ranks and "
+            "gives them rank 0's address and a port free there, as torchrun "
+            "does; pass %s to use %s", vars, both ? "are" : "is", opts,
+            both ? "them" : "it");
 }
 
 /* Per-task or per-node mode: the scheduler started every task with one
@@ -231,7 +236,7 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
         (tasks ? task_addr(p, o, envp, out, err) : pick_addr(p, o, out, err)) < 0)
         return -1;
     if (!tasks)
-        say_unused(o, envp);
+        rdv_say_unused(o, envp, 0);
     if (o->master_port) {
         out->port = o->master_port;
         snprintf(out->port_from, sizeof out->port_from, "--master-port");

@@ -38,4 +38,11 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
                 const struct rdv_opts *o, char **envp, struct rdv *out,
                 struct err *err);
 
+/* When dlrun gives the ranks their rendezvous itself (launch mode; by_hand:
+ * one dlrun per node started by hand) and the job runs (o->collective,
+ * not o->quiet), one line saying that an exported MASTER_ADDR/MASTER_PORT
+ * (envp, borrowed) is not what the ranks get, and what would keep it.
+ * rdv_resolve says it in launch mode. */
+void rdv_say_unused(const struct rdv_opts *o, char **envp, int by_hand);
+
 #endif

@@ -41,6 +41,16 @@ expect_eq "  MASTER_PORT is not the rendezvous port" \
 expect_eq "  one DLRUN_BROKER for the ranks (node rank 0's, not the rendezvous)" \
     "$(cat "$TMP/n0.out" "$TMP/n1.out" | awk '{ print $10 }' | sort -u | grep -v "^127.0.0.1:$P\$" | grep -c '^127.0.0.1:[0-9]*$')" 1
 expect_eq "  no token warning with DLRUN_TOKEN" "$(cat "$TMP/n0.err" "$TMP/n1.err" | grep -c warning)" 0
+# an exported MASTER_PORT is not the ranks' (node rank 0's dlrun finds
+# one, as torchrun's agent does): each dlrun says so in one line
+P=$(fixed_port)
+export MASTER_PORT=20000
+both "--node-rank 0" "--node-rank 1" --nnodes 2 --nproc-per-node 1 \
+     --master-addr 127.0.0.1 --master-port "$P" --no-python sh -c "$ID"
+unset MASTER_PORT
+expect_eq "MASTER_PORT=20000 exported, by hand: both exit 0" "$(cat "$TMP/n0.rc") $(cat "$TMP/n1.rc")" "0 0" || show
+expect_eq "  the ranks' port is not 20000" "$(cat "$TMP/n0.out" "$TMP/n1.out" | grep -c ':20000 ')" 0
+expect_eq "  one line from each dlrun" "$(cat "$TMP/n0.err" "$TMP/n1.err" | grep -c "^dlrun: MASTER_PORT=20000 in the environment is not used: node rank 0's dlrun gives the ranks")" 2
 
 # --- a real DDP job (gloo) across the two dlruns: identical weights ---
 if "$PY" -c 'import torch' 2>/dev/null; then

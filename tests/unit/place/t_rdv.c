@@ -400,6 +400,13 @@ static void exported_launch(void)
     o.master_addr = "10.3.3.3";
     rdv_resolve(&a, &p, &o, envp, &r, &err);
     is_int(s.n, 1, "  with both options: nothing said");
+    rdv_say_unused(&o, envp, 1);
+    ok(s.n == 2 && strstr(s.last, "MASTER_ADDR=10.3.3.3 and MASTER_PORT=20000 "
+                          "in the environment are not used: node rank 0's"),
+       "  by hand the options name the endpoint: said all the same");
+    o.quiet = 1;
+    rdv_say_unused(&o, envp, 1);
+    is_int(s.n, 2, "  quiet (an agent, a head under --mpi=srun): nothing");
     say_set_sink(NULL, NULL);
     plan_free(&p);
     alloc_free(&a);
