@@ -97,6 +97,15 @@ static int map_word_other(const char *w)
     return 0;
 }
 
+/* f[0..nf-1] name an Open MPI mapping dlrun does not do: a cache (also
+ * as ppr's object) or one of map_word_other's. */
+static int map_is_other(char **f, int nf)
+{
+    if (strcasecmp(f[0], "ppr") == 0)
+        return nf > 2 && cache_word(f[2]);
+    return cache_word(f[0]) || map_word_other(f[0]);
+}
+
 /* The line for an Open MPI --map-by value dlrun does not do; -1. */
 static int map_by_other(const char *s, char **f, int nf, struct err *err)
 {
@@ -159,11 +168,7 @@ int bind_parse_map_by(const char *s, struct bind_opts *o, struct err *err)
                 rc = parse_modifiers(f + 1, nf - 1, &n);
             }
     }
-    if (rc < 0 && nf > 0 && (cache_word(f[0]) ||
-                             (strcasecmp(f[0], "ppr") != 0 &&
-                              map_word_other(f[0])) ||
-                             (strcasecmp(f[0], "ppr") == 0 && nf > 2 &&
-                              cache_word(f[2]))))
+    if (rc < 0 && nf > 0 && map_is_other(f, nf))
         return map_by_other(s, f, nf, err);
     if (rc < 0)
         return err_set(err, "--map-by '%.64s': use slot, hwthread, core, "
