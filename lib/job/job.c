@@ -301,6 +301,8 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
         return EXIT_USAGE;
     if (j->pmix && pmix_host_rank_env(j->pmix, rank, out, &err) < 0)
         return say_fail(EXIT_FAIL, "%s", err.msg);
+    if (job_pmi_rank_env(j, rank, out) != 0)
+        return EXIT_FAIL;
     return job_isolate_gpu(j, rank, out);
 }
 

@@ -15,6 +15,7 @@
 #include "job/stall_watch.h"
 
 struct pmix_host;
+struct pmi_serve;
 struct launcher;
 struct pf_show;
 
@@ -36,6 +37,10 @@ struct job {
     struct agent_job *subtree;  /* borrowed: agents this agent starts too
                                    (--spawn), or NULL */
     struct pmix_host *pmix; /* owned: the PMIx server hosted here, or NULL */
+    int pmi_version;        /* the simple PMI wire served to the ranks: 1 or
+                               2 (--mpi=pmi1|pmi2, auto for MPICH's ABI),
+                               0: not served (job_mpi_resolve) */
+    struct pmi_serve *pmi;  /* owned: its server here, or NULL */
     char head_broker[256];  /* an agent: the head's broker address, before
                                DLRUN_BROKER became this node's relay; every
                                agent names the PMIx namespace after it */
@@ -120,6 +125,38 @@ int job_pmix_start(struct job *j, const int *ranks, int n);
 int job_pmix_begin(struct job *j);
 void job_pmix_end(struct job *j);
 void job_pmix_stop(struct job *j);
+
+/* The simple PMI wire for programs of MPICH's family (job/jobpmi.c), when
+ * job_mpi_resolve set pmi_version: the server for the ranks (n of them:
+ * every rank of the plan) / an attempt's sockets / the ranks started (their
+ * ends closed here) / the attempt's end / the server's.  0 or the exit code
+ * after printing. */
+int job_pmi_start(struct job *j, const int *ranks, int n);
+int job_pmi_begin(struct job *j);
+void job_pmi_started(struct job *j);
+void job_pmi_end(struct job *j);
+void job_pmi_stop(struct job *j);
+
+/* 1 when the plan puts ranks on more than one node, or on another host. */
+int job_pmi_multinode(const struct job *j);
+
+/* PMI_FD, PMI_RANK, PMI_SIZE... of rank into out; 0 or the exit code. */
+int job_pmi_rank_env(const struct job *j, int rank, struct envset *out);
+
+/* The ranks' PMI requests served from sv's loop, beside the hook already
+ * there (a one-node broker's fd and the PMI sockets polled as one epoll
+ * set).  h: zeroed by nobody, alive while sv runs; job_pmi_unwatch after. */
+struct pmi_hook {
+    struct sv_hook inner;
+    struct pmi_serve *s;    /* borrowed */
+    struct supervise *sv;   /* borrowed */
+    int mux;                /* owned: the epoll set over both, or -1 */
+    int failed;             /* its one line was said */
+    int abort_code;         /* a rank called MPI_Abort: the job's exit
+                               code (said in one line), else 0 */
+};
+int job_pmi_watch(struct job *j, struct supervise *sv, struct pmi_hook *h);
+void job_pmi_unwatch(struct pmi_hook *h);
 
 /* The head: the plan spans other hosts inside a Slurm allocation, so one
  * `dlrun agent` per node is started with srun (lib/job/head.c). */

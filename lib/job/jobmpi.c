@@ -1,7 +1,9 @@
 /* jobmpi.c - MPI programs under dlrun (docs/mpi.md): --mpi=auto|pmix|none
  * hosts a PMIx server for the ranks dlrun starts (here, or in each agent
  * across nodes); --mpi=srun lets srun --mpi=pmix start the ranks, each a
- * dlrun in per-task mode that sets the rank's variables and execs PROG. */
+ * dlrun in per-task mode that sets the rank's variables and execs PROG;
+ * --mpi=pmi1|pmi2 (auto for MPICH's ABI) serve the simple PMI wire on
+ * this host (job/jobpmi.c). */
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -89,13 +91,25 @@ static void drop_launcher_env(void)
     }
 }
 
-/* --mpi=auto: a PMIx server for an MPI program (mpidetect.h); -v says
- * what decided. */
-static int resolve_auto(char **prog, int across)
+/* --mpi=auto: the simple PMI wire for a program that links MPICH's ABI
+ * (MPICH, Intel MPI, MVAPICH), a PMIx server for another MPI program
+ * (mpidetect.h), with the simple PMI wire beside it for a script, whose
+ * MPI is not known before it runs; -v says what decided. */
+static int resolve_auto(struct job *j, char **prog, int across)
 {
     char why[400] = "";
-    int mpi = !across && pmix_host_available() &&
+    int abi = mpidetect_argv_abi(prog, getenv("PATH"));
+    int mpi = abi != MPIDETECT_ABI_MPICH && !across &&
+              pmix_host_available() &&
               mpidetect_argv_why(prog, getenv("PATH"), why, sizeof why);
+
+    if (abi == MPIDETECT_ABI_MPICH) {
+        progress_step("--mpi=auto: serving the simple PMI wire: %s links "
+                      "MPICH's ABI (libmpich or libmpi*.so.12)", prog[0]);
+        return MPI_PMI1;
+    }
+    if (mpi && !abi && !job_pmi_multinode(j))
+        j->pmi_version = 1;
 
     progress_step("--mpi=auto: %s: %s", mpi ? "hosting a PMIx server"
                                             : "no PMIx server",
@@ -107,6 +121,25 @@ static int resolve_auto(char **prog, int across)
 
 /* --mpi=auto found no MPI program and hosts nothing: the guard watches. */
 static int guard_wanted;
+
+/* --mpi=pmi1|pmi2 (or auto for MPICH's ABI): served when every rank runs
+ * on this host; elsewhere one line, never ranks that would each be an MPI
+ * job of their own. */
+static int resolve_pmi(struct job *j, int across, int was_auto)
+{
+    int v = j->opt.mpi == MPI_PMI2 ? 2 : 1;
+
+    if (across || job_pmi_multinode(j))
+        return say_fail(EXIT_USAGE, "%s: dlrun serves the simple PMI wire "
+                        "(MPICH, Intel MPI, MVAPICH) only to ranks it starts "
+                        "on this host; across nodes start the program with "
+                        "mpiexec.hydra -f HOSTFILE or srun --mpi=pmi2, or "
+                        "run it on one node", was_auto ? "--mpi=auto: the "
+                        "program links MPICH's ABI" : v == 2 ? "--mpi=pmi2"
+                                                             : "--mpi=pmi1");
+    j->pmi_version = v;
+    return 0;
+}
 
 int job_mpi_resolve(struct job *j, char **prog)
 {
@@ -123,7 +156,9 @@ int job_mpi_resolve(struct job *j, char **prog)
         return 0;
     }
     if (o->mpi == MPI_AUTO)
-        o->mpi = resolve_auto(prog, across);
+        o->mpi = resolve_auto(j, prog, across);
+    if (o->mpi == MPI_PMI1 || o->mpi == MPI_PMI2)
+        return resolve_pmi(j, across, was_auto);
     guard_wanted = was_auto && o->mpi == MPI_NONE && j->plan.nranks > 1;
     if (o->mpi == MPI_PMIX && !pmix_host_available())
         return say_fail(EXIT_USAGE, "--mpi=pmix: this dlrun was built "
@@ -167,18 +202,26 @@ static void guard_check(struct mpi_guard *g)
     int across = g->j->plan.self_node >= 0 && !g->j->agent &&
                  g->j->plan.nnodes > 1;
     char lib[128];
+    size_t n;
+    int mpich;
 
     for (int i = 0; i < sv->n && !g->tripped; i++) {
         struct sv_rank *r = &sv->ranks[i];
         if (!r->running || r->rank < 0 || !mpidetect_pid(r->pid, lib, sizeof lib))
             continue;
         g->tripped = 1;
-        say("rank %d (pid %d) loaded %s but dlrun hosts no PMIx server for "
-            "it: each rank would be an MPI job of its own; %s", r->rank,
-            (int)r->pid, lib, across ? "one dlrun per node cannot host one "
-            "across nodes: start the ranks with srun --mpi=pmix or mpirun "
-            "(dlrun per task), or run one dlrun in the allocation with "
-            "--mpi=pmix" : "run with --mpi=pmix (--mpi=none to allow it)");
+        n = strlen(lib);
+        /* MPICH's ABI speaks the simple PMI wire, not PMIx */
+        mpich = strncmp(lib, "libmpich", 8) == 0 ||
+                (n >= 6 && strcmp(lib + n - 6, ".so.12") == 0);
+        say("rank %d (pid %d) loaded %s but dlrun %s for it: each rank would "
+            "be an MPI job of its own; %s", r->rank, (int)r->pid, lib,
+            mpich ? "serves no PMI" : "hosts no PMIx server",
+            across ? "one dlrun per node cannot host one across nodes: start "
+            "the ranks with srun --mpi=pmix or mpirun (dlrun per task), or "
+            "run one dlrun in the allocation with --mpi=pmix" :
+            mpich ? "run with --mpi=pmi1 (--mpi=none to allow it)" :
+            "run with --mpi=pmix (--mpi=none to allow it)");
         sv->signal_received = SIGTERM;
         for (int k = 0; k < sv->n; k++)
             if (sv->ranks[k].running && sv->ranks[k].rank >= 0)

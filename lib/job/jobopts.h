@@ -28,8 +28,8 @@ struct remote_opts {
     int fanout;                 /* --fanout: agents one process starts (32) */
     int heartbeat_s;            /* --heartbeat-timeout (10) */
 };
-/* --mpi: who serves MPI programs' PMIx (docs/mpi.md). */
-enum mpi_mode { MPI_AUTO, MPI_NONE, MPI_PMIX, MPI_SRUN };
+/* --mpi: who serves MPI programs' PMIx or simple PMI (docs/mpi.md). */
+enum mpi_mode { MPI_AUTO, MPI_NONE, MPI_PMIX, MPI_SRUN, MPI_PMI1, MPI_PMI2 };
 /* --tf-config: TF_CONFIG when the program is TensorFlow (auto), always,
  * never; job_tf_resolve turns auto into one of the others */
 enum { TF_AUTO, TF_YES, TF_NO };

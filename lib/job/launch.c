@@ -264,8 +264,10 @@ static int attempt_prepare(struct job *j, struct launch_job *lj,
     if (!j->agent && !getenv("DLRUN_BROKER") &&
         local_broker_start(lb, j->errdir, &err) < 0)
         return say_fail(EXIT_FAIL, "cannot start the broker: %s", err.msg), -1;
-    if (job_pmix_begin(j) != 0 || horovod_begin(j) != 0)
+    if (job_pmix_begin(j) != 0 || job_pmi_begin(j) != 0 ||
+        horovod_begin(j) != 0)
         return -1;
+    lj->pmi = j->pmi;
     *stall = job_stall_create(j, lj->ranks, lj->nranks);
     j->status = job_status_create(j, lj->ranks, lj->nranks);
     lj->rank_envp = rank_envps(j, lj->ranks, lj->nranks, lb);
@@ -282,6 +284,7 @@ static int attempt_watch(struct job *j, struct supervise *sv,
                          struct local_broker *lb, struct stall_watch *stall)
 {
     struct mpi_guard guard = { 0 };
+    struct pmi_hook pmi;
     int rc;
 
     if (lb->b) {
@@ -289,14 +292,19 @@ static int attempt_watch(struct job *j, struct supervise *sv,
         sv->extra_fd = broker_fd(lb->b);
         sv->extra_ctx = lb;
     }
+    if ((rc = job_pmi_watch(j, sv, &pmi)) != 0)
+        return rc;
     job_mpi_guard(j, sv, &guard);
     job_stall_watch(stall, sv, lb->b);
     job_status_watch(j->status, sv);
     rc = supervise_run(sv);
+    job_pmi_unwatch(&pmi);
     if (rc < 0)
         rc = say_fail(EXIT_FAIL, "cannot watch the ranks (signalfd failed)");
     if (guard.tripped)          /* its line said why */
         rc = EXIT_USAGE;
+    else if (pmi.abort_code)    /* MPI_Abort: its line said which rank */
+        rc = pmi.abort_code;
     else if (job_stall_finish(stall))   /* its lines said why */
         rc = EXIT_STALL;
     else if (sv->failed >= 0 && sv->ranks[sv->failed].rank >= 0 &&
@@ -341,6 +349,7 @@ static int run_attempt(struct job *j, struct launch_job *lj,
     free_envps(lj->rank_envp, j->plan.nranks);
     lj->rank_envp = NULL;
     malloc_trim(0);
+    job_pmi_started(j);
     sv->out = lj->out;
     if (!j->agent)
         progress_step("%d rank%s started", lj->nranks, lj->nranks == 1 ? "" :
@@ -354,6 +363,7 @@ out:
         end_subtree(sv, lj->nranks, &sub);
     l->destroy(&run);   /* supervised to the end: only the state is left */
     job_pmix_end(j);
+    job_pmi_end(j);
     job_stall_free(stall);
     job_status_free(j->status);
     j->status = NULL;
@@ -539,7 +549,10 @@ int run_launch(struct job *j, char **prog)
     /* after the mask: libpmix's thread must not take dlrun's signals */
     rc = job_pmix_start(j, which, lj.nranks);
     if (rc == 0)
+        rc = job_pmi_start(j, which, lj.nranks);
+    if (rc == 0)
         rc = launch_loop(j, &lj, l, ranks);
+    job_pmi_stop(j);
     job_pmix_stop(j);
     guard_stop();
 out:

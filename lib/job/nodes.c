@@ -221,12 +221,13 @@ int nodes_setup(struct nodes *n, struct job *j)
     const struct options *o = &j->opt;
     int rc;
 
-    if (o->summary || o->gloo || o->mpi == MPI_PMIX || o->mpi == MPI_SRUN)
+    if (o->summary || o->gloo || o->mpi == MPI_PMIX || o->mpi == MPI_SRUN ||
+        o->mpi == MPI_PMI1 || o->mpi == MPI_PMI2)
         return say_fail(EXIT_USAGE, "%s with one dlrun per node by hand: not "
                         "supported; drop it, or start the job from one dlrun "
                         "(-H host1,host2, or under a scheduler)",
                         o->summary ? "--summary" : o->gloo ? "--gloo" :
-                        "--mpi=pmix/srun");
+                        "--mpi=pmix/pmi1/pmi2/srun");
     j->opt.mpi = MPI_NONE;
     n->j = j;
     if ((rc = where(n, o)) != 0 || (rc = group_token(n, o)) != 0 ||

@@ -149,14 +149,16 @@ static int options_remote(int c, char *v, struct options *o)
 
 static int parse_mpi(struct options *o, const char *s)
 {
-    static const char *const names[] = { "auto", "none", "pmix", "srun" };
+    static const char *const names[] = { "auto", "none", "pmix", "srun",
+                                         "pmi1", "pmi2" };
 
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 6; i++)
         if (strcmp(s, names[i]) == 0) {
             o->mpi = (enum mpi_mode)i;
             return 0;
         }
-    say_fail(EXIT_USAGE, "--mpi '%s': expected auto, pmix, none or srun", s);
+    say_fail(EXIT_USAGE, "--mpi '%s': expected auto, pmix, pmi1, pmi2, none or "
+             "srun", s);
     return -1;
 }
 

@@ -19,6 +19,8 @@
 #include "run/supervise.h"
 
 /* This host's ranks: the program, and each rank's complete environment. */
+struct pmi_serve;
+
 struct launch_job {
     const struct plan *plan;
     const int *ranks;           /* borrowed: the ranks to start, nranks of them
@@ -31,6 +33,8 @@ struct launch_job {
     struct output *out;         /* borrowed: the ranks' stdout/stderr pipes
                                    (i-th started rank = i-th of out), or NULL */
     const struct bind_rank *bind;   /* borrowed: per plan rank, or NULL */
+    const struct pmi_serve *pmi;    /* borrowed: the simple PMI server whose
+                                       socket each rank inherits, or NULL */
 };
 
 /* One `dlrun agent` per node: by the head, and by agents that start their

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <string.h>
 
+#include "mpi/pmi_serve.h"
 #include "util/clock.h"
 #include "util/net.h"
 #include "run/proc.h"
@@ -74,6 +75,7 @@ static int local_start(const struct launch_req *req, struct launched *run,
                     &job->bind[r].mask : NULL,
             .in_fd = r == 0 || nul < 0 ? 0 : nul,
             .reset = &reset, .guarded = 1,
+            .keep_fd = job->pmi ? pmi_serve_child_fd(job->pmi, r) : 0,
         };
 
         ranks[i].rank = r;

@@ -89,6 +89,8 @@ static void child_setup(const struct proc_spec *spec, pid_t parent,
     if (spec->err_fd >= 0)
         dup2(spec->err_fd, STDERR_FILENO);
     syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC);
+    if (spec->keep_fd > 2)
+        fcntl(spec->keep_fd, F_SETFD, 0);
 }
 
 /* execve of a path found beforehand; a file that is not a binary and has

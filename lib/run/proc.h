@@ -25,6 +25,8 @@ struct proc_spec {
     const sigset_t *reset;      /* signals whose handler the child resets to
                                    the default (proc_nondefault_signals);
                                    NULL = every signal */
+    int keep_fd;                /* > 2: an fd the child keeps across exec
+                                   (its PMI_FD); 0: none */
     int guarded;                /* a rank: joins the job's guard (the
                                    cgroup before exec, its group after;
                                    lib/run/guard.h), so that what it starts

@@ -128,27 +128,33 @@ static int find_dynamic(const unsigned char *b, size_t n, const Elf64_Ehdr *eh,
     return 0;
 }
 
-/* Does the string at strtab + name (bounded by the file) start with
- * "libmpi"? */
-static int needed_is_mpi(const unsigned char *b, size_t n, uint64_t strtab,
-                         uint64_t name)
+/* The library named at strtab + name (bounded by the file): 0 not
+ * libmpi*, MPIDETECT_ABI_MPICH for MPICH's ABI (libmpich*, and the
+ * libmpi*.so.12 of Intel MPI and MVAPICH: libmpi.so.12, libmpifort.so.12),
+ * MPIDETECT_ABI_OTHER for another libmpi* (Open MPI's libmpi.so.40). */
+static int needed_abi(const unsigned char *b, size_t n, uint64_t strtab,
+                      uint64_t name)
 {
     uint64_t at = strtab + name;
+    const unsigned char *end;
+    size_t left;
 
-    return at >= strtab && at < n && n - at >= 6 &&
-           memcmp(b + at, "libmpi", 6) == 0;
+    if (at < strtab || at >= n || n - at < 6 || memcmp(b + at, "libmpi", 6))
+        return 0;
+    left = (size_t)(n - at);
+    end = memchr(b + at, '\0', left);
+    if (end)
+        left = (size_t)(end - (b + at));
+    if ((left >= 8 && memcmp(b + at, "libmpich", 8) == 0) ||
+        (left >= 6 && memcmp(b + at + left - 6, ".so.12", 6) == 0))
+        return MPIDETECT_ABI_MPICH;
+    return MPIDETECT_ABI_OTHER;
 }
 
-static int elf_needs_mpi(const unsigned char *b, size_t n)
+/* The dynamic section's string table offset, 0 when none. */
+static uint64_t dyn_strtab(const unsigned char *b, size_t n,
+                           const Elf64_Ehdr *eh, uint64_t dyn, uint64_t dsize)
 {
-    Elf64_Ehdr eh;
-    uint64_t dyn = 0, dsize = 0, strtab = 0;
-
-    if (n < sizeof eh || b[EI_CLASS] != ELFCLASS64 || b[EI_DATA] != ELFDATA2LSB)
-        return 0;
-    memcpy(&eh, b, sizeof eh);
-    if (!find_dynamic(b, n, &eh, &dyn, &dsize))
-        return 0;
     for (uint64_t at = dyn; dsize - (at - dyn) >= sizeof(Elf64_Dyn);
          at += sizeof(Elf64_Dyn)) {
         Elf64_Dyn d;
@@ -156,18 +162,45 @@ static int elf_needs_mpi(const unsigned char *b, size_t n)
         if (d.d_tag == DT_NULL)
             break;
         if (d.d_tag == DT_STRTAB)
-            strtab = vaddr_to_offset(b, n, &eh, d.d_un.d_ptr);
+            return vaddr_to_offset(b, n, eh, d.d_un.d_ptr);
     }
+    return 0;
+}
+
+/* The first libmpi* the ELF needs, as needed_abi says; 0 when none. */
+static int elf_mpi_abi(const unsigned char *b, size_t n)
+{
+    Elf64_Ehdr eh;
+    uint64_t dyn = 0, dsize = 0, strtab;
+
+    if (n < sizeof eh || b[EI_CLASS] != ELFCLASS64 || b[EI_DATA] != ELFDATA2LSB)
+        return 0;
+    memcpy(&eh, b, sizeof eh);
+    if (!find_dynamic(b, n, &eh, &dyn, &dsize))
+        return 0;
+    strtab = dyn_strtab(b, n, &eh, dyn, dsize);
     for (uint64_t at = dyn; strtab && dsize - (at - dyn) >= sizeof(Elf64_Dyn);
          at += sizeof(Elf64_Dyn)) {
         Elf64_Dyn d;
+        int abi;
         memcpy(&d, b + at, sizeof d);
         if (d.d_tag == DT_NULL)
             break;
-        if (d.d_tag == DT_NEEDED && needed_is_mpi(b, n, strtab, d.d_un.d_val))
-            return 1;
+        abi = d.d_tag == DT_NEEDED ? needed_abi(b, n, strtab, d.d_un.d_val) : 0;
+        if (abi)
+            return abi;
     }
     return 0;
+}
+
+static int elf_needs_mpi(const unsigned char *b, size_t n)
+{
+    return elf_mpi_abi(b, n) != 0;
+}
+
+int mpidetect_file_abi(const unsigned char *b, size_t n)
+{
+    return n >= 4 && memcmp(b, ELFMAG, SELFMAG) == 0 ? elf_mpi_abi(b, n) : 0;
 }
 
 int mpidetect_file(const unsigned char *b, size_t n)
@@ -346,6 +379,28 @@ int mpidetect_tf_argv_why(char *const *argv, const char *path, char *why,
                           size_t len)
 {
     return argv_why(argv, path, &look_tf, why, len);
+}
+
+int mpidetect_argv_abi(char *const *argv, const char *path)
+{
+    char file[PATH_MAX];
+    struct stat st;
+    void *m = MAP_FAILED;
+    int fd, abi = 0;
+
+    if (!argv || !argv[0] || find_program(argv[0], path, file, sizeof file) < 0)
+        return 0;
+    fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return 0;
+    abi = mpidetect_file_abi(m, (size_t)st.st_size);
+    munmap(m, (size_t)st.st_size);
+    return abi;
 }
 
 int mpidetect_argv(char *const *argv, const char *path)

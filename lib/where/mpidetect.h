@@ -46,6 +46,19 @@ int mpidetect_tf_argv_why(char *const *argv, const char *path, char *why,
  * mentions mpi4py or horovod, else 0.  Any bytes are safe. */
 int mpidetect_file(const unsigned char *b, size_t n);
 
+/* Which MPI an ELF program links, for --mpi=auto: MPICH's ABI (libmpich*,
+ * or the libmpi.so.12 of Intel MPI and MVAPICH: the simple PMI wire) or
+ * another libmpi* (Open MPI's libmpi.so.40: PMIx). */
+enum { MPIDETECT_ABI_OTHER = 1, MPIDETECT_ABI_MPICH = 2 };
+
+/* The ABI of the first libmpi* the n bytes of an ELF file need, else 0
+ * (not ELF, no MPI linked).  Any bytes are safe. */
+int mpidetect_file_abi(const unsigned char *b, size_t n);
+
+/* The same for argv[0] searched in path as execvp would (a script or
+ * python is 0: what its interpreter loads is not known before it runs). */
+int mpidetect_argv_abi(char *const *argv, const char *path);
+
 /* 1 when the n bytes of Python text mention mpi4py, horovod, pyrannc or
  * libmpi. */
 int mpidetect_python_text(const unsigned char *b, size_t n);

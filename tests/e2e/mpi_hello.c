@@ -1,7 +1,9 @@
 /* mpi_hello.c - the MPI program of the e2e tests and bench/mpi.sh.
  *
  *   mpi_hello              print "hello RANK of SIZE on HOST", then an
- *                          all-reduce of the ranks (sum) and a barrier
+ *                          all-reduce of the ranks (sum), a ring of
+ *                          send-receives (each rank's to the next) and a
+ *                          barrier
  *   mpi_hello abort R C    rank R calls MPI_Abort(C) after the all-reduce
  *   mpi_hello exit R C     rank R exits with code C after the all-reduce
  *   mpi_hello quiet        no output (bench)
@@ -14,7 +16,7 @@
 
 int main(int argc, char **argv)
 {
-    int rank = 0, size = 0, sum = 0, len = 0;
+    int rank = 0, size = 0, sum = 0, len = 0, prev = -1;
     char host[MPI_MAX_PROCESSOR_NAME];
     int quiet = argc > 1 && strcmp(argv[1], "quiet") == 0;
 
@@ -28,6 +30,12 @@ int main(int argc, char **argv)
     if (!quiet)
         printf("rank %d: sum %d (expected %d)\n", rank, sum,
                size * (size - 1) / 2);
+    MPI_Sendrecv(&rank, 1, MPI_INT, (rank + 1) % size, 0, &prev, 1, MPI_INT,
+                 (rank + size - 1) % size, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    if (!quiet)
+        printf("rank %d: from %d (expected %d)\n", rank, prev,
+               (rank + size - 1) % size);
     fflush(stdout);
     if (argc > 3 && atoi(argv[2]) == rank) {
         if (strcmp(argv[1], "abort") == 0)
@@ -37,5 +45,6 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     MPI_Finalize();
-    return sum == size * (size - 1) / 2 ? 0 : 1;
+    return sum == size * (size - 1) / 2 && prev == (rank + size - 1) % size
+           ? 0 : 1;
 }

@@ -67,7 +67,7 @@ expect_eq "  both attempts a world of 2" "$(grep -c '^hello [01] of 2 on ' "$TMP
     sed 's/^/  | /' "$TMP/out" "$TMP/err"
 
 expect_rc "--mpi=bogus: usage error" 2 "$DLRUN" --mpi=bogus true
-expect_grep "  says what is expected" "expected auto, pmix, none or srun" "$TMP/err"
+expect_grep "  says what is expected" "expected auto, pmix, pmi1, pmi2, none or srun" "$TMP/err"
 expect_rc "--mpi=srun outside Slurm: usage error" 2 env -u SLURM_JOB_ID "$DLRUN" -np 2 --mpi=srun true
 expect_grep "  says where it works" "inside a Slurm allocation" "$TMP/err"
 

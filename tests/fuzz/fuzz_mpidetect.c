@@ -1,5 +1,6 @@
 /* fuzz_mpidetect.c - --mpi=auto reads the program's file: any bytes (a
- * corrupt or hostile ELF, a script) give 0, 1 or 2, never a read out of
+ * corrupt or hostile ELF, a script) give 0, 1 or 2 (and an ABI only for an
+ * ELF that needs MPI), never a read out of
  * bounds; the same bytes as a /proc/PID/maps text give 0 or 1. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -20,6 +21,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(copy, data, size);
     r = mpidetect_file(copy, size);
     if (r < 0 || r > 2)
+        abort();
+    r = mpidetect_file_abi(copy, size);
+    if (r < 0 || r > MPIDETECT_ABI_MPICH ||
+        (r != 0) != (mpidetect_file(copy, size) == 1))
         abort();
     {
         char lib[32];

@@ -86,6 +86,25 @@ static void resolve(struct said *k)
     is_int(job_mpi_resolve(&j, prog), EXIT_USAGE,
            "pmix, one dlrun per node across nodes: 2");
     ok(strncmp(k->last, "--mpi=pmix: ", 12) == 0, "  said");
+    j.opt.mpi = MPI_PMI2;
+    is_int(job_mpi_resolve(&j, prog), EXIT_USAGE,
+           "pmi2, one dlrun per node across nodes: 2");
+    ok(strstr(k->last, "--mpi=pmi2: dlrun serves the simple PMI wire (MPICH, "
+              "Intel MPI, MVAPICH) only to ranks it starts on this host; ")
+       != NULL, "  said");
+    j.plan.self_node = -1;
+    j.opt.mpi = MPI_PMI1;
+    is_int(job_mpi_resolve(&j, prog), EXIT_USAGE, "pmi1 on two nodes: 2");
+    ok(j.pmi_version == 0, "  nothing served");
+    job_done(&j);
+    if (job_on(&j, "localhost:2") != 0)
+        return;
+    j.opt.mpi = MPI_PMI1;
+    ok(job_mpi_resolve(&j, prog) == 0 && j.pmi_version == 1,
+       "pmi1 on this host: served");
+    j.opt.mpi = MPI_PMI2;
+    ok(job_mpi_resolve(&j, prog) == 0 && j.pmi_version == 2,
+       "pmi2 on this host: served, PMI-2 asked for");
     job_done(&j);
 }
 
@@ -142,9 +161,9 @@ static void guard(struct said *k, const char *lib)
     is_int(sv.extra(sv.extra_ctx, 0), -1, "a rank maps a libmpi: no more looks");
     ok(g.tripped && sv.signal_received == SIGTERM, "  tripped, as told SIGTERM");
     ok(k->n == 1 && strstr(k->last, "rank 1 (pid ") &&
-       strstr(k->last, " loaded libmpich.so.12 but dlrun hosts no PMIx server "
-              "for it: each rank would be an MPI job of its own; run with "
-              "--mpi=pmix (--mpi=none to allow it)"), "  said, naming it");
+       strstr(k->last, " loaded libmpich.so.12 but dlrun serves no PMI for it: "
+              "each rank would be an MPI job of its own; run with "
+              "--mpi=pmi1 (--mpi=none to allow it)"), "  said, naming it");
     waitpid(r[0].pid, &st0, 0);
     waitpid(r[1].pid, &st1, 0);
     ok(WIFSIGNALED(st0) && WTERMSIG(st0) == SIGTERM && WIFSIGNALED(st1) &&

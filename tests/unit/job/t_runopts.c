@@ -79,7 +79,8 @@ static const struct {
     { "-np x prog", 2, "-np x: expected a whole number from 1 to 16777216" },
     { "-np", 2, "missing value for '-np' (it takes a value)" },
     { "--oversubscribe=1", 2, "--oversubscribe takes no value (got '1')" },
-    { "--mpi=x prog", 2, "--mpi 'x': expected auto, pmix, none or srun" },
+    { "--mpi=x prog", 2, "--mpi 'x': expected auto, pmix, pmi1, pmi2, none "
+      "or srun" },
     { "--redirects 0:1 prog", 2, "--redirects '0:1': a map per local rank "
       "is not supported; give one value 0-3 for every rank, or --output-dir "
       "DIR --ranks-filter LIST (the ranks shown on the console)" },

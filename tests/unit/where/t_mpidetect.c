@@ -62,20 +62,30 @@ static void test_elf(void)
 {
     static const char *const ompi[] = { "libc.so.6", "libmpi.so.40", NULL };
     static const char *const mpich[] = { "libmpich.so.12", NULL };
+    static const char *const impi[] = { "libmpifort.so.12", "libmpi.so.12",
+                                        NULL };
     static const char *const plain[] = { "libc.so.6", "libm.so.6", NULL };
     unsigned char buf[4096];
     size_t n = make_elf(buf, sizeof buf, ompi);
     int wrong = 0;
 
     is_int(mpidetect_file(buf, n), 1, "ELF needing libmpi.so.40: MPI");
+    is_int(mpidetect_file_abi(buf, n), MPIDETECT_ABI_OTHER,
+           "  not MPICH's ABI (Open MPI's: PMIx)");
     /* the name is last: a cut keeps "libmpi" whole in the last 7 sizes */
     for (size_t cut = 0; cut < n; cut++)
         wrong += mpidetect_file(buf, cut) != (cut >= n - 7 ? 1 : 0);
     is_int(wrong, 0, "  every truncation: MPI only while \"libmpi\" is whole");
     n = make_elf(buf, sizeof buf, mpich);
     is_int(mpidetect_file(buf, n), 1, "ELF needing libmpich.so.12: MPI");
+    is_int(mpidetect_file_abi(buf, n), MPIDETECT_ABI_MPICH,
+           "  MPICH's ABI (the simple PMI wire)");
+    n = make_elf(buf, sizeof buf, impi);
+    is_int(mpidetect_file_abi(buf, n), MPIDETECT_ABI_MPICH,
+           "libmpi.so.12 (Intel MPI, MVAPICH): MPICH's ABI");
     n = make_elf(buf, sizeof buf, plain);
     is_int(mpidetect_file(buf, n), 0, "ELF needing libc and libm: not MPI");
+    is_int(mpidetect_file_abi(buf, n), 0, "  no ABI");
     buf[EI_CLASS] = ELFCLASS32;
     is_int(mpidetect_file(buf, n), 0, "32-bit ELF: not looked into");
 }
