@@ -77,8 +77,9 @@ static const char options_text[] =
     "  -h, --help               this text\n"
     "Profiles: /etc/dlrun/sites.yaml, ~/.config/dlrun/sites.yaml,\n"
     "$DLRUN_CONFIG, --config, later ones overriding earlier ones key by key,\n"
-    "then the examples dlrun ships for names none of them has\n"
-    "(man dlrun-sites.yaml).  Exit codes: 0 done, 1 cannot write or submit,\n"
+    "then the examples dlrun ships for names none of them has (a profile\n"
+    "with extends: NAME changes the keys it gives of NAME's; man\n"
+    "dlrun-sites.yaml).  Exit codes: 0 done, 1 cannot write or submit,\n"
     "2 bad usage, profile or template.\n";
 
 enum {
