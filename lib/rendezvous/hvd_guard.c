@@ -220,9 +220,10 @@ int hvd_expired(long start_ms, long last_ms, long now, int deadline_ms,
  * read of every socket of the host each; nothing is parsed from text; and
  * /proc/net/tcp, read in pages while sockets come and go, may skip a
  * line.  It is read only where sock_diag does not work (a kernel without
- * tcp_diag, which then says "not found" of every socket).  A socket of this host whose local end is the peer's and whose
- * far end is ours is the client's own; a listener the kernel falls back
- * to (a port that happens to equal the peer's) or a closed one is not. */
+ * tcp_diag, which then says "not found" of every socket).  A socket of
+ * this host whose local end is the peer's and whose far end is ours is
+ * the client's own; a listener the kernel falls back to (a port that
+ * happens to equal the peer's) or a closed one is not. */
 struct diag_req {
     struct nlmsghdr nh;
     struct inet_diag_req_v2 r;

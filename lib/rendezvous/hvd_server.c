@@ -203,9 +203,13 @@ static int admit(struct hvd_server *s, int fd, const struct sockaddr *sa,
     return 0;
 }
 
+/* Connections accepted (or refused) at one wake-up, then the served ones'
+ * turn: a flood of refused ones must not keep the thread here. */
+#define ACCEPT_BURST 256
+
 static void accept_all(struct hvd_server *s)
 {
-    while (s->nconns < s->o.max_conns) {
+    for (int n = 0; n < ACCEPT_BURST && s->nconns < s->o.max_conns; n++) {
         struct conn *c = &s->conns[s->nconns];
         struct sockaddr_storage sa;
         socklen_t sl = sizeof sa;

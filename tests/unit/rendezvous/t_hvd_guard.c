@@ -217,9 +217,10 @@ static void test_tcp_lines(void)
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         tcp_hex(t[i].local, l);
         tcp_hex(t[i].remote, r);
-        snprintf(line, sizeof line, "   7: %s:%04X %s:%04X %02X 00000000:00000000 "
-                 "00:00000000 00000000  1001        0 94474531 1 0000 100 0 0 "
-                 "10 0\n", l, t[i].lport, r, t[i].rport, t[i].st);
+        snprintf(line, sizeof line, "   7: %s:%04X %s:%04X %02X "
+                 "00000000:00000000 00:00000000 00000000  1001        0 "
+                 "94474531 1 0000 100 0 0 10 0\n", l, t[i].lport, r,
+                 t[i].rport, t[i].st);
         is_int(hvd_tcp_line_owner(line, &peer, 40000, &me, 5000), t[i].want,
                t[i].what);
     }
