@@ -55,6 +55,8 @@ struct job {
                                allocation; run_nodes plans each attempt */
     int one_attempt;        /* run_launch runs once, fills last, restarts
                                and failure lines are the caller's */
+    int room_checked;       /* job_check_room passed before the job's first
+                               process: run_launch need not again */
     const sigset_t *child_mask; /* borrowed: the ranks' signal mask when
                                the caller blocked signals before, or NULL */
     const struct launcher *launcher;    /* borrowed: the backend run_launch
@@ -246,6 +248,14 @@ int summary_write(const struct job *j, const struct supervise *sv, int rc);
 
 /* dlrun starts the ranks itself (job/launch.c); returns the exit code. */
 int run_launch(struct job *j, char **prog);
+
+/* Whether this host can hold the ranks this process starts (all, or its
+ * node's in per-node mode) and the agents below it (--spawn): processes,
+ * open files, memory (dlrun(1), Limits; lib/run/hostroom.h).  run_launch
+ * checks before its ranks start; a caller that forks first (the guard)
+ * checks before that and sets j->room_checked.  0, or EXIT_USAGE after
+ * saying which limit. */
+int job_check_room(const struct job *j);
 
 /* Run the prepared job j (after job_prepare, its checks and
  * job_mpi_resolve; prog borrowed) the way its plan says (job/jobrun.c):

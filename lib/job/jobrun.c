@@ -98,6 +98,11 @@ static int launch_here(struct job *j, char **prog)
 {
     int rc;
 
+    /* before the job's folder and its guard: nothing starts for a job
+     * this host cannot hold */
+    if ((rc = job_check_room(j)) != 0)
+        return rc;
+    j->room_checked = 1;
     job_errdir(j);
     rc = run_launch(j, prog);
     if (rc != 0)

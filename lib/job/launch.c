@@ -481,29 +481,28 @@ static long long rank_env_bytes(void)
     return n;
 }
 
-/* Whether this host can hold the ranks (and the agents below, --spawn)
- * about to start here: before any of them starts, one line naming the
- * limit (lib/run/hostroom.h).  0, or EXIT_USAGE after saying it. */
-static int check_room(const struct job *j, const struct launch_job *lj)
+int job_check_room(const struct job *j)
 {
     const struct plan *p = &j->plan;
-    long long procs = lj->nranks + (j->subtree ? j->subtree->nnodes : 0);
-    int node = p->self_node >= 0 ? p->self_node :
-               lj->nranks > 0 ? p->rank_node[lj->ranks[0]] : 0;
+    int here = p->self_node >= 0 ? p->nodes[p->self_node].nranks : p->nranks;
+    int node = p->self_node >= 0 ? p->self_node : p->nranks > 0 ?
+               p->rank_node[0] : 0;
+    long long procs = here + (j->subtree ? j->subtree->nnodes : 0);
     int fds = HOSTROOM_FDS_PER_RANK +
               (j->opt.output_dir ? HOSTROOM_FDS_PER_RANK_FILES : 0);
     char who[320];
     struct hostroom_need need = {
         .who = who, .procs = procs,
         .fds = procs * fds + HOSTROOM_FDS_FIXED,
-        .bytes = lj->nranks * (rank_env_bytes() + RANK_OWN_BYTES +
-                               HOSTROOM_PROC_BYTES),
+        .bytes = here * (rank_env_bytes() + RANK_OWN_BYTES +
+                         HOSTROOM_PROC_BYTES),
     };
     struct hostroom h;
     struct err err = { "" };
 
-    snprintf(who, sizeof who, "%d rank%s%s on %s", lj->nranks,
-             lj->nranks == 1 ? "" : "s",
+    if (p->nnodes < 1)
+        return 0;
+    snprintf(who, sizeof who, "%d rank%s%s on %s", here, here == 1 ? "" : "s",
              j->subtree ? " and the agents below" : "", p->nodes[node].host);
     hostroom_raise_nofile();
     hostroom_read(&h, "", procs);
@@ -535,7 +534,7 @@ int run_launch(struct job *j, char **prog)
         rc = say_fail(EXIT_USAGE, "%s", err.msg);
         goto out;
     }
-    if ((rc = check_room(j, &lj)) != 0)
+    if (!j->room_checked && (rc = job_check_room(j)) != 0)
         goto out;
     rc = EXIT_FAIL;
     ranks = calloc((size_t)lj.nranks + (j->subtree ? (size_t)j->subtree->nnodes

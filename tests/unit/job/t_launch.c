@@ -11,13 +11,15 @@
  * SIGTERM and, after the kill timeout, SIGKILL; when two ranks fail, the
  * first in time counts and an exit during the teardown does not; a stop
  * signal goes through the launcher's signal() and is not restarted; a
- * rank number outside the plan neither crashes the report nor is kept. */
+ * rank number outside the plan neither crashes the report nor is kept;
+ * a job the host's limits cannot hold starts nothing. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -406,6 +408,30 @@ static void bad_rank(void)
     job_free(&j);
 }
 
+/* A job this host cannot hold (here: open files) is refused before the
+ * launcher starts anything, in one line naming the limit.  Last: the
+ * hard limit lowered cannot be raised again. */
+static void too_big(void)
+{
+    struct rlimit rl = { 400, 400 };
+    char *prog[] = { "rank", NULL };
+    struct job j;
+
+    if (job_init(&j, 300) != 0)
+        return;
+    F.starts = 0;
+    said.n = 0;
+    if (!ok(setrlimit(RLIMIT_NOFILE, &rl) == 0, "open files limited to 400"))
+        return;
+    is_int(run_launch(&j, prog), EXIT_USAGE, "300 ranks in 400 files: exit 2");
+    is_int(F.starts, 0, "  the launcher started nothing");
+    ok(strstr(said_line("300 ranks on localhost"), "need about 632 open files "
+              "in dlrun; the limit is 400 (ulimit -n; hard limit 400)") != NULL,
+       "  one line naming the limit");
+    is_int(said.n, 1, "  and nothing else");
+    job_free(&j);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/t_launch.XXXXXX", sub[64];
@@ -424,6 +450,7 @@ int main(void)
     first_failure();
     stop_signal();
     bad_rank();
+    too_big();
     clock_fake(NULL, NULL);
     snprintf(sub, sizeof sub, "%s/dlrun", dir);
     rmdir(sub);
