@@ -17,6 +17,7 @@
 
 #include "observe/preflight.h"
 #include "rendezvous/client.h"
+#include "rendezvous/token.h"
 #include "run/watch.h"
 #include "util/clock.h"
 #include "util/net.h"
@@ -25,6 +26,7 @@
 struct echo {
     int lfd;
     struct watch *w;            /* echo_step's, or NULL */
+    char key[TOKEN_HEX_LEN + 1];    /* what a prober sends first */
 };
 
 /* The echo server's watcher (lib/run/watch.h): serve until echo_stop. */
@@ -32,7 +34,7 @@ static int echo_step(void *arg, int wake)
 {
     struct echo *e = arg;
 
-    pf_echo_serve(e->lfd, wake);
+    pf_echo_serve(e->lfd, wake, e->key);
     return 1;
 }
 
@@ -55,9 +57,12 @@ static void echo_start(const struct job *j, struct echo *e,
                        struct pf_report *r, char *why)
 {
     struct err err = { "" };
+    uint8_t tok[TOKEN_BYTES];
     char ip[200];
 
-    if (job_ip(j, ip, sizeof ip, &err) < 0 ||
+    if (token_new(tok, &err) == 0)
+        token_to_hex(tok, e->key);
+    if (!e->key[0] || job_ip(j, ip, sizeof ip, &err) < 0 ||
         (e->lfd = pf_listen(ip, r->addr, PF_STR, &err)) < 0 ||
         !(e->w = watch_start(echo_step, NULL, e, &err)))
         snprintf(why, PF_STR, "%s", err.msg);
@@ -92,26 +97,28 @@ static int put_report(struct client *c, const struct pf_report *r,
     return client_put(c, key, val, strlen(val), err) == CLIENT_OK ? 0 : -1;
 }
 
-/* Time the link to peer: its address from the broker, then round trips. */
+/* Time the link to peer: its address and key ("ADDR KEY") from the
+ * broker, then round trips. */
 static void time_link(struct client *c, int peer, long deadline,
                       struct pf_link *l)
 {
     struct err err = { "" };
     char key[64];
-    void *addr = NULL;
+    char *addr = NULL, *peer_key = NULL;
     size_t len = 0;
     long left = deadline - clock_ms();
 
     l->peer = peer;
     l->rtt_us = -1;
     snprintf(key, sizeof key, "dlrun.pf.addr.%d", peer);
-    if (client_get(c, key, left > 0 ? (int)left : 0, &addr, &len, &err) !=
-        CLIENT_OK)
+    if (client_get(c, key, left > 0 ? (int)left : 0, (void **)&addr, &len,
+                   &err) != CLIENT_OK)
         snprintf(l->err, PF_STR, "no address from it (its agent did not "
                  "report)");
-    else if (!*(char *)addr)
+    else if (!*addr || !(peer_key = strchr(addr, ' ')))
         snprintf(l->err, PF_STR, "it has no address to listen on");
-    else if (pf_ping(addr, 5000, &l->rtt_us, &err) < 0)
+    else if ((*peer_key++ = '\0'),
+             pf_ping(addr, peer_key, 5000, &l->rtt_us, &err) < 0)
         snprintf(l->err, PF_STR, "%s", err.msg);
     free(addr);
 }
@@ -177,7 +184,7 @@ int agent_preflight(struct job *j, char **prog)
     struct echo e = { .lfd = -1 };
     struct err err = { "" };
     long deadline;
-    char key[64], why[PF_STR] = "";
+    char key[64], why[PF_STR] = "", val[PF_STR + TOKEN_HEX_LEN + 2];
     struct client *c = client_from_env(j->opt.remote.connect_timeout_s * 1000,
                                        &err);
     int rc = EXIT_FAIL;
@@ -190,7 +197,9 @@ int agent_preflight(struct job *j, char **prog)
     deadline = clock_ms() + j->opt.pf_timeout_s * 1000L;   /* for the links */
     echo_start(j, &e, &r, why);
     snprintf(key, sizeof key, "dlrun.pf.addr.%d", r.node);
-    if (client_put(c, key, r.addr, strlen(r.addr), &err) != CLIENT_OK ||
+    snprintf(val, sizeof val, "%s %s", r.addr, e.key);
+    if (client_put(c, key, r.addr[0] ? val : "", r.addr[0] ? strlen(val) : 0,
+                   &err) != CLIENT_OK ||
         put_report(c, &r, &err) < 0 || put_links(c, j, r.node, deadline,
                                                  &err) < 0)
         goto out;

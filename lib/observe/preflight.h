@@ -70,11 +70,18 @@ void pf_probe(struct pf_report *r, char **prog, const char *import_mod,
 int pf_listen(const char *ip, char *addr, size_t len, struct err *err);
 
 /* Answer round trips on the listening fd lfd until stop_fd is readable
- * (a thread's body; at most a few connections at once). */
-void pf_echo_serve(int lfd, int stop_fd);
+ * (a thread's body).  Connections are served together (64 at most; the
+ * oldest one that has not sent the key makes room for a new one), each
+ * closed 10 s after its accept whatever it sends, and echoed only after
+ * it sent key (borrowed; the job's agents learn it through the broker)
+ * and a newline: another user's idle or trickling connections hold no
+ * prober up. */
+void pf_echo_serve(int lfd, int stop_fd, const char *key);
 
-/* Connect to addr ("ip:port" or "[ip6]:port") within timeout_ms and time
- * a few one-byte round trips: the best into *rtt_us.  0 / -1 with err. */
-int pf_ping(const char *addr, int timeout_ms, long *rtt_us, struct err *err);
+/* Connect to addr ("ip:port" or "[ip6]:port") within timeout_ms, send
+ * key (the listener's) and time a few one-byte round trips: the best into
+ * *rtt_us.  0 / -1 with err. */
+int pf_ping(const char *addr, const char *key, int timeout_ms, long *rtt_us,
+            struct err *err);
 
 #endif

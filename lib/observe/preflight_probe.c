@@ -191,7 +191,8 @@ int pf_listen(const char *ip, char *addr, size_t len, struct err *err)
 
     if (getaddrinfo(ip, "0", &hints, &res) != 0)
         return err_set(err, "not a numeric address: %s", ip);
-    fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* non-blocking: pf_echo_serve takes what is pending until EAGAIN */
+    fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0 || bind(fd, res->ai_addr, res->ai_addrlen) < 0 ||
         listen(fd, 64) < 0 || getsockname(fd, (void *)&ss, &sl) < 0 ||
         getnameinfo((void *)&ss, sl, host, sizeof host, port, sizeof port,
@@ -208,32 +209,112 @@ int pf_listen(const char *ip, char *addr, size_t len, struct err *err)
     return fd;
 }
 
-/* Echo what one peer sends until it closes (or 5 s without a byte). */
-static void echo_one(int fd)
-{
-    char b[64];
-    ssize_t n;
-    struct pollfd p = { .fd = fd, .events = POLLIN };
+/* The echo listener serves its connections together, each for at most
+ * ECHO_DEADLINE_MS from its accept however it trickles its bytes, and
+ * echoes only once the peer sent the listener's key (which reached the
+ * job's agents through its broker): a local user's idle or trickling
+ * connections cannot hold it, nor read an echo. */
+#define ECHO_MAX_CONNS 64
+#define ECHO_DEADLINE_MS 10000
 
-    while (poll(&p, 1, 5000) > 0 && (n = read(fd, b, sizeof b)) > 0)
-        if (write(fd, b, (size_t)n) != n)
-            break;
-    close(fd);
+struct echo_conn {
+    int fd;
+    long until;             /* clock_ms() when it is closed */
+    size_t have;            /* bytes of "KEY\n" received */
+};
+
+/* Read what conn c sent: the rest of the key, then bytes echoed.  -1 when
+ * it is to be closed (closed by the peer, a wrong key, a write that
+ * cannot go). */
+static int conn_step(struct echo_conn *c, const char *key)
+{
+    size_t klen = strlen(key), i = 0;
+    char b[128];
+    ssize_t n = read(c->fd, b, sizeof b);
+
+    if (n <= 0)
+        return -1;
+    for (; c->have <= klen && i < (size_t)n; i++, c->have++)
+        if (b[i] != (c->have < klen ? key[c->have] : '\n'))
+            return -1;
+    if (i < (size_t)n && write(c->fd, b + i, (size_t)n - i) != n - (ssize_t)i)
+        return -1;
+    return 0;
 }
 
-void pf_echo_serve(int lfd, int stop_fd)
+static void conn_drop(struct echo_conn *c, int *n, int i)
 {
-    for (;;) {
-        struct pollfd p[2] = { { .fd = lfd, .events = POLLIN },
-                               { .fd = stop_fd, .events = POLLIN } };
-        int fd;
-        if (poll(p, 2, -1) < 0 && errno != EINTR)
-            return;
-        if (p[1].revents)
-            return;
-        if (p[0].revents && (fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0)
-            echo_one(fd);
+    close(c[i].fd);
+    c[i] = c[--*n];
+}
+
+/* Accept one connection; with every slot taken, the oldest that has not
+ * sent the key makes room (none: the new one is closed).  -1 when none
+ * was pending. */
+static int conn_accept(int lfd, struct echo_conn *c, int *n, size_t klen,
+                       long now)
+{
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), old = -1;
+
+    if (fd < 0)
+        return -1;
+    for (int i = 0; *n == ECHO_MAX_CONNS && i < *n; i++)
+        if (c[i].have <= klen && (old < 0 || c[i].until < c[old].until))
+            old = i;
+    if (*n == ECHO_MAX_CONNS && old < 0) {
+        close(fd);
+        return 0;
     }
+    if (old >= 0)
+        conn_drop(c, n, old);
+    c[(*n)++] = (struct echo_conn){ fd, now + ECHO_DEADLINE_MS, 0 };
+    return 0;
+}
+
+/* The pollfds: the listener, stop_fd, then each connection; the time to
+ * the first deadline (-1: none). */
+static int echo_fds(struct pollfd *p, int lfd, int stop_fd,
+                    const struct echo_conn *c, int n, long now)
+{
+    long wait = -1;
+
+    p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+    p[1] = (struct pollfd){ .fd = stop_fd, .events = POLLIN };
+    for (int i = 0; i < n; i++) {
+        long left = c[i].until > now ? c[i].until - now : 0;
+        p[2 + i] = (struct pollfd){ .fd = c[i].fd, .events = POLLIN };
+        if (wait < 0 || left < wait)
+            wait = left;
+    }
+    return (int)wait;
+}
+
+void pf_echo_serve(int lfd, int stop_fd, const char *key)
+{
+    struct echo_conn c[ECHO_MAX_CONNS];
+    struct pollfd p[ECHO_MAX_CONNS + 2];
+    int n = 0;
+
+    for (;;) {
+        int wait = echo_fds(p, lfd, stop_fd, c, n, clock_ms());
+        long now;
+
+        if (poll(p, (nfds_t)n + 2, wait) < 0 && errno != EINTR)
+            break;
+        if (p[1].revents)
+            break;
+        now = clock_ms();
+        /* from the end: a drop moves the last, already seen, into i */
+        for (int i = n - 1; i >= 0; i--)
+            if ((p[2 + i].revents && conn_step(&c[i], key) < 0) ||
+                now >= c[i].until)
+                conn_drop(c, &n, i);
+        for (int i = 0; p[0].revents && i < ECHO_MAX_CONNS &&
+                        conn_accept(lfd, c, &n, strlen(key), now) == 0; i++)
+            ;
+    }
+    while (n > 0)
+        conn_drop(c, &n, n - 1);
 }
 
 /* Connect fd to sa within timeout_ms.  0 / -1 (errno set). */
@@ -281,7 +362,18 @@ static int round_trips(int fd, int timeout_ms, long *best)
     return 0;
 }
 
-int pf_ping(const char *addr, int timeout_ms, long *rtt_us, struct err *err)
+/* The listener's key and a newline: what makes it echo. */
+static int send_key(int fd, const char *key)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, "%s\n", key);
+
+    return n > 0 && (size_t)n < sizeof line && write(fd, line, (size_t)n) == n
+           ? 0 : -1;
+}
+
+int pf_ping(const char *addr, const char *key, int timeout_ms, long *rtt_us,
+            struct err *err)
 {
     struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
                               .ai_flags = AI_NUMERICHOST }, *res = NULL;
@@ -297,7 +389,7 @@ int pf_ping(const char *addr, int timeout_ms, long *rtt_us, struct err *err)
     fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect_within(fd, res, timeout_ms) < 0)
         err_set(err, "cannot connect to %s: %s", addr, strerror(errno));
-    else if (round_trips(fd, timeout_ms, rtt_us) < 0)
+    else if (send_key(fd, key) < 0 || round_trips(fd, timeout_ms, rtt_us) < 0)
         err_set(err, "%s: no echo within %d ms", addr, timeout_ms);
     else
         rc = 0;

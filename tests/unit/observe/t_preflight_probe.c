@@ -2,14 +2,18 @@
  * (lib/observe/preflight_probe.c): the program in PATH or not runnable,
  * dlrun's version, memory, the host, Python's version and an import; and
  * TCP round trips through the echo listener, over IPv4 and IPv6. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "observe/preflight.h"
+#include "util/clock.h"
 #include "tap.h"
 
 static void probe(void)
@@ -47,8 +51,48 @@ static void *echo_thread(void *arg)
 {
     struct echo *e = arg;
 
-    pf_echo_serve(e->lfd, e->stop);
+    pf_echo_serve(e->lfd, e->stop, "k3y");
     return NULL;
+}
+
+/* A connection to addr (its fd), that sends text (may be NULL). */
+static int connect_to(const char *addr, const char *text)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET };
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    sa.sin_port = htons((uint16_t)atoi(strchr(addr, ':') + 1));
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0 &&
+        text && write(fd, text, strlen(text)) < 0)
+        abort();
+    return fd;
+}
+
+/* Another user's connections: 100 idle ones (more than the listener
+ * serves at once), one that sent part of a key, one that trickles bytes:
+ * the job's prober still gets its round trips at once; a wrong key gets
+ * no echo. */
+static void crowd(const char *addr)
+{
+    struct err err = { "" };
+    int fds[102], n = 0;
+    long rtt = -1, t0;
+    char b;
+
+    for (; n < 100; n++)
+        fds[n] = connect_to(addr, NULL);
+    fds[n++] = connect_to(addr, "k3");
+    fds[n++] = connect_to(addr, "x");
+    t0 = clock_ms();
+    ok(pf_ping(addr, "k3y", 1000, &rtt, &err) == 0 && rtt >= 0,
+       "100 idle connections and a trickling one: the prober's round trips");
+    ok(clock_ms() - t0 < 1000, "  at once");
+    ok(read(fds[101], &b, 1) == 0, "  the wrong byte's connection: closed");
+    ok(pf_ping(addr, "other", 1000, &rtt, &err) < 0 &&
+       strstr(err.msg, "no echo"), "a wrong key: no echo");
+    while (n > 0)
+        close(fds[--n]);
 }
 
 static void ping(void)
@@ -63,13 +107,14 @@ static void ping(void)
     e.stop = eventfd(0, EFD_CLOEXEC);
     ok(e.lfd >= 0 && strncmp(addr, "127.0.0.1:", 10) == 0, "listening");
     pthread_create(&t, NULL, echo_thread, &e);
-    ok(pf_ping(addr, 30000, &rtt, &err) == 0 && rtt >= 0, "a round trip");
-    ok(pf_ping(addr, 30000, &rtt, &err) == 0, "  and a second peer");
+    ok(pf_ping(addr, "k3y", 30000, &rtt, &err) == 0 && rtt >= 0, "a round trip");
+    ok(pf_ping(addr, "k3y", 30000, &rtt, &err) == 0, "  and a second peer");
+    crowd(addr);
     eventfd_write(e.stop, 1);
     pthread_join(t, NULL);
     close(e.lfd);
     close(e.stop);
-    ok(pf_ping(addr, 30000, &rtt, &err) < 0 &&
+    ok(pf_ping(addr, "k3y", 30000, &rtt, &err) < 0 &&
        strstr(err.msg, "cannot connect"), "nobody listens: cannot connect");
     ok(pf_listen("no.such.host", addr, sizeof addr, &err) < 0,
        "a name, not an address: refused");
@@ -110,12 +155,12 @@ static void ping6(void)
     e.stop = eventfd(0, EFD_CLOEXEC);
     ok(strncmp(addr, "[::1]:", 6) == 0, "IPv6: the address in brackets");
     pthread_create(&t, NULL, echo_thread, &e);
-    ok(pf_ping(addr, 30000, &rtt, &err) == 0 && rtt >= 0, "a round trip over IPv6");
+    ok(pf_ping(addr, "k3y", 30000, &rtt, &err) == 0 && rtt >= 0, "a round trip over IPv6");
     eventfd_write(e.stop, 1);
     pthread_join(t, NULL);
     close(e.lfd);
     close(e.stop);
-    ok(pf_ping("127.0.0.1", 30000, &rtt, &err) < 0, "an address without a port");
+    ok(pf_ping("127.0.0.1", "k3y", 30000, &rtt, &err) < 0, "an address without a port");
 }
 
 int main(void)
