@@ -843,7 +843,7 @@ static int scan_event(struct loader *ld, const yaml_event_t *ev, int *depth,
     }
     if (*depth > SITES_MAX_DEPTH)
         return err_set(ld->err, "%s:%zu:%zu: lists and mappings nested more "
-                       "than %d deep; a sites.yaml needs at most 4 levels",
+                       "than %d deep; a sites.yaml needs at most 6 levels",
                        ld->file, m->line + 1, m->column + 1, SITES_MAX_DEPTH);
     if (anchor && ++*anchors > SITES_MAX_ANCHORS)
         return err_set(ld->err, "%s:%zu:%zu: more than %d anchors ('&name'); "

@@ -7,13 +7,16 @@
  *       queue: SQUID
  *       gpus-per-node: 8
  *       ...
+ *       partitions:            # -p NAME: its keys over the profile's
+ *         NAME: {node: "package:2 core:20 gpu:4"}
  *
  * Several files are loaded into one struct sites, each later file
  * overriding earlier ones key by key: a profile key set in a later file
- * replaces the earlier value (lists whole), env merges variable by
- * variable, partitions: partition by partition.  Every value is checked when read (lib/scripts/jobspec.h), so errors
- * point at FILE:LINE:COLUMN and name the key; unknown keys get the
- * nearest valid one suggested.  The format is in dlrun-sites.yaml(5). */
+ * replaces the earlier value (lists whole), env and values: merge name by
+ * name, partitions: partition by partition.  extends: is kept as a key
+ * here; lib/scripts/profiles.h applies it.  Every value is checked when
+ * read (lib/scripts/jobspec.h), so errors point at FILE:LINE:COLUMN and
+ * name the key; unknown keys get the nearest valid one suggested.  The format is in dlrun-sites.yaml(5). */
 #ifndef DLRUN_SITES_H
 #define DLRUN_SITES_H
 
@@ -61,7 +64,7 @@ struct sites {
 #define SITES_MAX_BYTES (1 << 20)
 /* Lists and mappings inside each other, and anchors ('&name'), in one
  * file: libyaml's loader is quadratic in both, and a sites.yaml needs
- * four levels and no anchors. */
+ * six levels (a partition's lists) and no anchors. */
 #define SITES_MAX_DEPTH 64
 #define SITES_MAX_ANCHORS 256
 /* What the walk of one file reads, each alias ('*name') counted as a

@@ -375,7 +375,7 @@ static void test_limits(void)
     ok(sites_load_text(&s, deeper, strlen(deeper), "d.yaml", &err) < 0,
        "100000 open lists: refused");
     is_str(err.msg, "d.yaml:3:74: lists and mappings nested more than 64 "
-           "deep; a sites.yaml needs at most 4 levels", "  at the 65th level");
+           "deep; a sites.yaml needs at most 6 levels", "  at the 65th level");
     len = (size_t)sprintf(anchors, "profiles:\n  a:\n    directives:\n");
     for (int i = 0; i <= SITES_MAX_ANCHORS; i++)
         len += (size_t)sprintf(anchors + len, "    - &a%d x\n", i);
