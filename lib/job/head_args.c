@@ -87,6 +87,8 @@ static int head_wire_settings(const struct job *j, struct planwire *w,
     /* auto that found no MPI program: the agents host nothing but guard
      * (job_mpi_guarded) */
     w->mpi = o->mpi == MPI_PMIX ? PLANWIRE_MPI_PMIX :
+             o->mpi == MPI_PMI1 ? PLANWIRE_MPI_PMI1 :
+             o->mpi == MPI_PMI2 ? PLANWIRE_MPI_PMI2 :
              job_mpi_guarded() ? PLANWIRE_MPI_AUTO : PLANWIRE_MPI_NONE;
     w->filter_given = o->ranks_filter != NULL;
     w->ranks_filter = o->ranks_filter;
@@ -175,6 +177,8 @@ int agent_take_settings(struct job *j, const struct planwire *w,
     o->stall_timeout_ms = w->stall_timeout_ms;
     o->preflight = w->preflight;
     o->mpi = w->mpi == PLANWIRE_MPI_PMIX ? MPI_PMIX :
+             w->mpi == PLANWIRE_MPI_PMI1 ? MPI_PMI1 :
+             w->mpi == PLANWIRE_MPI_PMI2 ? MPI_PMI2 :
              w->mpi == PLANWIRE_MPI_AUTO ? MPI_AUTO : MPI_NONE;
     o->gloo = w->gloo_rdv != NULL;
     o->wdir = w->wdir;

@@ -156,8 +156,11 @@ struct pmi_hook {
     int failed;             /* its one line was said */
     int abort_code;         /* a rank called MPI_Abort: the job's exit
                                code (said in one line), else 0 */
+    int abort_rank;         /* that rank */
 };
 int job_pmi_watch(struct job *j, struct supervise *sv, struct pmi_hook *h);
+/* After sv ran: the epoll set closed; a rank killed for its MPI_Abort gets
+ * the abort's code as its exit status. */
 void job_pmi_unwatch(struct pmi_hook *h);
 
 /* The head: the plan spans other hosts inside a Slurm allocation, so one

@@ -129,12 +129,13 @@ static int resolve_pmi(struct job *j, int across, int was_auto)
 {
     int v = j->opt.mpi == MPI_PMI2 ? 2 : 1;
 
-    if (across || job_pmi_multinode(j))
+    if (across)
         return say_fail(EXIT_USAGE, "%s: dlrun serves the simple PMI wire "
-                        "(MPICH, Intel MPI, MVAPICH) only to ranks it starts "
-                        "on this host; across nodes start the program with "
-                        "mpiexec.hydra -f HOSTFILE or srun --mpi=pmi2, or "
-                        "run it on one node", was_auto ? "--mpi=auto: the "
+                        "(MPICH, Intel MPI, MVAPICH) from one dlrun and its "
+                        "agents, and one dlrun per node started by srun "
+                        "shares none: run one dlrun in the allocation, or "
+                        "start the program with srun --mpi=pmi2 or "
+                        "mpiexec.hydra", was_auto ? "--mpi=auto: the "
                         "program links MPICH's ABI" : v == 2 ? "--mpi=pmi2"
                                                              : "--mpi=pmi1");
     j->pmi_version = v;

@@ -24,11 +24,36 @@ int job_pmi_multinode(const struct job *j)
     return used > 1 || head_wanted(j);
 }
 
-/* A rank broke the wire: one line. */
+/* A rank broke the wire, or a fence across nodes failed: one line. */
 static void pmi_note(void *ctx, int rank, const char *msg)
 {
     (void)ctx;
-    say("rank %d: %s; its PMI connection is closed", rank, msg);
+    if (rank < 0)
+        say("%s", msg);
+    else
+        say("rank %d: %s; its PMI connection is closed", rank, msg);
+}
+
+/* An agent serves the simple PMI wire when the head's --mpi says so. */
+static int agent_version(const struct job *j)
+{
+    if (!j->agent)
+        return j->pmi_version;
+    return j->opt.mpi == MPI_PMI2 ? 2 : j->opt.mpi == MPI_PMI1 ? 1 : 0;
+}
+
+/* An agent's server reaches the other nodes' through the broker (its
+ * node's relay); the fences' keys are named after the head's broker, the
+ * same on every node and new for each run of the head's agents. */
+static int agent_broker(const struct job *j, struct pmi_serve_opts *po)
+{
+    po->broker = getenv("DLRUN_BROKER");
+    po->token = getenv("DLRUN_TOKEN");
+    po->job_id = j->head_broker[0] ? j->head_broker : po->broker;
+    if (!po->broker || !po->token)
+        return say_fail(EXIT_FAIL, "--mpi=pmi%d: agent without "
+                        "DLRUN_BROKER/DLRUN_TOKEN", j->pmi_version);
+    return 0;
 }
 
 int job_pmi_start(struct job *j, const int *ranks, int n)
@@ -39,13 +64,18 @@ int job_pmi_start(struct job *j, const int *ranks, int n)
     struct err err = { "" };
     char name[64];
 
-    if (!j->pmi_version || n == 0)
+    j->pmi_version = agent_version(j);
+    po.version = j->pmi_version;
+    if (!j->pmi_version || n == 0)  /* n: an agent of agents only */
         return 0;
-    if (n != j->plan.nranks)
+    if (j->agent && j->plan.nnodes > 1 && agent_broker(j, &po) != 0)
+        return EXIT_FAIL;
+    if (!po.broker && n != j->plan.nranks)
         return say_fail(EXIT_USAGE, "--mpi=pmi%d: dlrun serves the simple "
-                        "PMI wire when all ranks run on one host; across "
-                        "nodes start the program with mpiexec.hydra or srun "
-                        "--mpi=pmi2 (dlrun per task)", j->pmi_version);
+                        "PMI wire when all ranks run on one host, or through "
+                        "its agents; here one dlrun per node has no broker "
+                        "in common: start the program with mpiexec.hydra or "
+                        "srun --mpi=pmi2", j->pmi_version);
     snprintf(name, sizeof name, "dlrun_%d", (int)getpid());
     po.kvsname = name;
     j->pmi = pmi_serve_create(&po, &err);
@@ -101,6 +131,7 @@ static void abort_rank(struct pmi_hook *h)
     if (h->abort_code || !pmi_serve_aborted(h->s, &rank, &code))
         return;
     h->abort_code = code;
+    h->abort_rank = rank;
     say("rank %d called MPI_Abort with code %d; stopping the job", rank,
         code);
     for (int i = 0; i < h->sv->n; i++)
@@ -163,4 +194,11 @@ void job_pmi_unwatch(struct pmi_hook *h)
     if (h->mux >= 0)
         close(h->mux);
     h->mux = -1;
+    if (!h->abort_code || !h->sv)
+        return;
+    /* killed as it waited: it ended with its abort's code (what the head
+     * reports for an agent's rank, and --summary says) */
+    for (int i = 0; i < h->sv->n; i++)
+        if (h->sv->ranks[i].rank == h->abort_rank && !h->sv->ranks[i].running)
+            h->sv->ranks[i].status = (h->abort_code & 0xff) << 8;
 }

@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "mpi/pmi_serve_int.h"
 #include "mpi/pmi_wire.h"
 
 #define MAPPING_MAX 4096
@@ -40,6 +41,17 @@ struct pmi_serve {
     int abort_rank, abort_code; /* the first MPI_Abort; rank -1: none */
     struct kv *kv;              /* owned: open addressing, cap slots */
     size_t nkv, cap;
+    /* across nodes */
+    char broker[300], token[80], job_id[160];
+    int self_node;
+    unsigned char *has_ranks;   /* owned: per plan node, it has ranks */
+    char *pend;                 /* owned: this node's puts since the last
+                                   fence, "key\0val\0"... */
+    size_t npend, pendcap;
+    unsigned fence_seq;
+    int attempt;                /* pmi_serve_begin's count: in the keys */
+    int exchanging;             /* a fence's exchange is out */
+    int notify[2];              /* its results come back on [0]; -1 */
 };
 
 static uint64_t hash(const char *s)
@@ -87,13 +99,12 @@ static void store_clear(struct pmi_serve *s)
     s->nkv = s->cap = 0;
 }
 
-static int on_put(void *ctx, int rank, const char *key, const char *val)
+static int store_put(void *ctx, const char *key, const char *val)
 {
-    struct pmi_serve *s = ((struct conn *)ctx)->s;
+    struct pmi_serve *s = ctx;
     struct kv *e;
     char *v;
 
-    (void)rank;
     if (s->nkv >= STORE_MAX || ((s->nkv + 1) * 2 > s->cap && grow(s) < 0))
         return -1;
     e = slot(s->kv, s->cap, key);
@@ -109,6 +120,20 @@ static int on_put(void *ctx, int rank, const char *key, const char *val)
     return 0;
 }
 
+static int on_put(void *ctx, int rank, const char *key, const char *val)
+{
+    struct pmi_serve *s = ((struct conn *)ctx)->s;
+
+    (void)rank;
+    if (store_put(s, key, val) < 0)
+        return -1;
+    /* across nodes the next fence sends it to the other nodes */
+    if (s->broker[0] &&
+        pmi_pairs_add(&s->pend, &s->npend, &s->pendcap, key, val) < 0)
+        return -1;
+    return 0;
+}
+
 static const char *on_get(void *ctx, int rank, const char *key)
 {
     struct pmi_serve *s = ((struct conn *)ctx)->s;
@@ -117,8 +142,8 @@ static const char *on_get(void *ctx, int rank, const char *key)
     return s->cap ? slot(s->kv, s->cap, key)->val : NULL;
 }
 
-/* Every rank here entered the fence: all of them go on. */
-static void fence_end(struct pmi_serve *s)
+/* The fence ended (rc 0, else failed): every rank here goes on. */
+static void fence_end(struct pmi_serve *s, int rc)
 {
     struct err err = { "" };
 
@@ -126,7 +151,7 @@ static void fence_end(struct pmi_serve *s)
     for (int i = 0; i < s->o.nranks; i++) {
         struct conn *c = &s->conns[i];
         if (c->w && pmi_wire_in_fence(c->w) &&
-            pmi_wire_fence_done(c->w, 0, &err) < 0 && s->o.note)
+            pmi_wire_fence_done(c->w, rc, &err) < 0 && s->o.note)
             s->o.note(s->o.note_ctx, c->rank, err.msg);
     }
 }
@@ -183,16 +208,20 @@ static const struct pmi_wire_ops wire_ops = {
     on_put, on_get, on_fence, on_respond, on_abort,
 };
 
-/* Which conn serves each rank, and the process mapping. */
+/* Which conn serves each rank, the nodes with ranks, and the process
+ * mapping. */
 static int plan_tables(struct pmi_serve *s, struct err *err)
 {
     const struct plan *p = s->plan;
 
     s->conn_of = malloc((size_t)p->nranks * sizeof *s->conn_of);
-    if (!s->conn_of)
+    s->has_ranks = calloc((size_t)p->nnodes + 1, 1);
+    if (!s->conn_of || !s->has_ranks)
         return err_set(err, "out of memory");
-    for (int r = 0; r < p->nranks; r++)
+    for (int r = 0; r < p->nranks; r++) {
         s->conn_of[r] = -1;
+        s->has_ranks[p->rank_node[r]] = 1;
+    }
     /* none (too many blocks): MPICH then finds its node mates itself */
     if (pmi_wire_mapping(p->rank_node, p->nranks, s->mapping,
                          sizeof s->mapping) < 0)
@@ -213,6 +242,14 @@ struct pmi_serve *pmi_serve_create(const struct pmi_serve_opts *o,
     s->plan = o->plan;
     s->epfd = -1;
     s->abort_rank = -1;
+    s->notify[0] = s->notify[1] = -1;
+    s->self_node = o->nranks > 0 ? o->plan->rank_node[o->ranks[0]] : 0;
+    if (o->broker && o->token) {
+        snprintf(s->broker, sizeof s->broker, "%s", o->broker);
+        snprintf(s->token, sizeof s->token, "%s", o->token);
+        snprintf(s->job_id, sizeof s->job_id, "%.150s",
+                 o->job_id ? o->job_id : "");
+    }
     snprintf(s->kvsname, sizeof s->kvsname, "%.200s", o->kvsname);
     s->job = (struct pmi_wire_job){ .size = o->plan->nranks,
                                     .kvsname = s->kvsname,
@@ -242,6 +279,7 @@ void pmi_serve_destroy(struct pmi_serve *s)
     pmi_serve_end(s);
     free(s->conns);
     free(s->conn_of);
+    free(s->has_ranks);
     free(s);
 }
 
@@ -280,12 +318,32 @@ static int conn_open(struct pmi_serve *s, struct conn *c, struct err *err)
     return 0;
 }
 
+/* The socket the fence exchanges answer on, in the epoll set (ptr NULL). */
+static int notify_open(struct pmi_serve *s, struct err *err)
+{
+    struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->notify) < 0) {
+        s->notify[0] = s->notify[1] = -1;
+        return err_set(err, "PMI: socketpair: %s", strerror(errno));
+    }
+    if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->notify[0], &ev) < 0)
+        return err_set(err, "PMI: epoll: %s", strerror(errno));
+    return 0;
+}
+
 int pmi_serve_begin(struct pmi_serve *s, struct err *err)
 {
     pmi_serve_end(s);
     s->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (s->epfd < 0)
         return err_set(err, "PMI: epoll: %s", strerror(errno));
+    s->fence_seq = 0;
+    s->attempt++;
+    if (s->broker[0] && notify_open(s, err) < 0) {
+        pmi_serve_end(s);
+        return -1;
+    }
     for (int i = 0; i < s->o.nranks; i++)
         if (conn_open(s, &s->conns[i], err) < 0) {
             pmi_serve_end(s);
@@ -303,6 +361,15 @@ void pmi_serve_end(struct pmi_serve *s)
     s->epfd = -1;
     s->in_fence = 0;
     s->abort_rank = -1;
+    /* an exchange still out finds its socket closed and frees itself */
+    for (int i = 0; i < 2; i++)
+        if (s->notify[i] >= 0)
+            close(s->notify[i]);
+    s->notify[0] = s->notify[1] = -1;
+    s->exchanging = 0;
+    free(s->pend);
+    s->pend = NULL;
+    s->npend = s->pendcap = 0;
     store_clear(s);
 }
 
@@ -379,6 +446,54 @@ static int fence_missing(const struct pmi_serve *s)
     return open - s->in_fence;
 }
 
+/* Every rank here is in the fence: send this node's puts to the other
+ * nodes and wait for theirs (in a thread: exchange_done ends it). */
+static void exchange_start(struct pmi_serve *s)
+{
+    char prefix[220];
+    struct err err = { "" };
+    struct pmi_fence_req r = {
+        .broker = s->broker, .token = s->token, .prefix = prefix,
+        .node = s->self_node, .nnodes = s->plan->nnodes,
+        .has_ranks = s->has_ranks, .data = s->pend, .n = s->npend,
+    };
+
+    /* every node counts the same fences in the same order */
+    snprintf(prefix, sizeof prefix, "pmi.%s.%d.f%u", s->job_id, s->attempt,
+             ++s->fence_seq);
+    if (pmi_fence_start(&r, s->notify[1], &err) < 0) {
+        if (s->o.note)
+            s->o.note(s->o.note_ctx, -1, err.msg);
+        fence_end(s, 1);
+        return;
+    }
+    s->exchanging = 1;
+    s->npend = 0;
+}
+
+static int merge_pair(void *ctx, const char *key, const char *val)
+{
+    return store_put(ctx, key, val);
+}
+
+/* An exchange came back: the other nodes' puts into the store, and every
+ * rank here goes on. */
+static void exchange_done(struct pmi_serve *s)
+{
+    struct pmi_fence_result *res = pmi_fence_take(s->notify[0]);
+    int ok;
+
+    if (!res)
+        return;
+    s->exchanging = 0;
+    ok = res->ok && pmi_pairs_each(res->data, res->len, merge_pair, s) >= 0;
+    if (!ok && s->o.note)
+        s->o.note(s->o.note_ctx, -1, res->ok ? "PMI fence across nodes: a "
+                  "node sent a malformed key or value" : res->msg);
+    pmi_fence_result_free(res);
+    fence_end(s, ok ? 0 : 1);
+}
+
 int pmi_serve_step(struct pmi_serve *s, struct err *err)
 {
     struct epoll_event ev[64];
@@ -389,9 +504,17 @@ int pmi_serve_step(struct pmi_serve *s, struct err *err)
     n = epoll_wait(s->epfd, ev, 64, 0);
     if (n < 0 && errno != EINTR)
         return err_set(err, "PMI: epoll_wait: %s", strerror(errno));
-    for (int i = 0; i < n; i++)
-        conn_read(s, ev[i].data.ptr);
-    if (s->in_fence > 0 && fence_missing(s) == 0)
-        fence_end(s);
+    for (int i = 0; i < n; i++) {
+        if (ev[i].data.ptr)
+            conn_read(s, ev[i].data.ptr);
+        else
+            exchange_done(s);
+    }
+    if (s->in_fence > 0 && !s->exchanging && fence_missing(s) == 0) {
+        if (s->broker[0])
+            exchange_start(s);
+        else
+            fence_end(s, 0);
+    }
     return 0;
 }

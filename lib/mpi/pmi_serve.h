@@ -7,10 +7,11 @@
  * PMI_SIZE, as Hydra sets them); dlrun keeps the other, in one epoll set
  * that the caller's loop watches (pmi_serve_fd) and serves without
  * waiting (pmi_serve_step), as it serves its broker.  The job's store and
- * fence are here: a fence ends when every rank started here entered it,
- * so all of the job's ranks must be here (one node, or every rank of the
- * plan on this host).  A new set of sockets and an empty store per
- * attempt (pmi_serve_begin .. pmi_serve_end).
+ * fence are here: a fence ends when every rank started here entered it
+ * and, with ranks on other nodes (an agent's server), every other node's
+ * server sent the puts of its ranks through dlrun's broker
+ * (pmi_serve_int.h).  A new set of sockets and an empty store per attempt
+ * (pmi_serve_begin .. pmi_serve_end).
  */
 #ifndef DLRUN_PMI_SERVE_H
 #define DLRUN_PMI_SERVE_H
@@ -23,9 +24,16 @@ struct pmi_serve;
 
 struct pmi_serve_opts {
     const struct plan *plan;    /* borrowed; outlives the server */
-    const int *ranks;           /* borrowed: the ranks started here, all of
-                                   the plan's */
+    const int *ranks;           /* borrowed: the ranks started here (all of
+                                   the plan's without a broker) */
     int nranks;
+    const char *broker;         /* the broker of the job's nodes, with
+                                   token (hex), when other nodes serve the
+                                   other ranks; NULL: every rank is here */
+    const char *token;
+    const char *job_id;         /* names the fences' keys alike on every
+                                   node, unique per run of the job (at most
+                                   150 bytes used) */
     const char *kvsname;        /* the job's KVS name, unique per run
                                    (copied; at most 200 bytes) */
     int version;                /* 2: ask for PMI-2 where the client lets

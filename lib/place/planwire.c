@@ -29,7 +29,7 @@ static const struct pw_field {
     NUM(18, master_port, 65535), NUM(19, oversubscribe, 1),
     NUM(20, report_bindings, 1), NUM(21, keep_env, 1), NUM(22, tag_output, 1),
     NUM(23, redirects, 3), NUM(24, kill_timeout_ms, INT_MAX),
-    NUM(25, stall_timeout_ms, INT_MAX), NUM(26, mpi, PLANWIRE_MPI_PMIX),
+    NUM(25, stall_timeout_ms, INT_MAX), NUM(26, mpi, PLANWIRE_MPI_PMI2),
     NUM(27, preflight, 1), NUM(28, pf_timeout_s, INT_MAX),
     NUM(29, pf_all_pairs, 1), NUM(30, heartbeat_s, INT_MAX),
     NUM(31, fanout, INT_MAX), NUM(32, connect_timeout_s, INT_MAX),

@@ -37,8 +37,10 @@
 #define PLANWIRE_MAX_SIZE (256u << 20)  /* the whole (the broker's ceiling) */
 
 /* --mpi as the agents take it: the head resolved auto already; AUTO
- * means "it found no MPI program: host nothing and guard". */
-enum planwire_mpi { PLANWIRE_MPI_NONE, PLANWIRE_MPI_AUTO, PLANWIRE_MPI_PMIX };
+ * means "it found no MPI program: host nothing and guard"; PMI1 and PMI2
+ * serve the simple PMI wire. */
+enum planwire_mpi { PLANWIRE_MPI_NONE, PLANWIRE_MPI_AUTO, PLANWIRE_MPI_PMIX,
+                    PLANWIRE_MPI_PMI1, PLANWIRE_MPI_PMI2 };
 
 struct planwire_node {
     char *host;             /* never NULL */

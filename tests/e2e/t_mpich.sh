@@ -1,11 +1,12 @@
 #!/bin/sh
-# t_mpich.sh - programs of MPICH's family on one node without mpiexec:
-# dlrun serves the simple PMI wire (PMI_FD, --mpi=auto finds MPICH's ABI),
-# Debian's MPICH 4.0 joins one world of 4 as under mpiexec.hydra (the
-# reference), the all-reduce and a ring of send-receives work, MPI_Abort
-# ends the job with its code, a rank's exit ends it with its own,
-# --mpi=pmi2 serves too, --mpi=none gives singletons, and ranks on other
-# hosts are refused in one line, never run as singletons.
+# t_mpich.sh - programs of MPICH's family without mpiexec: dlrun serves
+# the simple PMI wire (PMI_FD, --mpi=auto finds MPICH's ABI), Debian's
+# MPICH 4.0 joins one world of 4 as under mpiexec.hydra (the reference),
+# the all-reduce and a ring of send-receives work, MPI_Abort ends the job
+# with its code, a rank's exit ends it with its own, --mpi=pmi2 serves
+# too, --mpi=none gives singletons; and across nodes through the head's
+# agents (run here under DLRUN_RELAY_SIM_MS, as t_agents.sh does), whose
+# fences meet through the broker and the relays.
 . "$(dirname "$0")/lib.sh"
 command -v mpicc.mpich >/dev/null 2>&1 || skip "skip: mpicc.mpich not installed (libmpich-dev)"
 command -v mpiexec.hydra >/dev/null 2>&1 || skip "skip: mpiexec.hydra not installed (mpich)"
@@ -45,12 +46,18 @@ expect_rc "--mpi=none: nothing served" 0 within 120 env $CLEAN "$DLRUN" -np 2 --
 expect_eq "  so each rank is a world of its own (MPICH's singleton)" \
     "$(grep -c '^hello 0 of 1 on ' "$TMP/out")" 2
 
-# ranks on other hosts (agents run here under DLRUN_RELAY_SIM_MS): refused
+# across nodes: the agents (run here under DLRUN_RELAY_SIM_MS) each serve
+# their node's ranks
 SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
-expect_rc "auto, ranks on two hosts: refused" 2 \
+expect_rc "dlrun -H sim1:2,sim2:2 mpich_hello: through the agents" 0 \
     within 120 env $CLEAN DLRUN_RELAY_SIM_MS=0 "$DLRUN" $SIM -H 'sim[1-2]:2' "$HELLO"
-expect_grep "  in one line naming the launchers that serve it" \
-    "^dlrun: --mpi=auto: the program links MPICH's ABI: dlrun serves the simple PMI wire .* only to ranks it starts on this host; across nodes start the program with mpiexec.hydra" "$TMP/err"
-one_line
-expect_eq "  no rank ran" "$(grep -c hello "$TMP/out")" 0
+expect_eq "  4 ranks in one world of 4" \
+    "$(grep -c '^hello \([0-3]\) of 4 on ' "$TMP/out")" 4 || sed 's/^/  | /' "$TMP/out" "$TMP/err"
+expect_eq "  the same lines as under mpiexec.hydra" "$(sort "$TMP/out" | cmp - "$TMP/hydra.out" && echo same)" same
+expect_rc "--mpi=pmi2, three nodes of two" 0 \
+    within 120 env $CLEAN DLRUN_RELAY_SIM_MS=0 "$DLRUN" $SIM -H 'sim[1-3]:2' --mpi=pmi2 "$HELLO"
+expect_eq "  one world of 6, sum 15" "$(grep -c '^rank [0-5]: sum 15 (expected 15)$' "$TMP/out")" 6
+expect_rc "rank 2 on sim2 calls MPI_Abort(7): the job ends with 7" 7 \
+    within 120 env $CLEAN DLRUN_RELAY_SIM_MS=0 "$DLRUN" $SIM -H 'sim[1-2]:2' "$HELLO" abort 2 7
+expect_grep "  the head names rank 2 and its code" "^dlrun: rank 2 (host sim2, pid [0-9]*) exited with code 7; stopped the job on 2 nodes$" "$TMP/err"
 done_testing
