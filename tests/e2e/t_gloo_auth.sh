@@ -23,11 +23,16 @@ done
 OTHER=dlrun-gloo-$$
 useradd -M -s /usr/sbin/nologin "$OTHER" || skip "skip: useradd failed"
 apid= jpid=
-trap '[ -n "$apid" ] && kill $apid 2>/dev/null; [ -n "$jpid" ] && kill $jpid 2>/dev/null
+trap '[ -n "$apid" ] && kill $apid 2>/dev/null && wait $apid
+      [ -n "$jpid" ] && kill $jpid 2>/dev/null && wait $jpid
       userdel "$OTHER" 2>/dev/null; rm -rf "$TMP"' EXIT
+# killed, the same: the other user's processes go, then the user
+trap 'exit 143' INT TERM HUP
 OUID=$(id -u "$OTHER")
-as_other() { (cd / && ulimit -n 4096 && exec setpriv --reuid="$OUID" \
-    --regid="$(id -g "$OTHER")" --clear-groups "$PY" - "$@") <"$E2E/gloo_attack.py"; }
+# as_other ARGS: gloo_attack.py as that user, in place of the (sub)shell
+# that calls it, so that $! is its pid
+as_other() { cd / && ulimit -n 4096 && exec setpriv --reuid="$OUID" \
+    --regid="$(id -g "$OTHER")" --clear-groups "$PY" - "$@" <"$E2E/gloo_attack.py"; }
 
 # Every rank waits for $TMP/go before its start-up; rank 0 says where the
 # store is first.
@@ -73,7 +78,7 @@ fi
 # --- 1,100 connections of one source, idle or trickling ---
 for mode in idle trickle; do
     start_job "$mode" || continue
-    as_other "$addr" "$port" "$mode" 1100 >"$TMP/$mode.attack" 2>&1 & apid=$!
+    (as_other "$addr" "$port" "$mode" 1100 >"$TMP/$mode.attack" 2>&1) & apid=$!
     for _ in $(seq 600); do grep -q holding "$TMP/$mode.attack" && break; sleep 0.1; done
     expect_grep "$mode: another user opened 1,100 connections" "^holding 1100" \
         "$TMP/$mode.attack"
