@@ -22,7 +22,7 @@ _dlrun() {
     -P|--profile)
         COMPREPLY=($(compgen -W "$("$dl" script --list-profiles 2>/dev/null | cut -f1)" -- "$cur"))
         return 0 ;;
-    --scheduler) COMPREPLY=($(compgen -W "slurm pbs nqsv lsf pjm" -- "$cur")); return 0 ;;
+    --scheduler) COMPREPLY=($(compgen -W "slurm pbs nqsv lsf pjm flux" -- "$cur")); return 0 ;;
     --tasks) COMPREPLY=($(compgen -W "per-node per-gpu" -- "$cur")); return 0 ;;
     --launcher)
         case $sub in

@@ -17,7 +17,7 @@ enum {
     V_SIGNAL_SECS, V_SIGNAL_MINUTES, V_REQUEUE, V_REQUEUE_GRACE, V_SETUP,
     V_LAUNCHER, V_LAUNCHER_DLRUN, V_LAUNCHER_MPIRUN, V_MPIRUN_ARGS, V_DLRUN_LINE,
     V_DIRECTIVES, V_MODULES, V_ENV, V_PROFILE, V_DIRECTIVE, V_REQUEUE_COMMAND,
-    V_MODULE_PURGE,
+    V_MODULE_PURGE, V_TIME_SECS,
     V_COUNT
 };
 
@@ -29,7 +29,7 @@ static const char *const var_names[V_COUNT] = {
     "launcher", "launcher_dlrun", "launcher_mpirun", "mpirun_args",
     "dlrun_line",
     "directives", "modules", "env", "profile", "directive", "requeue_command",
-    "module_purge",
+    "module_purge", "time_secs",
 };
 
 /* The texts made for one rendering (all owned). */
@@ -328,6 +328,7 @@ static void fill_numbers(struct vars *vs, const struct jobspec *j)
         set_fmt(vs, V_TIME, "%02ld:%02ld:%02ld", j->time_secs / 3600,
                 j->time_secs / 60 % 60, j->time_secs % 60);
         set_fmt(vs, V_TIME_HM, "%02ld:%02ld", mins / 60, mins % 60);
+        set_num(vs, V_TIME_SECS, j->time_secs);
     }
     if (j->signal_name) {
         set_copy(vs, V_SIGNAL, "1");

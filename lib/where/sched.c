@@ -6,12 +6,13 @@
 
 /* Each defined in its own lib/where/sched_NAME.c. */
 extern const struct sched sched_slurm, sched_pbs, sched_nqsv, sched_lsf,
-    sched_pjm;
+    sched_pjm, sched_flux;
 
 /* In the order of lists and messages (each row's probe orders the
  * probing, alloc.c). */
 static const struct sched *const table[] = {
-    &sched_slurm, &sched_pbs, &sched_nqsv, &sched_lsf, &sched_pjm, NULL,
+    &sched_slurm, &sched_pbs, &sched_nqsv, &sched_lsf, &sched_pjm,
+    &sched_flux, NULL,
 };
 
 const struct sched *const *sched_all(void)

@@ -380,7 +380,7 @@ EOS
         "$(sed -n 's/^ *subs=(\(.*\))$/\1/p' "$TOP/contrib/completion/_dlrun" | tr ' ' '\n' | sort | tr '\n' ' ')" "$subs"
     expect_eq "bash completion: dlrun script --prof<TAB>" "$(comp dlrun script --prof)" "--profile "
     expect_eq "bash completion: dlrun script --profile <TAB>" "$(comp dlrun script --profile '')" "flow jean-zay neuron squid "
-    expect_eq "bash completion: dlrun submit --scheduler <TAB>" "$(comp dlrun submit --scheduler '')" "lsf nqsv pbs pjm slurm "
+    expect_eq "bash completion: dlrun submit --scheduler <TAB>" "$(comp dlrun submit --scheduler '')" "flux lsf nqsv pbs pjm slurm "
     expect_eq "bash completion: dlrun submit --dry<TAB>" "$(comp dlrun submit --dry)" "--dry-run "
     expect_eq "bash completion: dlrun script --launcher <TAB>" "$(comp dlrun script --launcher '')" "dlrun mpirun "
     expect_eq "bash completion: dlrun run --launcher <TAB> (dlrun's own)" "$(comp dlrun run --launcher '')" "local srun ssh "

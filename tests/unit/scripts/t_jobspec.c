@@ -123,7 +123,7 @@ static void schedulers_and_messages(void)
     ok(jobspec_parse_sched("pjm", &err) == sched_find("pjm") &&
        sched_find("pjm"), "pjm");
     ok(!jobspec_parse_sched("Slurm", &err), "names are lower case");
-    is_str(err.msg, "unknown scheduler 'Slurm' (slurm, pbs, nqsv, lsf or pjm)",
+    is_str(err.msg, "unknown scheduler 'Slurm' (slurm, pbs, nqsv, lsf, pjm or flux)",
            "the message names the known ones");
     is_str(jobspec_parse_sched("lsf", &err)->name, "lsf", "the row's name");
     ok(!jobspec_parse_sched("", &err), "an empty name refused");

@@ -135,7 +135,7 @@ static const struct row rows[] = {
     { "bad scheduler",
       "profiles:\n  a:\n    scheduler: sge\n",
       "s.yaml:3:16: profiles.a.scheduler: unknown scheduler 'sge' (slurm, "
-      "pbs, nqsv, lsf or pjm)" },
+      "pbs, nqsv, lsf, pjm or flux)" },
     { "bad time",
       "profiles:\n  a:\n    time: 1:30\n",
       "s.yaml:3:11: profiles.a.time: '1:30' is not a wall time of at least "

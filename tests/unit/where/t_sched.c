@@ -139,8 +139,8 @@ static void order(void)
     char **e;
 
     is_str(joined(alloc_source_names()), "hosts hostfile ompi slurm-step "
-           "slurm-job pmix mpich pbs nqsv pjm lsf local",
-           "probing order: the user's, Open MPI, Slurm, PMIx, MPICH, the "
+           "slurm-job flux-task flux-job pmix mpich pbs nqsv pjm lsf local",
+           "probing order: the user's, Open MPI, Slurm, Flux, PMIx, MPICH, the "
            "batch schedulers, this host");
     e = envp_of(pbs_lsf);
     ok(sched_of_env(e) == sched_find("pbs"), "in a job of two: the first "
@@ -185,16 +185,16 @@ static void gpus_and_node(void)
 
 static void lists(void)
 {
-    is_str(sched_names(), "slurm, pbs, nqsv, lsf or pjm", "sched_names");
+    is_str(sched_names(), "slurm, pbs, nqsv, lsf, pjm or flux", "sched_names");
     is_str(sched_titles(0), "PBS, NQSV, LSF and PJM",
            "the titles of those that do not start tasks");
-    is_str(sched_titles(1), "Slurm", "of those that do");
-    is_str(sched_titles(-1), "Slurm, PBS, NQSV, LSF and PJM", "of all");
+    is_str(sched_titles(1), "Slurm and Flux", "of those that do");
+    is_str(sched_titles(-1), "Slurm, PBS, NQSV, LSF, PJM and Flux", "of all");
     {
         char buf[64], tiny[8];
 
         is_str(sched_join(buf, sizeof buf, 0, -1, "|", "|"),
-               "slurm|pbs|nqsv|lsf|pjm", "sched_join: the usage line's");
+               "slurm|pbs|nqsv|lsf|pjm|flux", "sched_join: the usage line's");
         is_str(sched_join(buf, sizeof buf, 1, 0, ", ", ", "),
                "PBS, NQSV, LSF, PJM", "sched_join: --launcher's");
         ok(strlen(sched_join(tiny, sizeof tiny, 0, -1, ", ", " or ")) <
