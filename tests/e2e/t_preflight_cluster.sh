@@ -65,7 +65,8 @@ expect_eq "  each rank on its node" \
 id dlrun-st >/dev/null 2>&1 || useradd -M -s /bin/sh dlrun-st
 chmod 755 "$TMP"
 su dlrun-st -s /bin/sh -c "XDG_RUNTIME_DIR=$TMP/rt $DLRUN status" >"$TMP/other.out" 2>&1
-expect_eq "  another user: refused (exit 2)" "$?" 2
-expect_grep "  says whose it is" "not to you" "$TMP/other.out"
+expect_eq "  another user: their own folder instead (exit 0)" "$?" 0
+expect_grep "  says whose it is" "not to you: using" "$TMP/other.out"
+expect_grep "  the job not shown to them" "no running dlrun jobs of yours" "$TMP/other.out"
 kill -TERM $p; wait $p
 done_testing
