@@ -38,6 +38,7 @@ const struct optp_opt dialect_table[] = {
     { "iface", OPT_IFACE, 1, D_ALL, 0, NULL },
     { "network-interface", OPT_IFACE, 1, D_ALL, 0, NULL },
     { "pmix-rendezvous", OPT_PMIX_RDV, 0, D_ALL, 0, NULL },
+    { "no-pmix-rendezvous", OPT_NO_PMIX_RDV, 0, D_ALL, 0, NULL },
     { "x", 'x', 1, D_ALL, 0, NULL },
     { "export", 'x', 1, D_ALL, 0, NULL },
     { "mca", OPT_MCA, 2, D_ALL, 0, NULL },

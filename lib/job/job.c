@@ -200,6 +200,27 @@ int job_prepare(struct job *j, int collective)
     return job_prepare_planned(j, collective);
 }
 
+/* --pmix-rendezvous auto, one task per rank: does the program this task
+ * becomes use MPI?  Its MPI_Init may then fail after dlrun used the PMIx
+ * server (place/rdv.c).  Every task runs the same line, so every task
+ * decides the same without a word between them. */
+static void job_rdv_prog(struct job *j)
+{
+    struct rdv_opts *o = &j->opt.rdv;
+
+    o->prog_mpi = 0;
+    snprintf(o->prog_why, sizeof o->prog_why, "no program");
+    if (!j->plan.per_task || o->pmix != RDV_PMIX_AUTO)
+        return;
+    if (j->opt.mpmd_first) {    /* the parts may differ between tasks */
+        o->prog_mpi = 1;
+        snprintf(o->prog_why, sizeof o->prog_why, "an MPMD line");
+    } else if (j->opt.progv) {
+        o->prog_mpi = mpidetect_argv_why(j->opt.progv, getenv("PATH"),
+                                         o->prog_why, sizeof o->prog_why);
+    }
+}
+
 int job_prepare_planned(struct job *j, int collective)
 {
     struct err err = { "" };
@@ -213,9 +234,12 @@ int job_prepare_planned(struct job *j, int collective)
         return EXIT_USAGE;
     j->opt.rdv.collective = collective;
     j->opt.rdv.quiet = j->agent || j->opt.mpi == MPI_SRUN;
+    job_rdv_prog(j);
     if (rdv_resolve(&j->alloc, &j->plan, &j->opt.rdv, environ, &j->rdv,
-                    &err) == 0)
+                    &err) == 0) {
+        progress_step("MASTER_PORT %d: %s", j->rdv.port, j->rdv.port_from);
         return 0;
+    }
     if (collective)
         return say_fail(EXIT_USAGE, "%s", err.msg);
     /* `plan` for hosts this machine cannot resolve still shows the plan */
@@ -303,6 +327,14 @@ int job_rank_env(const struct job *j, int rank, struct envset *out)
         return say_fail(EXIT_FAIL, "%s", err.msg);
     if (job_pmi_rank_env(j, rank, out) != 0)
         return EXIT_FAIL;
+    /* this process used the launcher's PMIx server as the rank: a PMIx
+     * client in the program (MPI_Init) connects again, which works with
+     * its job data read from the server (place/rdv.c) */
+    if (j->plan.per_task && j->rdv.pmix && !getenv("PMIX_MCA_gds") &&
+        envset_set(out, "PMIX_MCA_gds", "hash", &err, "dlrun agreed "
+                   "MASTER_PORT through PMIx: a second PMIx client in this "
+                   "process reads its job data from the server") < 0)
+        return say_fail(EXIT_FAIL, "%s", err.msg);
     return job_isolate_gpu(j, rank, out);
 }
 

@@ -210,7 +210,8 @@ static int options_one(int c, char *v, struct options *o)
     case OPT_RANK: return optp_int("--rank", v, 0, 1 << 24, &o->rank);
     case 'l': o->tag_output = 1; return 0;
     case OPT_TIMESTAMP: o->timestamp_output = 1; return 0;
-    case OPT_PMIX_RDV: o->rdv.pmix = 1; return 0;
+    case OPT_PMIX_RDV: o->rdv.pmix = RDV_PMIX_ON; return 0;
+    case OPT_NO_PMIX_RDV: o->rdv.pmix = RDV_PMIX_OFF; return 0;
     case OPT_MAX_RESTARTS:
         return optp_int("--max-restarts", v, 0, 1000000,
                         &o->max_restarts);

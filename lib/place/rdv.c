@@ -3,18 +3,26 @@
  * Address: --master-addr; in per-task and per-node mode an exported
  * MASTER_ADDR; else rank 0's host: this host's address (on --iface when
  * given; loopback for a one-node job) or the resolved name of a remote
- * one.  Port: --master-port; else with --pmix-rendezvous agreed through
- * the PMIx server (srun --mpi=pmix or mpirun: rank 0 picks a free port
- * and publishes it with its address); else in per-task and per-node mode
- * an exported MASTER_PORT, as a program srun or mpirun started reads it,
- * or the port derived from the job and step id (net_derived_port); rank
- * 0 of a per-task job refuses either when a socket on its host holds it.
- * When dlrun places the ranks itself, a port free on this host: an
- * exported MASTER_ADDR or MASTER_PORT is not used then (torchrun does not
- * either), and one line says so.  PMIx is not the default: a rank whose
- * process used the PMIx server once cannot use it again from the program
- * dlrun execs, and Open MPI 4.1's MPI_Init then fails (seen under srun
- * --mpi=pmix and mpirun alike, with or without a fence or a finalize).
+ * one.  Port: --master-port; else in per-task and per-node mode under a
+ * PMIx server (srun --mpi=pmix, mpirun) agreed through it (rank 0 picks a
+ * free port and publishes it with its address) unless an exported
+ * MASTER_PORT is there, as a program srun or mpirun started reads it;
+ * else that one or the port derived from the job and step id
+ * (net_derived_port); rank 0 of a per-task job refuses either when a
+ * socket on its host holds it.  When dlrun places the ranks itself, a
+ * port free on this host: an exported MASTER_ADDR or MASTER_PORT is not
+ * used then (torchrun does not either), and one line says so.
+ *
+ * The agreement is left out by default where the per-task rank becomes an
+ * MPI program (o->prog_mpi): Open MPI 4.1's MPI_Init fails ("getting local
+ * rank failed") in a rank whose process connected to mpirun's server
+ * before, finalized or not, even from a forked child, unless the program's
+ * PMIx client reads its job data from the server (PMIX_MCA_gds=hash)
+ * rather than from the shared-memory store the first connection set up.
+ * dlrun gives the program PMIX_MCA_gds=hash after an agreement, so
+ * --pmix-rendezvous works for MPI programs under mpirun too (and a
+ * program that loads MPI unseen does not fail); that is not the default
+ * for them because srun's PMIx server was not seen to behave the same.
  */
 #include "place/rdv.h"
 
@@ -91,19 +99,29 @@ static int pick_addr(const struct plan *p, const struct rdv_opts *o,
 /* The task that hosts rank 0 (task 0: rank 0 is on the first node) picks
  * a port free on its host (net_free_port: never an ephemeral one) and
  * publishes it with its address; every task reads both back. */
-static int agree_pmix(const struct alloc *a, struct rdv *out, struct err *err)
+static int agree_pmix(const struct alloc *a, const struct plan *p,
+                      const struct rdv_opts *o, struct rdv *out,
+                      struct err *err)
 {
     int port = 0;
 
     if (a->task.rank == 0 && (port = net_free_port(err)) < 0)
         return -1;
     if (pmixc_agree_master(a->task.rank, out->addr, sizeof out->addr, &port,
-                           err) < 0)
-        return -1;
+                           err) < 0) {
+        char why[sizeof err->msg];
+
+        snprintf(why, sizeof why, "%s", err->msg);
+        return err_set(err, "agreeing MASTER_PORT through PMIx: %.300s; "
+                       "--no-pmix-rendezvous derives it instead, or pass "
+                       "--master-port", why);
+    }
     out->port = port;
+    out->pmix = 1;
     snprintf(out->port_from, sizeof out->port_from,
-             "free port of rank 0's host, agreed through PMIx "
-             "(--pmix-rendezvous)");
+             "free port of rank 0's host, agreed through PMIx (%s)",
+             o->pmix == RDV_PMIX_ON ? "--pmix-rendezvous" :
+             p->per_task ? "program not MPI" : "dlrun starts the ranks");
     return 0;
 }
 
@@ -122,10 +140,24 @@ static int check_port(const struct plan *p, const struct rdv_opts *o,
     if (o->collective && first && net_port_taken(out->port) == 1)
         return err_set(err, "MASTER_PORT %d, %s, is taken on rank 0's host "
                        "(by another job?); pass --master-port with a free "
-                       "port%s", out->port, what, server ? ", or "
-                       "--pmix-rendezvous if the program does not use MPI" :
-                       "");
+                       "port%s", out->port, what, server &&
+                       o->pmix != RDV_PMIX_ON ? ", or --pmix-rendezvous to "
+                       "agree one through PMIx" : "");
     return 0;
+}
+
+/* Why a task under a PMIx server did not agree the port through it, into
+ * why (len bytes): "" when no server or the job does not run. */
+static void no_agreement(const struct rdv_opts *o, int server, char *why,
+                         size_t len)
+{
+    if (!server || !o->collective || o->quiet)
+        snprintf(why, len, "%s", "");
+    else if (o->pmix == RDV_PMIX_OFF)
+        snprintf(why, len, "; not agreed through PMIx (--no-pmix-rendezvous)");
+    else
+        snprintf(why, len, "; PMIx left to the MPI program (%.50s; "
+                 "--pmix-rendezvous agrees anyway)", o->prog_why);
 }
 
 /* The port from the job and step id.  Nothing agrees it, so another job
@@ -136,13 +168,13 @@ static int derive_port(const struct alloc *a, const struct plan *p,
 {
     const char *job = a->jobid ? a->jobid : "-";
     const char *step = a->stepid ? a->stepid : "-";
-    char what[100];
+    char what[100], why[120];
 
+    no_agreement(o, server, why, sizeof why);
     out->port = net_derived_port(a->jobid, a->stepid);
     snprintf(out->port_from, sizeof out->port_from,
              "derived from job %.40s step %.20s (20000-29999)%s", job, step,
-             server ? "; PMIx left to the program "
-             "(--pmix-rendezvous)" : "");
+             why);
     snprintf(what, sizeof what, "derived from job %.40s step %.20s", job,
              step);
     return check_port(p, o, server, out, what, err);
@@ -220,13 +252,28 @@ static int task_addr(const struct plan *p, const struct rdv_opts *o,
     return 0;
 }
 
+int rdv_wants_pmix(const struct plan *p, const struct rdv_opts *o,
+                   char **envp)
+{
+    /* the scheduler started this process: every task computes the same */
+    int tasks = p->per_task || p->self_node >= 0;
+
+    if (!tasks || !o->collective || o->master_port ||
+        o->pmix == RDV_PMIX_OFF || !pmixc_server(envp))
+        return 0;
+    if (o->pmix == RDV_PMIX_ON)
+        return 1;
+    /* an agent or a --mpi=srun head: its head or srun's tasks decide */
+    return !o->quiet && !(p->per_task && o->prog_mpi) &&
+           !exported(envp, "MASTER_PORT", "DLRUN_MASTER_PORT");
+}
+
 int rdv_resolve(const struct alloc *a, const struct plan *p,
                 const struct rdv_opts *o, char **envp, struct rdv *out,
                 struct err *err)
 {
-    /* the scheduler started this process: every task computes the same */
     int tasks = p->per_task || p->self_node >= 0;
-    int pmix = tasks && o->collective && o->pmix && pmixc_server(envp);
+    int pmix = rdv_wants_pmix(p, o, envp);
     int server = tasks && pmixc_server(envp);
     const char *port = tasks ?
                        exported(envp, "MASTER_PORT", "DLRUN_MASTER_PORT") : NULL;
@@ -244,7 +291,7 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
         if (a->task.rank != 0 && !o->master_addr)
             snprintf(out->addr_from, sizeof out->addr_from,
                      "rank 0's address, agreed through PMIx");
-        return agree_pmix(a, out, err);
+        return agree_pmix(a, p, o, out, err);
     } else if (!tasks && rank0_is_here(p)) {
         if ((out->port = net_free_port(err)) < 0)
             return -1;

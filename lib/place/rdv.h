@@ -7,16 +7,22 @@
 #include "util/err.h"
 #include "place/plan.h"
 
+enum { RDV_PMIX_AUTO, RDV_PMIX_ON, RDV_PMIX_OFF };
+
 struct rdv_opts {
     const char *master_addr;    /* --master-addr, or NULL */
     int master_port;            /* --master-port, or 0 */
     const char *iface;          /* --iface, or NULL */
     int collective;             /* 1: every task runs this (run, env), so a
                                    PMIx exchange may be used */
-    int pmix;                   /* --pmix-rendezvous: agree on the port
-                                   through the PMIx server (off by default:
-                                   Open MPI 4.1 cannot MPI_Init in a process
-                                   whose rank already used the server) */
+    int pmix;                   /* RDV_PMIX_AUTO, RDV_PMIX_ON
+                                   (--pmix-rendezvous), RDV_PMIX_OFF
+                                   (--no-pmix-rendezvous) */
+    int prog_mpi;               /* auto: 1 when the program a per-task rank
+                                   becomes uses MPI (or cannot be told: an
+                                   MPMD line), so that dlrun leaves the
+                                   PMIx server to it (rdv.c says why) */
+    char prog_why[160];         /* what decided prog_mpi, for -v and env */
     int quiet;                  /* 1: this dlrun does not give the ranks
                                    their rendezvous (an agent: its head
                                    says; a head under --mpi=srun: srun's
@@ -27,11 +33,22 @@ struct rdv_opts {
 struct rdv {
     char addr[256];
     int port;
-    char addr_from[160], port_from[160];    /* why, for `dlrun env` */
+    char addr_from[160], port_from[240];    /* why, for `dlrun env` */
+    int pmix;           /* 1: agreed through the PMIx server: this process
+                           used it (job_rank_env then gives the program
+                           PMIX_MCA_gds=hash, see rdv.c) */
     int *worker_ports;  /* owned: TF_CONFIG's port of each plan rank (found
                            free by its agent), or NULL: MASTER_PORT + 1 +
                            LOCAL_RANK */
 };
+
+/* Does this task agree the port through the PMIx server?  1 under one
+ * (srun --mpi=pmix, mpirun) in per-task or per-node mode when the job
+ * runs (o->collective) without --master-port, and --pmix-rendezvous, or
+ * auto with no exported MASTER_PORT, not o->quiet and no per-task MPI
+ * program (o->prog_mpi); else 0.  envp borrowed. */
+int rdv_wants_pmix(const struct plan *p, const struct rdv_opts *o,
+                   char **envp);
 
 /* Decide addr and port for the plan.  envp is borrowed.  0 / -1 with err. */
 int rdv_resolve(const struct alloc *a, const struct plan *p,

@@ -198,16 +198,18 @@ if command -v mpirun >/dev/null 2>&1; then
     TMPF=$TMP/j clean_env timeout 300 $mp -x TMPF sh -c "$per_rank" "$DLRUN" env --json
     out=$(for r in 0 1 2; do json '"%s %s %s" % (d["source"], d["rank"], d["env"]["MASTER_ADDR"])' <"$TMP/j.$r"; done | tr '\n' ' ')
     expect_eq "mpirun dlrun env: ranks from OMPI_*" "$out" "ompi 0 127.0.0.1 ompi 1 127.0.0.1 ompi 2 127.0.0.1 "
-    # the MASTER_PORT derived from mpirun's job id held by a listener on
-    # this host (another job's that derived the same): rank 0 refuses it
-    # in one line naming --master-port, where its ranks would have met
-    # that job's TCPStore (gloo then fails with the other job's addresses)
+    # the MASTER_PORT derived from mpirun's job id (--no-pmix-rendezvous:
+    # not agreed through mpirun's PMIx server, as for an MPI program) held
+    # by a listener on this host (another job's that derived the same):
+    # rank 0 refuses it in one line naming --master-port, where its ranks
+    # would have met that job's TCPStore (gloo then fails with the other
+    # job's addresses)
     cat >"$TMP/taken.sh" <<'EOF'
 p=$("$1" plan --json | "$2" -c 'import json,sys; print(json.load(sys.stdin)["master_port"])')
 exec "$2" -c 'import socket, subprocess, sys
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1)
-sys.exit(subprocess.call(sys.argv[2:]))' "$p" "$1" true
+sys.exit(subprocess.call(sys.argv[2:]))' "$p" "$1" --no-pmix-rendezvous true
 EOF
     expect_rc "mpirun dlrun, the derived port taken: refused" 2 clean_env timeout 120 \
         mpirun --allow-run-as-root -np 1 sh "$TMP/taken.sh" "$DLRUN" "$PY"

@@ -161,8 +161,10 @@ per_node() {
 check_env_json
 per_node
 check_ports "srun: derived port" "derived from job" -N2 --ntasks-per-node=2
-check_ports "srun --mpi=pmix: still derived by default" "derived from job" \
-    --mpi=pmix -N2 --ntasks-per-node=2
+check_ports "srun --mpi=pmix dlrun env (no MPI program): agreed by default" \
+    "agreed through PMIx (program not MPI)" --mpi=pmix -N2 --ntasks-per-node=2
+DLRUN_PMIX_ARG=--no-pmix-rendezvous check_ports "srun --mpi=pmix dlrun --no-pmix-rendezvous: derived" \
+    "derived from job" --mpi=pmix -N2 --ntasks-per-node=2
 DLRUN_PMIX_ARG=--pmix-rendezvous check_ports "srun --mpi=pmix dlrun --pmix-rendezvous: agreed port" \
     "PMIx" --mpi=pmix -N2 --ntasks-per-node=2
 # MASTER_PORT exported before srun (srun passes it to every task, as the

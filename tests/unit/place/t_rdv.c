@@ -5,8 +5,10 @@
  * scheduler started derive the port from the job and step (every task
  * computes the same), or use an exported MASTER_PORT and MASTER_ADDR,
  * which dlrun replaces with one line when it starts the ranks itself.  No
- * PMIx server is involved (--pmix-rendezvous off; where the environment
- * names one, the lines name the option). */
+ * PMIx server is involved: where the environment names one, the tests
+ * take the port out of PMIx's hands (an MPI program, --no-pmix-rendezvous)
+ * and check the lines name why; rdv_wants_pmix decides when the agreement
+ * is made (tests/e2e/t_pertask_port.sh makes it under mpirun). */
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -332,16 +334,20 @@ out:
     envp_free(envp);
 }
 
-/* Under mpirun (a PMIx server's namespace in the environment) the derived
- * port and its refusal name --pmix-rendezvous, which agrees one there. */
+static const char *const mpirun_env[] = {
+    "OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=2",
+    "OMPI_COMM_WORLD_LOCAL_RANK=0", "OMPI_COMM_WORLD_LOCAL_SIZE=2",
+    "PMIX_NAMESPACE=dlrun-test-ns", "PMIX_RANK=0", NULL };
+
+/* Under mpirun (a PMIx server's namespace in the environment) with the
+ * port left to the MPI program, the derived port and its refusal name why
+ * and --pmix-rendezvous, which agrees one there; --no-pmix-rendezvous
+ * names itself. */
 static void pmix_named(void)
 {
-    static const char *const env[] = {
-        "OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=2",
-        "OMPI_COMM_WORLD_LOCAL_RANK=0", "OMPI_COMM_WORLD_LOCAL_SIZE=2",
-        "PMIX_NAMESPACE=dlrun-test-ns", "PMIX_RANK=0", NULL };
-    char **envp = envp_of(env);
-    struct rdv_opts o = { .collective = 1 };
+    char **envp = envp_of(mpirun_env);
+    struct rdv_opts o = { .collective = 1, .prog_mpi = 1,
+                          .prog_why = "./a.out links an MPI library" };
     struct rdv r;
     struct err err = { "" };
     int fd = -1;
@@ -355,15 +361,89 @@ static void pmix_named(void)
 #endif
     if (ok(resolve_env(envp, &o, &r, &err) == 0 &&
            strstr(r.port_from, "derived from") &&
-           strstr(r.port_from, "--pmix-rendezvous"),
-           "mpirun: the derived port's reason names --pmix-rendezvous"))
+           strstr(r.port_from, "PMIx left to the MPI program (./a.out links "
+                  "an MPI library; --pmix-rendezvous"),
+           "mpirun, an MPI program: the derived port's reason says why and "
+           "names --pmix-rendezvous"))
         fd = hold(r.port);
     ok(fd >= 0 && resolve_env(envp, &o, &r, &err) < 0 &&
        strstr(err.msg, "is taken") && strstr(err.msg, "--master-port") &&
        strstr(err.msg, "--pmix-rendezvous"), "  held: the refusal names both");
+    o = (struct rdv_opts){ .collective = 1, .pmix = RDV_PMIX_OFF };
+    ok(fd >= 0 && resolve_env(envp, &o, &r, &err) < 0 &&
+       strstr(err.msg, "--pmix-rendezvous"),
+       "  --no-pmix-rendezvous, held: the refusal names the way back");
     if (fd >= 0)
         close(fd);
+    ok(resolve_env(envp, &o, &r, &err) == 0 &&
+       strstr(r.port_from, "not agreed through PMIx (--no-pmix-rendezvous)"),
+       "  --no-pmix-rendezvous: the reason names it");
     envp_free(envp);
+}
+
+/* rdv_wants_pmix for the job envp describes, with o. */
+static int wants_env(char **envp, const struct rdv_opts *o)
+{
+    struct alloc a = { 0 };
+    struct alloc_request areq = { 0 };
+    struct plan p = { 0 };
+    struct plan_request req = { 0 };
+    struct err err = { "" };
+    int rc = -1;
+
+    if (alloc_detect(&areq, envp, &a, &err) == 0 &&
+        plan_build(&a, &req, &p, &err) == 0)
+        rc = rdv_wants_pmix(&p, o, envp);
+    plan_free(&p);
+    alloc_free(&a);
+    return rc;
+}
+
+/* When a per-task rank agrees its port through PMIx: by default unless
+ * its program uses MPI; --pmix-rendezvous forces it, --no-pmix-rendezvous,
+ * --master-port, an exported MASTER_PORT (auto) and a dlrun that does not
+ * give the ranks their rendezvous (quiet) leave it out, and so does a
+ * task without a server or a `dlrun plan`. */
+static void pmix_decision(void)
+{
+    static const char *const bare[] = {
+        "OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=2",
+        "OMPI_COMM_WORLD_LOCAL_RANK=0", "OMPI_COMM_WORLD_LOCAL_SIZE=2", NULL };
+    static const char *const port[] = {
+        "OMPI_COMM_WORLD_RANK=0", "OMPI_COMM_WORLD_SIZE=2",
+        "OMPI_COMM_WORLD_LOCAL_RANK=0", "OMPI_COMM_WORLD_LOCAL_SIZE=2",
+        "PMIX_NAMESPACE=dlrun-test-ns", "PMIX_RANK=0", "MASTER_PORT=23456",
+        NULL };
+    char **envp = envp_of(mpirun_env), **nosrv = envp_of(bare),
+         **exp = envp_of(port);
+    struct rdv_opts o = { .collective = 1 };
+#ifdef HAVE_PMIX
+    int yes = 1;
+#else
+    int yes = 0;    /* no server dlrun could use */
+#endif
+
+    is_int(wants_env(envp, &o), yes, "mpirun, a program not MPI: agreed");
+    o.prog_mpi = 1;
+    is_int(wants_env(envp, &o), 0, "  an MPI program: left to it");
+    o.pmix = RDV_PMIX_ON;
+    is_int(wants_env(envp, &o), yes, "  --pmix-rendezvous: agreed all the same");
+    is_int(wants_env(exp, &o), yes, "  --pmix-rendezvous over an exported "
+           "MASTER_PORT");
+    o = (struct rdv_opts){ .collective = 1, .pmix = RDV_PMIX_OFF };
+    is_int(wants_env(envp, &o), 0, "  --no-pmix-rendezvous: not");
+    o = (struct rdv_opts){ .collective = 1, .master_port = 23456 };
+    is_int(wants_env(envp, &o), 0, "  --master-port: not");
+    o = (struct rdv_opts){ .collective = 1 };
+    is_int(wants_env(exp, &o), 0, "  an exported MASTER_PORT: not");
+    is_int(wants_env(nosrv, &o), 0, "  no PMIx server in the environment: not");
+    o.quiet = 1;
+    is_int(wants_env(envp, &o), 0, "  an agent or a --mpi=srun head: not");
+    o = (struct rdv_opts){ 0 };
+    is_int(wants_env(envp, &o), 0, "  dlrun plan (the job does not run): not");
+    envp_free(envp);
+    envp_free(nosrv);
+    envp_free(exp);
 }
 
 /* dlrun starts the ranks: an exported MASTER_PORT/ADDR is not theirs (as
@@ -422,6 +502,7 @@ int main(void)
     exported_per_task();
     per_node_taken();
     pmix_named();
+    pmix_decision();
     exported_launch();
     return tap_done();
 }
