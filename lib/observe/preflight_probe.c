@@ -21,6 +21,7 @@
 #include "rendezvous/client.h"
 #include "run/proc.h"
 #include "util/clock.h"
+#include "util/evloop.h"
 #include "util/findprog.h"
 
 /* The first of names that dlopen finds, into out ("" when none). */
@@ -216,105 +217,133 @@ int pf_listen(const char *ip, char *addr, size_t len, struct err *err)
  * connections cannot hold it, nor read an echo. */
 #define ECHO_MAX_CONNS 64
 #define ECHO_DEADLINE_MS 10000
+#define ECHO_SWEEP_MS 250
+
+struct echo_srv;
 
 struct echo_conn {
-    int fd;
+    struct echo_srv *s;
+    int fd;                 /* -1: a free slot */
     long until;             /* clock_ms() when it is closed */
     size_t have;            /* bytes of "KEY\n" received */
 };
 
-/* Read what conn c sent: the rest of the key, then bytes echoed.  -1 when
- * it is to be closed (closed by the peer, a wrong key, a write that
- * cannot go). */
-static int conn_step(struct echo_conn *c, const char *key)
+struct echo_srv {
+    struct evloop *l;
+    const char *key;        /* borrowed */
+    size_t klen;
+    int lfd;
+    struct echo_conn c[ECHO_MAX_CONNS];
+};
+
+static void conn_drop(struct echo_conn *c)
 {
-    size_t klen = strlen(key), i = 0;
+    evloop_del_fd(c->s->l, c->fd);
+    close(c->fd);
+    c->fd = -1;
+}
+
+/* What conn c sent: the rest of the key, then bytes echoed.  Closed when
+ * the peer closed, sent a wrong key or does not take the echo. */
+static int conn_readable(void *ctx, int fd, short revents, struct err *err)
+{
+    struct echo_conn *c = ctx;
+    const char *key = c->s->key;
+    size_t i = 0;
     char b[128];
-    ssize_t n = read(c->fd, b, sizeof b);
+    ssize_t n = read(fd, b, sizeof b);
 
-    if (n <= 0)
-        return -1;
-    for (; c->have <= klen && i < (size_t)n; i++, c->have++)
-        if (b[i] != (c->have < klen ? key[c->have] : '\n'))
-            return -1;
-    if (i < (size_t)n && write(c->fd, b + i, (size_t)n - i) != n - (ssize_t)i)
-        return -1;
-    return 0;
-}
-
-static void conn_drop(struct echo_conn *c, int *n, int i)
-{
-    close(c[i].fd);
-    c[i] = c[--*n];
-}
-
-/* Accept one connection; with every slot taken, the oldest that has not
- * sent the key makes room (none: the new one is closed).  -1 when none
- * was pending. */
-static int conn_accept(int lfd, struct echo_conn *c, int *n, size_t klen,
-                       long now)
-{
-    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK), old = -1;
-
-    if (fd < 0)
-        return -1;
-    for (int i = 0; *n == ECHO_MAX_CONNS && i < *n; i++)
-        if (c[i].have <= klen && (old < 0 || c[i].until < c[old].until))
-            old = i;
-    if (*n == ECHO_MAX_CONNS && old < 0) {
-        close(fd);
+    (void)revents;
+    (void)err;
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return 0;
-    }
-    if (old >= 0)
-        conn_drop(c, n, old);
-    c[(*n)++] = (struct echo_conn){ fd, now + ECHO_DEADLINE_MS, 0 };
+    for (; n > 0 && c->have <= c->s->klen && i < (size_t)n; i++, c->have++)
+        if (b[i] != (c->have < c->s->klen ? key[c->have] : '\n'))
+            n = -1;
+    if (n <= 0 || (i < (size_t)n &&
+                   write(fd, b + i, (size_t)n - i) != n - (ssize_t)i))
+        conn_drop(c);
     return 0;
 }
 
-/* The pollfds: the listener, stop_fd, then each connection; the time to
- * the first deadline (-1: none). */
-static int echo_fds(struct pollfd *p, int lfd, int stop_fd,
-                    const struct echo_conn *c, int n, long now)
+/* A slot for a new connection: a free one, else the oldest that has not
+ * sent the key (closed); NULL when every one has. */
+static struct echo_conn *conn_slot(struct echo_srv *s)
 {
-    long wait = -1;
+    struct echo_conn *old = NULL;
 
-    p[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
-    p[1] = (struct pollfd){ .fd = stop_fd, .events = POLLIN };
-    for (int i = 0; i < n; i++) {
-        long left = c[i].until > now ? c[i].until - now : 0;
-        p[2 + i] = (struct pollfd){ .fd = c[i].fd, .events = POLLIN };
-        if (wait < 0 || left < wait)
-            wait = left;
+    for (int i = 0; i < ECHO_MAX_CONNS; i++) {
+        struct echo_conn *c = &s->c[i];
+        if (c->fd < 0)
+            return c;
+        if (c->have <= s->klen && (!old || c->until < old->until))
+            old = c;
     }
-    return (int)wait;
+    if (old)
+        conn_drop(old);
+    return old;
+}
+
+/* The listener: take what is pending (a bounded number per turn). */
+static int conn_accept(void *ctx, int lfd, short revents, struct err *err)
+{
+    struct echo_srv *s = ctx;
+
+    (void)revents;
+    (void)err;
+    for (int k = 0; k < ECHO_MAX_CONNS; k++) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        struct echo_conn *c = fd >= 0 ? conn_slot(s) : NULL;
+        struct err e = { "" };
+
+        if (fd < 0)
+            break;
+        if (!c || evloop_add_fd(s->l, fd, conn_readable, c, &e) < 0) {
+            close(fd);
+            continue;
+        }
+        *c = (struct echo_conn){ s, fd, clock_ms() + ECHO_DEADLINE_MS, 0 };
+    }
+    return 0;
+}
+
+/* Close what outlived its deadline, however it trickled. */
+static int conn_sweep(void *ctx, struct err *err)
+{
+    struct echo_srv *s = ctx;
+    long now = clock_ms();
+
+    (void)err;
+    for (int i = 0; i < ECHO_MAX_CONNS; i++)
+        if (s->c[i].fd >= 0 && now >= s->c[i].until)
+            conn_drop(&s->c[i]);
+    return 0;
 }
 
 void pf_echo_serve(int lfd, int stop_fd, const char *key)
 {
-    struct echo_conn c[ECHO_MAX_CONNS];
-    struct pollfd p[ECHO_MAX_CONNS + 2];
-    int n = 0;
+    struct echo_srv *s = calloc(1, sizeof *s);
+    struct err err = { "" };
 
-    for (;;) {
-        int wait = echo_fds(p, lfd, stop_fd, c, n, clock_ms());
-        long now;
-
-        if (poll(p, (nfds_t)n + 2, wait) < 0 && errno != EINTR)
-            break;
-        if (p[1].revents)
-            break;
-        now = clock_ms();
-        /* from the end: a drop moves the last, already seen, into i */
-        for (int i = n - 1; i >= 0; i--)
-            if ((p[2 + i].revents && conn_step(&c[i], key) < 0) ||
-                now >= c[i].until)
-                conn_drop(c, &n, i);
-        for (int i = 0; p[0].revents && i < ECHO_MAX_CONNS &&
-                        conn_accept(lfd, c, &n, strlen(key), now) == 0; i++)
-            ;
-    }
-    while (n > 0)
-        conn_drop(c, &n, n - 1);
+    if (!s || !(s->l = evloop_create(&err)))
+        goto out;
+    s->key = key;
+    s->klen = strlen(key);
+    s->lfd = lfd;
+    for (int i = 0; i < ECHO_MAX_CONNS; i++)
+        s->c[i] = (struct echo_conn){ s, -1, 0, 0 };
+    if (evloop_add_fd(s->l, lfd, conn_accept, s, &err) == 0 &&
+        evloop_stop_on_fd(s->l, stop_fd, &err) == 0 &&
+        evloop_add_timer(s->l, ECHO_SWEEP_MS, ECHO_SWEEP_MS, conn_sweep, s,
+                         &err))
+        evloop_run(s->l, &err);
+    for (int i = 0; i < ECHO_MAX_CONNS; i++)
+        if (s->c[i].fd >= 0)
+            conn_drop(&s->c[i]);
+out:
+    if (s)
+        evloop_destroy(s->l);
+    free(s);
 }
 
 /* Connect fd to sa within timeout_ms.  0 / -1 (errno set). */
