@@ -2,12 +2,15 @@
  * a rank writes on its PMI_FD, fed in pieces the first byte chooses.  It
  * never crashes; every answer is a whole PMI-1 line ("cmd=...\n") or a
  * PMI-2 message whose 6-character length is its size; a fence is ended
- * each time one is entered. */
+ * each time one is entered.  The same bytes as another node's fence blob
+ * (pmi_pairs_each, what crosses the broker): every pair it takes has a
+ * key of 1-64 bytes and a value of at most 1024. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mpi/pmi_serve_int.h"
 #include "mpi/pmi_wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -68,6 +71,15 @@ static void f_abort(void *ctx, int rank, int code, const char *msg)
     (void)msg;
 }
 
+static int pair_ok(void *ctx, const char *key, const char *val)
+{
+    (void)ctx;
+    if (!*key || strlen(key) > PMI_WIRE_KEY_MAX ||
+        strlen(val) > PMI_WIRE_VAL_MAX)
+        abort();
+    return 0;
+}
+
 static const struct pmi_wire_ops ops = { f_put, f_get, f_fence, f_respond,
                                          f_abort };
 
@@ -93,5 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fenced = 0;
     }
     pmi_wire_destroy(w);
+    if (pmi_pairs_each((const char *)data, size, pair_ok, NULL) > (int)size)
+        abort();
     return 0;
 }
