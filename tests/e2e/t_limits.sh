@@ -30,7 +30,7 @@ expect_rc "-np 100000: refused, exit 2" 2 prlimit --as=4000000000 \
 t1=$(date +%s)
 one_line
 expect_grep "  the line names what the ranks need and the limit" \
-    "^dlrun: 100000 ranks on .* need .*\(processes\|open files\|memory\);.*(\(kernel\.pid_max\|kernel\.threads-max\|pids\.max\|ulimit -n\|MemAvailable\|its memory limit\)" \
+    "^dlrun: 100000 ranks on .* need .*\(processes\|open files\|memory\);.*(\(kernel\.pid_max\|kernel\.threads-max\|pids\.max\|ulimit -u\|ulimit -n\|MemAvailable\|its memory limit\)" \
     "$TMP/err"
 expect_eq "  within seconds" "$([ $((t1 - t0)) -lt 20 ] && echo yes)" yes
 no_rank
