@@ -61,6 +61,12 @@ static char *trampoline(char **w, int n, int *total, struct options *o)
         int from;
         if (k > 0)
             rc = part_count(w, n, &i, k, &count);
+        if (rc == 0 && k > 0 && i < n && w[i][0] == '-')
+            rc = say_fail(EXIT_USAGE, "MPMD part %d: %s: dlrun takes only -np "
+                          "N before a part's program; other options go "
+                          "before the first program, for all parts (a "
+                          "part's own variable: -np N env NAME=VALUE PROG)",
+                          k + 1, w[i]);
         from = i;
         while (i < n && strcmp(w[i], ":") != 0)
             i++;
@@ -97,6 +103,13 @@ int dialect_mpmd(struct options *o, char **w, int n)
     if (!total)
         return say_fail(EXIT_USAGE, "MPMD (PROG : PROG): give -np N before "
                         "each program");
+    /* Hydra gives -env to the part it precedes; here it would reach all */
+    if (o->part_env)
+        return say_fail(EXIT_USAGE, "%s with several programs (MPMD): under "
+                        "Hydra it is the first part's alone, dlrun gives "
+                        "every part one environment: use -genv NAME VALUE "
+                        "for all parts, or -np N env NAME=VALUE PROG for "
+                        "one", o->part_env);
     script = options_keep(o, trampoline(w, n, &total, o));
     if (!script)
         return EXIT_USAGE;

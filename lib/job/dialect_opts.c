@@ -168,8 +168,14 @@ int dialect_option(int code, const char *name, char *v1, char *v2,
     case OPT_PER_NODE:
         return optp_int(shown, v1, 1, 65536, &o->plan.per_node);
     case OPT_MCA: return export_pair(o, "OMPI_MCA_", v1, v2);
-    case OPT_GENV: return export_pair(o, "", v1, v2);
-    case OPT_GENVLIST: return export_list(o, v1);
+    case OPT_GENV:
+        if (strcmp(name, "env") == 0)
+            o->part_env = "-env";
+        return export_pair(o, "", v1, v2);
+    case OPT_GENVLIST:
+        if (strcmp(name, "envlist") == 0)
+            o->part_env = "-envlist";
+        return export_list(o, v1);
     case OPT_RANK_BY:
         if (strcmp(v1, "slot") == 0)
             return 0;

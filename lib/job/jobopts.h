@@ -106,6 +106,8 @@ struct options {
                                head's, or for agents the plan wire's) */
     const char *token_file; /* --token-file: the group's token (one dlrun
                                per node by hand) */
+    const char *part_env;   /* Hydra's -env or -envlist when given ("-env"):
+                               a part's own under MPMD, which dlrun refuses */
     char **strs;            /* owned strings the options point into */
     int nstrs;
 };

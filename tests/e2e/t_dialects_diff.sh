@@ -5,9 +5,9 @@
 # real tool (Debian's torchrun 1.13 through bench/torchrun-wrapper.py,
 # Open MPI's mpirun) and with dlrun in its place; every rank's variables
 # and the job's outcome must agree.  Lines for a tool that is not installed
-# here (horovodrun, MPICH's mpiexec) are compared with the mpirun line that
-# means the same.  Lines dlrun refuses must exit 2 with one line naming the
-# dlrun way.
+# here (horovodrun; MPICH's mpiexec.hydra where Debian's mpich is not) are
+# compared with the mpirun line that means the same.  Lines dlrun refuses
+# must exit 2 with one line naming the dlrun way.
 #
 # Differences by design, not compared: MASTER_ADDR (torchrun: localhost,
 # dlrun: 127.0.0.1), OMP_NUM_THREADS (torchrun: 1, dlrun: the rank's CPUs),
@@ -26,6 +26,7 @@ export PYTHON_EXEC=$PY  # dlrun's Python for torchrun lines (torchrun's own over
 root=""
 [ "$(id -u)" -eq 0 ] && root=--allow-run-as-root
 unset SLURM_JOB_ID SLURM_STEP_ID PMIX_NAMESPACE OMPI_COMM_WORLD_RANK PMI_RANK \
+    PMI_SIZE PMI_FD PMI_PORT MPI_LOCALRANKID MPI_LOCALNRANKS \
     PBS_NODEFILE LSB_MCPU_HOSTS NQSV_MPIOPTS OMP_NUM_THREADS \
     NCCL_ASYNC_ERROR_HANDLING TORCH_NCCL_ASYNC_ERROR_HANDLING
 cd "$TMP" || exit 1
@@ -45,12 +46,19 @@ def pick(*names):
             return e[n]
     return None
 rec = {
-    "rank": pick("OMPI_COMM_WORLD_RANK", "RANK"),
-    "size": pick("OMPI_COMM_WORLD_SIZE", "WORLD_SIZE"),
-    "local_rank": pick("OMPI_COMM_WORLD_LOCAL_RANK", "LOCAL_RANK"),
-    "local_size": pick("OMPI_COMM_WORLD_LOCAL_SIZE", "LOCAL_WORLD_SIZE"),
+    "rank": pick("OMPI_COMM_WORLD_RANK", "PMI_RANK", "RANK"),
+    "size": pick("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "WORLD_SIZE"),
+    "local_rank": pick("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "LOCAL_RANK"),
+    "local_size": pick("OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "LOCAL_WORLD_SIZE"),
     "cwd": os.getcwd(), "argv": sys.argv[1:],
 }
+if e.get("PROBE_PMI"):
+    rec["pmi"] = [e.get(k) for k in ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID",
+                                     "MPI_LOCALNRANKS")] == [rec["rank"], rec["size"],
+                                     rec["local_rank"], rec["local_size"]]
+if e.get("PROBE_HOST"):
+    # the host name the rank was placed on, as given (Hydra's proxy's)
+    rec["host"] = pick("MPIR_CVAR_CH3_INTERFACE_HOSTNAME", "HOROVOD_HOSTNAME")
 if "HOROVOD_RANK" in e and "OMPI_COMM_WORLD_RANK" not in e:
     rec["hvd"] = [e["HOROVOD_RANK"], e["HOROVOD_SIZE"], e["HOROVOD_LOCAL_RANK"],
                   e["HOROVOD_LOCAL_SIZE"]]
@@ -223,10 +231,82 @@ same "horovodrun --network-interface --start-timeout --verbose" \
 expect_rc "horovodrun –np 4 (a typographic dash, from a seed)" 2 "$DLRUN" –np 4 -H localhost:4 $PY probe.py
 expect_grep "  says so" "type it as -np" "$TMP/err"
 
-# --- MPICH's mpiexec (Hydra) against mpirun's meaning ---
-same "Hydra -n 2 -ppn 2 -hosts -genv" "mpirun $root -np 2 -npernode 2 -H localhost:2 -x FOO=bar $PY probe.py" \
-    "$DLRUN -n 2 -ppn 2 -hosts localhost -genv FOO bar $PY probe.py"
-same "Hydra -f -env -genvlist" "env BAR=b mpirun $root -hostfile hf -x FOO=a -x BAR $PY probe.py" \
-    "env BAR=b $DLRUN -f hf -env FOO a -genvlist BAR $PY probe.py"
+# --- MPICH's mpiexec (Hydra): the real mpiexec.hydra from Debian's mpich
+# (called by its own name: mpirun/mpiexec stay Open MPI's), else mpirun's
+# meaning.  Hydra would reach 127.0.0.1 by ssh: the reference runs with
+# -launcher fork (every "host" here), dlrun starts both names here itself.
+# Hydra sets PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS for any
+# program; dlrun sets them only where it serves the PMI wire (--mpi=pmi1,
+# or auto for an MPICH program), so the probe compares rank, size and local
+# layout under either name, and the host name each rank was placed on.
+printf 'localhost:2\n127.0.0.1:2\n' >hfh
+HYDRA="env PROBE_HOST=1 mpiexec.hydra -launcher fork"
+hydra() {
+    what=$1; shift
+    same "Hydra $what" "$HYDRA $*" "env PROBE_HOST=1 $DLRUN $*"
+}
+if command -v mpiexec.hydra >/dev/null 2>&1; then
+    hydra "-n 2 -ppn 2 -hosts localhost -genv FOO bar" -n 2 -ppn 2 -hosts localhost -genv FOO bar $PY probe.py
+    hydra "-n 4 -ppn 2 -hosts localhost,127.0.0.1" -n 4 -ppn 2 -hosts localhost,127.0.0.1 $PY probe.py
+    hydra "-n 3 -hosts localhost:2,127.0.0.1:2" -n 3 -hosts localhost:2,127.0.0.1:2 $PY probe.py
+    hydra "-f (host:n lines), no -n: every slot" -f hfh $PY probe.py
+    hydra "-f -n 2 -env FOO a" -f hfh -n 2 -env FOO a $PY probe.py
+    # (Hydra takes one of -genvlist, -genvall, -genvnone; under -launcher
+    # fork every rank inherits mpiexec's environment whichever)
+    same "Hydra -genvlist" "env BAR=b $HYDRA -n 2 -genvlist BAR $PY probe.py" \
+        "env BAR=b PROBE_HOST=1 $DLRUN -n 2 -genvlist BAR $PY probe.py"
+    same "Hydra -genvall -envlist" "env BAR=b $HYDRA -genvall -n 2 -envlist BAR $PY probe.py" \
+        "env BAR=b PROBE_HOST=1 $DLRUN -genvall -n 2 -envlist BAR $PY probe.py"
+    same "Hydra -envall" "env BAR=b $HYDRA -n 2 -envall $PY probe.py" \
+        "env BAR=b PROBE_HOST=1 $DLRUN -n 2 -envall $PY probe.py"
+    hydra "-wdir" -n 2 -wdir "$TMP/w" $PY probe.py
+    hydra "MPMD with -genv: two programs in one world" -genv FOO g -n 1 $PY probe.py A : -n 2 $PY w/probe.py B
+    hydra "a failing rank" -n 2 $PY probe.py --fail=1
+    same "Hydra -n 4 -ppn 2 -hosts a,b and dlrun --mpi=pmi1: PMI_RANK, PMI_SIZE, MPI_LOCAL* as Hydra sets them" \
+        "env PROBE_PMI=1 $HYDRA -n 4 -ppn 2 -hosts localhost,127.0.0.1 $PY probe.py" \
+        "env PROBE_HOST=1 PROBE_PMI=1 $DLRUN -n 4 -ppn 2 -hosts localhost,127.0.0.1 --mpi=pmi1 $PY probe.py"
+    # -l: every line "[RANK] " (the order between ranks is not defined)
+    expect_rc "Hydra -l (the reference)" 0 mpiexec.hydra -launcher fork -n 2 -l sh -c 'echo hi'
+    ref=$(sort "$TMP/out")
+    expect_rc "dlrun -l" 0 "$DLRUN" -n 2 -l sh -c 'echo hi'
+    expect_eq "  the same lines" "$(sort "$TMP/out")" "$ref"
+    # an MPICH program (Debian's MPICH 4.0) in one world under both
+    if command -v mpicc.mpich >/dev/null 2>&1 &&
+        mpicc.mpich -O2 -o mpich_hello "$E2E/mpi_hello.c"; then
+        expect_rc "Hydra -n 4 -ppn 4 -hosts localhost -genv an MPICH program (the reference)" 0 \
+            timeout 120 mpiexec.hydra -launcher fork -n 4 -ppn 4 -hosts localhost -genv FOO bar ./mpich_hello
+        ref=$(sort "$TMP/out")
+        expect_rc "dlrun -n 4 -ppn 4 -hosts localhost -genv (dlrun serves the PMI wire)" 0 \
+            timeout 120 "$DLRUN" -n 4 -ppn 4 -hosts localhost -genv FOO bar ./mpich_hello
+        expect_eq "  the same lines: one world of 4" "$(sort "$TMP/out")" "$ref"
+        expect_rc "Hydra -n 4 -ppn 2 -hosts a,b an MPICH program (the reference)" 0 \
+            timeout 120 mpiexec.hydra -launcher fork -n 4 -ppn 2 -hosts localhost,127.0.0.1 ./mpich_hello
+        ref=$(sort "$TMP/out")
+        expect_rc "dlrun -n 4 -ppn 2 -hosts a,b (PMI through the agents)" 0 \
+            timeout 120 "$DLRUN" -n 4 -ppn 2 -hosts localhost,127.0.0.1 ./mpich_hello
+        expect_eq "  the same lines: one world of 4" "$(sort "$TMP/out")" "$ref"
+    fi
+else
+    echo "# mpiexec.hydra not installed (Debian's mpich): Hydra lines against mpirun's meaning"
+    same "Hydra -n 2 -ppn 2 -hosts -genv" "mpirun $root -np 2 -npernode 2 -H localhost:2 -x FOO=bar $PY probe.py" \
+        "$DLRUN -n 2 -ppn 2 -hosts localhost -genv FOO bar $PY probe.py"
+    same "Hydra -f -env -genvlist" "env BAR=b mpirun $root -hostfile hf -x FOO=a -x BAR $PY probe.py" \
+        "env BAR=b $DLRUN -f hf -env FOO a -genvlist BAR $PY probe.py"
+fi
+# Hydra lines dlrun does not run as Hydra would: refused in one line
+expect_rc "Hydra -env before the first of two programs: refused" 2 \
+    "$DLRUN" -n 1 -env FOO a $PY probe.py : -n 1 $PY probe.py
+expect_grep "  names -genv and env(1)" "^dlrun: -env with several programs (MPMD): under Hydra it is the first part's alone" "$TMP/err"
+one_line
+expect_rc "Hydra -env in the second part: refused (was run as the program)" 2 \
+    "$DLRUN" -n 1 $PY probe.py : -n 1 -env FOO b $PY probe.py
+expect_grep "  says where options go" "^dlrun: MPMD part 2: -env: dlrun takes only -np N before a part's program" "$TMP/err"
+one_line
+expect_rc "Hydra -n 4 -hosts a,b (Hydra deals ranks round, one a host): refused" 2 \
+    "$DLRUN" -n 4 -hosts localhost,127.0.0.1 $PY probe.py
+one_line
+expect_rc "Hydra -genvnone (dlrun always passes the environment): refused" 2 \
+    "$DLRUN" -n 1 -genvnone $PY probe.py
+one_line
 
 done_testing

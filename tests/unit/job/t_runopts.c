@@ -70,6 +70,25 @@ static const struct {
       "np=5 " DEF " mpi=0 tag=0 x=-,-,- kill=10000 filter=0 torch=0 "
       "prog=[/bin/sh -c r=$DLRUN_RANK; if [ \"$r\" -lt 2 ]; then exec ./a; "
       "elif [ \"$r\" -lt 5 ]; then exec ./b; fi; exit 127 dlrun-mpmd]" },
+    { "-n 1 -env A 1 ./a", 0,
+      "np=1 " DEF " mpi=0 tag=0 x=A=1,-,- kill=10000 filter=0 torch=0 "
+      "prog=[./a]" },
+    { "-genv A 1 -np 1 ./a : -np 1 ./b", 0,
+      "np=2 " DEF " mpi=0 tag=0 x=A=1,-,- kill=10000 filter=0 torch=0 "
+      "prog=[/bin/sh -c r=$DLRUN_RANK; if [ \"$r\" -lt 1 ]; then exec ./a; "
+      "elif [ \"$r\" -lt 2 ]; then exec ./b; fi; exit 127 dlrun-mpmd]" },
+    { "-n 1 -env A 1 ./a : -n 1 ./b", 2, "-env with several programs "
+      "(MPMD): under Hydra it is the first part's alone, dlrun gives every "
+      "part one environment: use -genv NAME VALUE for all parts, or -np N "
+      "env NAME=VALUE PROG for one" },
+    { "-n 1 -envlist A ./a : -n 1 ./b", 2, "-envlist with several programs "
+      "(MPMD): under Hydra it is the first part's alone, dlrun gives every "
+      "part one environment: use -genv NAME VALUE for all parts, or -np N "
+      "env NAME=VALUE PROG for one" },
+    { "-n 1 ./a : -n 1 -env A 2 ./b", 2, "MPMD part 2: -env: dlrun takes "
+      "only -np N before a part's program; other options go before the "
+      "first program, for all parts (a part's own variable: -np N env "
+      "NAME=VALUE PROG)" },
     { "-h prog", 1, "" },
     { "--nproc 2 prog", 2, "unknown option '--nproc'; did you mean "
       "--nproc-per-node? (dlrun run --help)" },
