@@ -15,14 +15,15 @@
  *
  * The agreement is left out by default where the per-task rank becomes an
  * MPI program (o->prog_mpi): Open MPI 4.1's MPI_Init fails ("getting local
- * rank failed") in a rank whose process connected to mpirun's server
- * before, finalized or not, even from a forked child, unless the program's
- * PMIx client reads its job data from the server (PMIX_MCA_gds=hash)
- * rather than from the shared-memory store the first connection set up.
+ * rank failed") in a rank whose process connected to the launcher's server
+ * before (mpirun's and Slurm's alike), finalized or not, even from a
+ * forked child, unless the program's PMIx client reads its job data from
+ * the server (PMIX_MCA_gds=hash) rather than from the shared-memory store.
  * dlrun gives the program PMIX_MCA_gds=hash after an agreement, so
- * --pmix-rendezvous works for MPI programs under mpirun too (and a
- * program that loads MPI unseen does not fail); that is not the default
- * for them because srun's PMIx server was not seen to behave the same.
+ * --pmix-rendezvous works for MPI programs too (and a program that loads
+ * MPI unseen does not fail); it is not their default because every rank
+ * then fetches the job's data over its socket, which can slow the start
+ * of a large MPI job, and an MPI program seldom reads MASTER_PORT.
  */
 #include "place/rdv.h"
 

@@ -144,6 +144,14 @@ mpi_after_pmix() {
         'from mpi4py import MPI; c = MPI.COMM_WORLD; print("mpi", c.rank, c.allreduce(c.rank))'
     expect_eq "  every rank all-reduced" "$(cat "$TMP"/mpi.* | grep -c '^mpi [0-3] 6$')" 4 ||
         cat "$TMP"/mpi.*
+    # forced: dlrun agrees the port through Slurm's server first, and the
+    # program's PMIx client (PMIX_MCA_gds=hash from dlrun) connects again
+    rm -f "$TMP"/mpi.*
+    expect_rc "srun --mpi=pmix dlrun --pmix-rendezvous mpi4py" 0 within 600 srun --mpi=pmix -N2 \
+        --ntasks-per-node=2 --output="$TMP/mpi.%t" "$DLRUN" --pmix-rendezvous "$PY" -c \
+        'from mpi4py import MPI; c = MPI.COMM_WORLD; print("mpi", c.rank, c.allreduce(c.rank))'
+    expect_eq "  every rank all-reduced" "$(cat "$TMP"/mpi.* | grep -c '^mpi [0-3] 6$')" 4 ||
+        cat "$TMP"/mpi.*
 }
 
 # One dlrun per node, each starting its node's ranks (torchrun's model).
