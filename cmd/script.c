@@ -218,7 +218,7 @@ static int cli_one(struct cli *c, int opt, const char *arg)
     case O_NO_REQUEUE: c->req.v[SITE_REQUEUE] = "0"; return 0;
     case O_SETUP: c->req.setup = arg; return 0;
     case O_CHECK: c->check = arg; return 0;
-    case O_NODE: c->node = arg; return 0;
+    case O_NODE: c->node = c->req.node = arg; return 0;
     case O_SET: return scriptreq_line(&c->sets, "--set", arg);
     case 'o':
         if (scriptreq_check_output(arg) < 0)

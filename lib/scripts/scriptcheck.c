@@ -261,22 +261,28 @@ out:
     return rc;
 }
 
-/* The profile a script names in its "# Profile: NAME [-p PARTITION]"
- * line, into name and part (len bytes each); "" when none. */
+/* The profile a script names in its "# Profile: NAME [-p PARTITION]
+ * [--node \"SHAPE\"]" line, into name, part and node (len bytes each);
+ * "" when none. */
 static void named_profile(const char *text, char *name, char *part,
-                          size_t len)
+                          char *node, size_t len)
 {
     const char *at = strstr(text, "\n# Profile: ");
     size_t n;
 
-    name[0] = part[0] = '\0';
+    name[0] = part[0] = node[0] = '\0';
     if (!at)
         return;
     n = strcspn(at + 12, " \n");
     snprintf(name, len, "%.*s", (int)n, at + 12);
     at += 12 + n;
-    if (strncmp(at, " -p ", 4) == 0)
-        snprintf(part, len, "%.*s", (int)strcspn(at + 4, " \n"), at + 4);
+    if (strncmp(at, " -p ", 4) == 0) {
+        n = strcspn(at + 4, " \n");
+        snprintf(part, len, "%.*s", (int)n, at + 4);
+        at += 4 + n;
+    }
+    if (strncmp(at, " --node \"", 9) == 0)
+        snprintf(node, len, "%.*s", (int)strcspn(at + 9, "\"\n"), at + 9);
 }
 
 /* Every line of text that runs dlrun, checked: how many, -1 said. */
@@ -308,7 +314,7 @@ int scriptcheck_file(const char *path, const struct sites *s,
     struct file_check fc = { NULL, profile, parse, ctx };
     struct site_profile own;
     FILE *f = fopen(path, "r");
-    char named[128], part[128];
+    char named[128], part[128], node[128];
     size_t len = 0;
     char *text = f ? read_all(f, 1 << 20, &len) : NULL;
 
@@ -318,7 +324,7 @@ int scriptcheck_file(const char *path, const struct sites *s,
     if (!text)
         return say_fail(EXIT_USAGE, "--check %s: %s", path,
                         !f ? strerror(errno) : "cannot read it (over 1 MiB?)");
-    named_profile(text, named, part, sizeof named);
+    named_profile(text, named, part, node, sizeof named);
     if (!fc.name && named[0])
         fc.name = named;
     if (fc.name && !(*p = sites_find(s, fc.name))) {
@@ -326,8 +332,10 @@ int scriptcheck_file(const char *path, const struct sites *s,
         return say_fail(EXIT_USAGE, "--check %s: no profile '%s' (dlrun "
                         "script --list-profiles lists them)", path, fc.name);
     }
-    if (*p && profiles_pick(*p, part[0] && strcmp(fc.name, named) == 0 ?
-                            part : NULL, NULL, NULL, 0, &own) < 0) {
+    if (strcmp(fc.name ? fc.name : "", named) != 0)
+        part[0] = node[0] = '\0';      /* --profile named another */
+    if (*p && profiles_pick(*p, part[0] ? part : NULL, node[0] ? node : NULL,
+                            NULL, 0, &own) < 0) {
         free(text);
         return EXIT_USAGE;
     }

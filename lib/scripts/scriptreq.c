@@ -392,18 +392,23 @@ static void fill_job(const struct script_req *r, const struct site_profile *p,
     j->profile = p ? p->name : NULL;
 }
 
-/* "NAME -p PARTITION" for the script's "# Profile:" line when -p picked
- * one of p's partitions (dlrun script --check picks it again), else
- * NULL. */
+/* "NAME [-p PARTITION] [--node \"SHAPE\"]" for the script's "# Profile:"
+ * line when -p picked one of p's partitions or --node gave the node
+ * (dlrun script --check picks them again), else NULL. */
 static char *profile_line(const struct script_req *r,
                           const struct site_profile *p)
 {
     const char *part = r->v[SITE_PARTITION];
+    int picked = p && part && sites_find_part(p, part);
     char *s = NULL;
 
-    if (!p || !part || !sites_find_part(p, part))
+    if (!p || (!picked && !r->node))
         return NULL;
-    return asprintf(&s, "%s -p %s", p->name, part) < 0 ? NULL : s;
+    if (asprintf(&s, "%s%s%s%s%s%s", p->name, picked ? " -p " : "",
+                 picked ? part : "", r->node ? " --node \"" : "",
+                 r->node ? r->node : "", r->node ? "\"" : "") < 0)
+        return NULL;
+    return s;
 }
 
 /* What would stop the job at its start stops it here: the script's dlrun

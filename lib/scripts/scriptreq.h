@@ -23,6 +23,8 @@ struct script_req {
     /* script lines given on the command line, added to the profile's */
     struct strv directives, drops, modules, env;
     const char *setup;              /* --setup CODE, or NULL (borrowed) */
+    const char *node;               /* --node SHAPE, or NULL (borrowed):
+                                       the profile was picked with it */
     char *const *command;           /* PROG ARGS (borrowed from argv) */
 };
 

@@ -139,6 +139,14 @@ expect_rc "--node over the profile's node" 0 "$DLRUN" script --profile neuron \
 expect_grep "  its 8 GPUs" "^#SBATCH --gres=gpu:8\$" "$TMP/out"
 expect_grep "  its 48 cores" "^#SBATCH --cpus-per-task=48\$" "$TMP/out"
 expect_grep "  the partition asked for" "^#SBATCH --partition=other\$" "$TMP/out"
+expect_rc "--node and --map-by for that node" 0 "$DLRUN" script --profile neuron \
+    --node "package:1 core:64 gpu:8" --map-by ppr:8:socket -N 1 -o "$TMP/node.sh" \
+    -- python train.py
+expect_grep "  the header names the node" '^# Profile: neuron --node "package:1 core:64 gpu:8" ' "$TMP/node.sh"
+expect_rc "  --check plans on that node" 0 "$DLRUN" script --check "$TMP/node.sh"
+sed 's/ --node "[^"]*"//' "$TMP/node.sh" >"$TMP/node-not.sh"
+expect_rc "  (on the profile's node ppr:8:socket is refused)" 2 "$DLRUN" script \
+    --check "$TMP/node-not.sh"
 expect_rc "--node: a bad shape refused" 2 "$DLRUN" script --profile neuron \
     --node "package:2 gpu:8" -N 1 -- p
 says_one_line "--node bad"
