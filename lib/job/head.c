@@ -55,6 +55,8 @@ struct head {
     int ctl_seq;
     const struct supervise *sv;     /* the agents' processes */
     int failed_rank;                /* the first failure the agents told */
+    const char *launcher;           /* the agents' launcher's name (srun,
+                                       flux: one process for all) */
     struct head_stall *stall;       /* --stall-timeout, or NULL */
     struct head_progress prog;      /* -v steps, nodes still waited for */
 };
@@ -265,7 +267,7 @@ static int head_outcome(const struct job *j, struct head *h,
     if (sv->failed >= 0 && !sv->signal_received) {
         const struct sv_rank *r = &sv->ranks[sv->failed];
         if (r->rank == INT_MIN)
-            say("srun (the agents) ended with code %d", rc);
+            say("%s (the agents) ended with code %d", h->launcher, rc);
         else
             say("the agent on %s ended with code %d; %s",
                 j->plan.nodes[agent_proc_node(r->rank)].host, rc, stopped);
@@ -418,6 +420,7 @@ static void head_attempt(void *ctx, const struct engine *e,
     int *nodes = NULL, life[2] = { -1, -1 }, rc = EXIT_FAIL;
 
     h.failed_rank = -1;
+    h.launcher = hr->l->name;
     /* the Gloo store first: the broker tells it where agents connect from */
     if (horovod_begin(j) != 0)
         goto out;

@@ -12,7 +12,7 @@
 #include "where/sched.h"
 
 static const struct launcher *const launchers[] = {
-    &launcher_local, &launcher_srun, &launcher_ssh,
+    &launcher_local, &launcher_srun, &launcher_ssh, &launcher_flux,
 };
 #define NLAUNCHERS (sizeof launchers / sizeof launchers[0])
 

@@ -1,6 +1,6 @@
-/* launcher.h - how processes reach their nodes: one contract, three
- * backends.  `local` starts this host's ranks itself; `srun` and `ssh`
- * start one `dlrun agent` per node, and each agent starts its node's ranks
+/* launcher.h - how processes reach their nodes: one contract, four
+ * backends.  `local` starts this host's ranks itself; `srun`, `flux` and
+ * `ssh` start one `dlrun agent` per node, and each agent starts its node's ranks
  * with `local` (as PRRTE's plm components start daemons that fork the
  * ranks).  A backend is a static table of function pointers: detect()
  * says how well it fits the allocation (0 = cannot), the highest wins, and
@@ -115,7 +115,8 @@ struct launcher {
     void (*destroy)(struct launched *run);
 };
 
-extern const struct launcher launcher_local, launcher_srun, launcher_ssh;
+extern const struct launcher launcher_local, launcher_srun, launcher_ssh,
+    launcher_flux;
 
 /* The backend called name (Hydra's "slurm" and "fork" too), or NULL. */
 const struct launcher *launcher_find(const char *name);
@@ -123,7 +124,7 @@ const struct launcher *launcher_find(const char *name);
 /* The first backend that has all of caps, or NULL. */
 const struct launcher *launcher_with(unsigned caps);
 
-/* "local, srun or ssh": the valid --launcher names, for messages. */
+/* "local, srun, ssh or flux": the valid --launcher names, for messages. */
 const char *launcher_names(void);
 
 /* The backend with the caps `need` (0: one that starts ranks,

@@ -394,9 +394,7 @@ const struct sched sched_flux = {
     .probe = SCHED_PROBE_TASKS + 1,
     .starts_tasks = 1, .job_var = "FLUX_URI",
     .task_vars = &task_vars,
-    /* no flux launcher yet: the head starts the agents over SSH, as in
-     * the batch schedulers' jobs */
-    .launcher = "ssh",
+    .launcher = "flux",
     .template_file = "flux.sh.in", .directive = "#flux:",
     /* the job id alone: "ƒ2RSrTuXh" (F58; "f2RSrTuXh" with
      * FLUX_F58_FORCE_ASCII) */

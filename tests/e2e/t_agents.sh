@@ -77,7 +77,7 @@ expect_eq "  hosts of the summary" "$(grep -o '"host":"sim[0-9]"' "$TMP/sum.json
 # --- --launcher: a bad name, or local for other hosts, is one line, exit 2 ---
 expect_rc "--launcher pdsh refused" 2 env $CLEAN "$DLRUN" $SIM -H 'sim[1-2]:1' --launcher pdsh -- true
 expect_eq "  one line listing the launchers" "$(cat "$TMP/err")" \
-    "dlrun: --launcher pdsh: no such launcher; expected local, srun or ssh"
+    "dlrun: --launcher pdsh: no such launcher; expected local, srun, ssh or flux"
 expect_rc "--launcher local with other hosts refused" 2 env $CLEAN "$DLRUN" $SIM -H 'sim[1-2]:1' --launcher local -- true
 expect_eq "  one line saying what to use" "$(cat "$TMP/err")" \
     "dlrun: --launcher local cannot run this plan: it starts ranks on this host only; use srun (inside Slurm) or ssh"

@@ -6,7 +6,7 @@
 # the script of flux batch (dlrun plan shows the instance's nodes),
 # variables that disagree refused with one line, dlrun script --scheduler
 # flux against tests/golden/script, and dlrun submit through flux batch
-# (the job id in F58).
+# (the job id in F58); in the script, the agents start through flux run.
 . "$(dirname "$0")/lib.sh"
 GOLD=$TOP/tests/golden/script
 FX=$TOP/tests/fixtures/flux
@@ -77,6 +77,17 @@ expect_grep "  rank 3 on the second node" "^3  *tuolumne1002  *1  *1 " "$TMP/out
 expect_rc "FLUX_URI outside a job's instance: refused" 2 clean_env \
     FLUX_URI=local:///run/flux/local "$DLRUN" plan
 says_one_line "no job's instance"
+
+# --- in the script, the agents start with one flux run ---
+# shellcheck disable=SC2046
+expect_rc "flux batch script: the agents through flux run (the stand-in fails)" 1 \
+    clean_env $(fixture batch-N2) FLUX_STANDIN_HOSTLIST=localhost,127.0.0.2 \
+    FLUX_STANDIN_RUN_LOG="$TMP/run.log" timeout -k 5 60 "$DLRUN" \
+    --master-addr 127.0.0.1 --bind-to none --nproc-per-node 1 -- true
+expect_eq "  flux run's words" "$(sed '/^agent$/q' "$TMP/run.log" | tr '\n' ' ')" \
+    "--nodes=2 --ntasks=2 --exclusive --requires=host:localhost,127.0.0.2 -o cpu-affinity=off -o gpu-affinity=off -o pmi=off -o exit-on-error $DLRUN agent "
+expect_grep "  the program after --" "^true\$" "$TMP/run.log"
+expect_grep "  its failure named" "dlrun: flux (the agents) ended with code 1" "$TMP/err"
 
 # --- dlrun script --scheduler flux, dlrun submit through flux batch ---
 golden flux --scheduler flux -N 2 --gpus-per-node 4 --cores-per-node 96 -t 1:30:00 \

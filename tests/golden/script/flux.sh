@@ -8,6 +8,5 @@
 #flux: --job-name=train
 
 # dlrun reads the nodes from its instance (flux getattr hostlist) and
-# starts an agent on each other node over ssh (their host keys known,
-# your key in ~/.ssh or ssh-agent)
+# starts an agent on every node with one flux run
 exec dlrun --nproc-per-node 4 --map-by ppr:2:socket -- python train.py --lr 0.1

@@ -65,12 +65,20 @@ static void selection(void)
            "--launcher ssh overrides srun inside Slurm");
     is_str(picked(&away, "slurm-job", LAUNCHER_AGENTS, "slurm", &err), "srun",
            "Hydra's name slurm is srun");
+    is_str(picked(&away, "flux-job", LAUNCHER_AGENTS, NULL, &err), "flux",
+           "agents in a Flux batch script: flux run");
+    is_str(picked(&away, "flux-task", LAUNCHER_AGENTS, NULL, &err), "ssh",
+           "agents inside a flux run task: not flux run (a job in a job)");
+    is_str(picked(&away, "flux-job", LAUNCHER_AGENTS, "ssh", &err), "ssh",
+           "--launcher ssh overrides flux run inside Flux");
+    is_str(picked(&away, "hosts", LAUNCHER_AGENTS, "flux", &err), "flux",
+           "flux run outside a Flux job when named");
     is_str(picked(&here, "local", 0, "fork", &err), "local",
            "Hydra's name fork is local");
 
     ok(!picked(&away, "hostfile", LAUNCHER_AGENTS, "pdsh", &err) &&
        strcmp(err.msg, "--launcher pdsh: no such launcher; expected local, "
-              "srun or ssh") == 0, "a bad name: one line with the valid ones");
+              "srun, ssh or flux") == 0, "a bad name: one line with the valid ones");
     printf("# %s\n", err.msg);
     ok(!picked(&away, "hostfile", LAUNCHER_AGENTS, "local", &err) &&
        strstr(err.msg, "--launcher local cannot run this plan") &&
