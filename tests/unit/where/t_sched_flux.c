@@ -131,6 +131,42 @@ static const struct source_row rows[] = {
       "PMI_RANK=1", NULL }, NULL, { 0 }, 0, NULL, "FLUX_URI" },
 };
 
+/* Among all sources (alloc_detect): a flux run task carries PMI_RANK
+ * too (Flux's PMI server) and is Flux's; a batch script's; an mpiexec's
+ * task inside a batch script is MPICH's, not the script's allocation. */
+static void probing(void)
+{
+    static const char *const hydra[] = { "PATH=tests/fixtures/flux/bin",
+        "PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1", "MPI_LOCALNRANKS=2",
+        NULL };
+    static const struct { const char *file; const char *const *extra;
+                          const char *source; } cases[] = {
+        { "run-N2-n8-rank5", standin, "flux-task" },
+        { "batch-N2", standin, "flux-job" },
+        { "batch-N2", hydra, "mpich" },
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256], what[300];
+        char **envp;
+        struct alloc a = { 0 };
+        struct err err = { "" };
+        struct alloc_request req = { 0 };
+
+        snprintf(path, sizeof path, "tests/fixtures/flux/%s.env",
+                 cases[i].file);
+        envp = envp_load(path, cases[i].extra);
+        snprintf(what, sizeof what, "alloc_detect, %s%s: %s", cases[i].file,
+                 cases[i].extra == hydra ? " with an mpiexec's task" : "",
+                 cases[i].source);
+        if (!ok(envp && alloc_detect(&req, envp, &a, &err) == 0 &&
+                !strcmp(a.source, cases[i].source), what))
+            printf("#   got %s: %s\n", a.source ? a.source : "-", err.msg);
+        alloc_free(&a);
+        envp_free(envp);
+    }
+}
+
 int main(void)
 {
     char host[256];
@@ -148,5 +184,6 @@ int main(void)
         }
         source_row_check(&r);
     }
+    probing();
     return tap_done();
 }
