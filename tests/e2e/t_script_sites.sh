@@ -30,6 +30,11 @@ expect_grep "pjm-per-gpu: 8 MPI processes" "^#PJM --mpi proc=8\$" "$TMP/pjm-per-
 expect_grep "flow: mpirun on the node file, one dlrun a node" \
     '^exec mpirun --host "$dlrun_hosts" --bind-to none -x PATH .* -np 2 -npernode 1 dlrun --nproc-per-node 4 --map-by ppr:2:socket --bind-to core -- python3 train.py --epochs 3$' \
     "$TMP/profile-flow.sh"
+# Flow's seed runs 3 GPUs of a node too: the script exports no
+# OMP_NUM_THREADS, so each rank gets the cores it is bound to (10, 10, 20)
+"$DLRUN" script --profile flow -N 1 --gpus-per-node 3 -- python3 train.py >"$TMP/flow3.sh"
+expect_eq "flow, 3 GPUs: the script leaves OMP_NUM_THREADS to dlrun" \
+    "$(grep -c OMP_NUM_THREADS "$TMP/flow3.sh")" 0
 expect_rc "pjm --requeue: refused" 2 "$DLRUN" script --scheduler pjm -N 1 --requeue -- p
 says_one_line "pjm --requeue"
 expect_grep "  says why and what instead, not 'give --no-requeue'" \

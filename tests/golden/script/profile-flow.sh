@@ -12,7 +12,6 @@ cd "$PJM_O_WORKDIR" || exit 1
 module load gcc/10.3.0
 module load cuda/11.4.2
 module load openmpi_cuda/4.1.2
-export OMP_NUM_THREADS=10
 source "$HOME/venv/bin/activate"
 # the nodes of PJM's node file, each with its tasks as slots (host:N):
 # Open MPI counts a node's cores when a node file gives no slots=
@@ -21,4 +20,4 @@ if [ ! -r "${PJM_O_NODEINF:-}" ]; then
     exit 2
 fi
 dlrun_hosts=$(awk 'NF && !seen[$1]++ { printf "%s%s:1", sep, $1; sep = "," }' "$PJM_O_NODEINF")
-exec mpirun --host "$dlrun_hosts" --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -x OMP_NUM_THREADS -np 2 -npernode 1 dlrun --nproc-per-node 4 --map-by ppr:2:socket --bind-to core -- python3 train.py --epochs 3
+exec mpirun --host "$dlrun_hosts" --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -np 2 -npernode 1 dlrun --nproc-per-node 4 --map-by ppr:2:socket --bind-to core -- python3 train.py --epochs 3

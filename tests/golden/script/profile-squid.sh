@@ -15,6 +15,5 @@ cd "$PBS_O_WORKDIR" || exit 1
 module load BaseGPU/2024
 module load cudnn/8.8.1.3
 export NCCL_IB_HCA=mlx5
-export OMP_NUM_THREADS=9
 source .venv/bin/activate
-exec mpirun ${NQSV_MPIOPTS} --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -x NCCL_IB_HCA -x OMP_NUM_THREADS -np 2 -npernode 1 dlrun --nproc-per-node 8 --map-by ppr:4:socket --bind-to core -- python train.py --epochs 3
+exec mpirun ${NQSV_MPIOPTS} --bind-to none -x PATH ${LD_LIBRARY_PATH+-x LD_LIBRARY_PATH} -x NCCL_IB_HCA -np 2 -npernode 1 dlrun --nproc-per-node 8 --map-by ppr:4:socket --bind-to core -- python train.py --epochs 3
