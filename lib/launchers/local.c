@@ -99,7 +99,7 @@ static int local_start(const struct launch_req *req, struct launched *run,
 
 const struct launcher launcher_local = {
     .name = "local", .caps = LAUNCHER_SIGNALS,
-    .needs = "starts ranks on this host only; use srun (inside Slurm) or ssh",
+    .needs = "starts ranks on this host only; use srun (inside Slurm), flux (inside Flux) or ssh",
     .detect = local_detect, .start = local_start,
     .signal = launcher_signal_groups, .destroy = local_destroy,
 };

@@ -80,6 +80,6 @@ expect_eq "  one line listing the launchers" "$(cat "$TMP/err")" \
     "dlrun: --launcher pdsh: no such launcher; expected local, srun, ssh or flux"
 expect_rc "--launcher local with other hosts refused" 2 env $CLEAN "$DLRUN" $SIM -H 'sim[1-2]:1' --launcher local -- true
 expect_eq "  one line saying what to use" "$(cat "$TMP/err")" \
-    "dlrun: --launcher local cannot run this plan: it starts ranks on this host only; use srun (inside Slurm) or ssh"
+    "dlrun: --launcher local cannot run this plan: it starts ranks on this host only; use srun (inside Slurm), flux (inside Flux) or ssh"
 expect_rc "--launcher fork (Hydra's local) on this host alone" 0 env $CLEAN "$DLRUN" -np 2 --launcher fork -- true
 done_testing

@@ -82,7 +82,7 @@ static void selection(void)
     printf("# %s\n", err.msg);
     ok(!picked(&away, "hostfile", LAUNCHER_AGENTS, "local", &err) &&
        strstr(err.msg, "--launcher local cannot run this plan") &&
-       strstr(err.msg, "use srun (inside Slurm) or ssh"),
+       strstr(err.msg, "use srun (inside Slurm), flux (inside Flux) or ssh"),
        "local cannot start agents on other hosts: says what to use");
     ok(!picked(&here, "hostfile", 0, "ssh", &err) &&
        strstr(err.msg, "--launcher ssh cannot run this plan"),
