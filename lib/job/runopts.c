@@ -256,6 +256,9 @@ static int run_option(void *ctx, const struct optp_hit *h)
         return 1;
     if (h->opt->flags & DIALECT_TORCH)
         o->torch.used = 1;
+    /* Hydra's own spellings (dlrun's are --hosts, --ppn): its dealing */
+    if (strcmp(h->shown, "-hosts") == 0 || strcmp(h->shown, "-ppn") == 0)
+        o->plan.deal = 1;
     rc = c < OPT_PER_NODE ? options_one(c, h->v[0], o)
                           : dialect_option(c, h->name, h->v[0], h->v[1], o);
     return rc < 0 ? EXIT_USAGE : rc;
@@ -289,6 +292,7 @@ int runopts_parse(int argc, char **argv, struct options *o)
     if (o->bind.map == MAP_PPR && o->bind.ppr_obj == OBJ_NODE &&
         !o->plan.per_node)
         o->plan.per_node = o->bind.ppr;
+    o->plan.oversubscribe |= o->plan.deal;  /* Hydra never refuses */
     o->bind.oversubscribe = o->plan.oversubscribe;
     o->alloc.want_ranks = o->plan.ranks;
     o->alloc.want_nodes = o->plan.nodes;

@@ -139,6 +139,28 @@ static int plan_fill(const struct alloc *a, struct plan *p, int n, int nn,
     return 0;
 }
 
+/* Hydra's dealing: blocks of each node's cap, round the nodes again until
+ * n ranks are placed (n > the caps' total: every node gets ranks). */
+static int plan_deal(const struct alloc *a, struct plan *p, int n, int nn,
+                     const int *cap, struct err *err)
+{
+    int r = 0;
+
+    if (plan_alloc(p, n, nn, err) < 0)
+        return -1;
+    for (int i = 0; i < nn; i++) {
+        p->nodes[i].host = a->nodes[i].name;
+        p->nodes[i].login = a->nodes[i].login;
+        p->nodes[i].addr_name = a->nodes[i].addr_name;
+    }
+    while (r < n)
+        for (int i = 0; i < nn && r < n; i++)
+            for (int j = 0; j < cap[i] && r < n; j++)
+                p->rank_node[r++] = i;
+    plan_count_local(p);
+    return 0;
+}
+
 static int plan_launch(const struct alloc *a, const struct plan_request *req,
                        struct plan *p, struct err *err)
 {
@@ -159,6 +181,12 @@ static int plan_launch(const struct alloc *a, const struct plan_request *req,
     n = req->ranks ? req->ranks : req->per_node || req->nodes ||
         !a->default_ranks ? (int)total : a->default_ranks;
     p->layout = "block (fill each node's slots in order)";
+    if (n > total && req->deal) {
+        p->layout = "dealt as Hydra does (each node's slots in order, then "
+                    "again from the first node)";
+        rc = plan_deal(a, p, n, nn, cap, err);
+        goto out;
+    }
     if (n > total && plan_widen(a, req, n, nn, cap, &p->layout) < 0) {
         err_set(err, "-np %d but the %d node%s of the allocation (%s) ha%s %ld "
                 "slot%s: lower -np, add nodes, set --nproc-per-node, or "

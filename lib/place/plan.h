@@ -13,6 +13,9 @@ struct plan_request {
     int nodes;          /* -N, 0 = every node */
     int per_node;       /* --nproc-per-node, 0 = each node's slots */
     int oversubscribe;  /* allow more ranks than slots */
+    int deal;           /* Hydra's -hosts/-ppn: more ranks than slots start
+                           again at the first node, in blocks of each node's
+                           slots, as many rounds as it takes (never refused) */
 };
 
 struct plan_node {

@@ -249,6 +249,9 @@ if command -v mpiexec.hydra >/dev/null 2>&1; then
     hydra "-n 2 -ppn 2 -hosts localhost -genv FOO bar" -n 2 -ppn 2 -hosts localhost -genv FOO bar $PY probe.py
     hydra "-n 4 -ppn 2 -hosts localhost,127.0.0.1" -n 4 -ppn 2 -hosts localhost,127.0.0.1 $PY probe.py
     hydra "-n 3 -hosts localhost:2,127.0.0.1:2" -n 3 -hosts localhost:2,127.0.0.1:2 $PY probe.py
+    # more ranks than slots: Hydra deals them round the hosts again
+    hydra "-n 4 -hosts localhost,127.0.0.1 (one slot each: round again)" -n 4 -hosts localhost,127.0.0.1 $PY probe.py
+    hydra "-n 6 -ppn 2 -hosts localhost,127.0.0.1 (blocks of 2, round again)" -n 6 -ppn 2 -hosts localhost,127.0.0.1 $PY probe.py
     hydra "-f (host:n lines), no -n: every slot" -f hfh $PY probe.py
     hydra "-f -n 2 -env FOO a" -f hfh -n 2 -env FOO a $PY probe.py
     # (Hydra takes one of -genvlist, -genvall, -genvnone; under -launcher
@@ -302,8 +305,9 @@ expect_rc "Hydra -env in the second part: refused (was run as the program)" 2 \
     "$DLRUN" -n 1 $PY probe.py : -n 1 -env FOO b $PY probe.py
 expect_grep "  says where options go" "^dlrun: MPMD part 2: -env: dlrun takes only -np N before a part's program" "$TMP/err"
 one_line
-expect_rc "Hydra -n 4 -hosts a,b (Hydra deals ranks round, one a host): refused" 2 \
-    "$DLRUN" -n 4 -hosts localhost,127.0.0.1 $PY probe.py
+# dlrun's own --hosts keeps the slots (as mpirun's -H): refused
+expect_rc "dlrun --hosts a,b -n 4 (one slot a host): refused" 2 \
+    "$DLRUN" -n 4 --hosts localhost,127.0.0.1 $PY probe.py
 one_line
 expect_rc "Hydra -genvnone (dlrun always passes the environment): refused" 2 \
     "$DLRUN" -n 1 -genvnone $PY probe.py

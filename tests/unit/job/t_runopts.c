@@ -172,6 +172,30 @@ static void test_no_cgroup(void)
     options_free(&o);
 }
 
+/* Hydra's -hosts and -ppn deal ranks round the hosts (never refused);
+ * dlrun's own --hosts, --ppn and -H keep the slots. */
+static void test_hydra_deal(void)
+{
+    static const struct { const char *word; int deal; } w[] = {
+        { "-hosts", 1 }, { "-ppn", 1 }, { "--hosts", 0 }, { "--ppn", 0 },
+        { "-H", 0 }, { "-npernode", 0 },
+    };
+    struct options o;
+
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; i++) {
+        char *argv[] = { "run", (char *)w[i].word, "2", "prog", NULL };
+        int rc = runopts_parse(4, argv, &o);
+        char what[80];
+
+        snprintf(what, sizeof what, "%s: %s", w[i].word,
+                 w[i].deal ? "Hydra's dealing, never refused" : "the slots");
+        ok(rc == 0 && o.plan.deal == w[i].deal &&
+           o.plan.oversubscribe == w[i].deal, what);
+        if (rc == 0)
+            options_free(&o);
+    }
+}
+
 int main(void)
 {
     unsetenv("PYTHON_EXEC");
@@ -180,6 +204,7 @@ int main(void)
         run_case(k);
     test_unset_export();
     test_no_cgroup();
+    test_hydra_deal();
     is_int(dialect_of("/usr/bin/mpirun"), D_MPIRUN, "mpirun's dialect");
     is_int(dialect_of("mpiexec.hydra"), D_MPIRUN, "Hydra's");
     is_int(dialect_of("torchrun"), D_TORCHRUN, "torchrun's");

@@ -72,6 +72,15 @@ static const struct prow prows[] = {
       NULL, "--oversubscribe" },
     { "oversubscribe", "a:1,b:1", 0, { .ranks = 3, .oversubscribe = 1 },
       "a/0 a/1 b/0", NULL },
+    { "Hydra's -hosts a,b: dealt round, one each", "a:1,b:1", 0,
+      { .ranks = 4, .deal = 1 }, "a/0 b/0 a/1 b/1", NULL },
+    { "Hydra's -ppn 2: blocks of 2, again from the first", "a:1,b:1", 0,
+      { .ranks = 6, .per_node = 2, .deal = 1 },
+      "a/0 a/1 b/0 b/1 a/2 a/3", NULL },
+    { "Hydra's a:2,b:1: each node's count, round again", "a:2,b:1", 0,
+      { .ranks = 5, .deal = 1 }, "a/0 a/1 b/0 a/2 a/3", NULL },
+    { "Hydra's dealing within the slots is block", "a:2,b:2", 0,
+      { .ranks = 3, .deal = 1 }, "a/0 a/1 b/0", NULL },
 };
 
 static void check_plans(void)
