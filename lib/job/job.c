@@ -200,9 +200,10 @@ int job_prepare(struct job *j, int collective)
     return job_prepare_planned(j, collective);
 }
 
-/* --pmix-rendezvous auto, one task per rank: does the program this task
- * becomes use MPI?  Its MPI_Init may then fail after dlrun used the PMIx
- * server (place/rdv.c).  Every task runs the same line, so every task
+/* One task per rank, unless --no-pmix-rendezvous: does the program this
+ * task becomes use MPI?  Its MPI_Init may then fail after dlrun used the
+ * PMIx server, and under PMI-1 dlrun must leave the connection open for it
+ * (place/rdv.c).  Every task runs the same line, so every task
  * decides the same without a word between them. */
 static void job_rdv_prog(struct job *j)
 {
@@ -210,7 +211,7 @@ static void job_rdv_prog(struct job *j)
 
     o->prog_mpi = 0;
     snprintf(o->prog_why, sizeof o->prog_why, "no program");
-    if (!j->plan.per_task || o->pmix != RDV_PMIX_AUTO)
+    if (!j->plan.per_task || o->pmix == RDV_PMIX_OFF)
         return;
     if (j->opt.mpmd_first) {    /* the parts may differ between tasks */
         o->prog_mpi = 1;

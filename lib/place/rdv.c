@@ -4,8 +4,9 @@
  * MASTER_ADDR; else rank 0's host: this host's address (on --iface when
  * given; loopback for a one-node job) or the resolved name of a remote
  * one.  Port: --master-port; else in per-task and per-node mode under a
- * PMIx server (srun --mpi=pmix, mpirun) agreed through it (rank 0 picks a
- * free port and publishes it with its address) unless an exported
+ * PMIx server (srun --mpi=pmix, mpirun), or else a simple PMI-1 server
+ * (mpiexec.hydra's PMI_FD), agreed through it (rank 0 picks a free port
+ * and publishes it with its address) unless an exported
  * MASTER_PORT is there, as a program srun or mpirun started reads it;
  * else that one or the port derived from the job and step id
  * (net_derived_port); rank 0 of a per-task job refuses either when a
@@ -24,6 +25,10 @@
  * MPI unseen does not fail); it is not their default because every rank
  * then fetches the job's data over its socket, which can slow the start
  * of a large MPI job, and an MPI program seldom reads MASTER_PORT.
+ * Under Hydra's PMI-1 no such default is needed: a rank that finalized
+ * PMI cannot init it again, but one that did not may (pmic.h), so the task
+ * of an MPI program leaves the connection open for its MPI_Init and
+ * MPI_Finalize, and every program gets an agreed port.
  */
 #include "place/rdv.h"
 
@@ -33,6 +38,7 @@
 
 #include "util/net.h"
 #include "util/say.h"
+#include "where/pmic.h"
 #include "where/pmixc.h"
 
 /* rank 0's host when the plan knows it, else NULL */
@@ -126,6 +132,44 @@ static int agree_pmix(const struct alloc *a, const struct plan *p,
     return 0;
 }
 
+/* Under a simple PMI-1 server (mpiexec.hydra's PMI_FD), as agree_pmix.
+ * Hydra's proxy closes the connection at cmd=finalize (pmic.h), so the
+ * task finalizes unless its program is MPI and will init PMI again:
+ * finalizing would fail its MPI_Init, and its MPI_Finalize ends what
+ * dlrun began (a rank that inits and exits without finalize ends the
+ * whole job in Hydra). */
+static int agree_pmi(const struct alloc *a, const struct plan *p,
+                     const struct rdv_opts *o, char **envp, struct rdv *out,
+                     struct err *err)
+{
+    int port = 0, fin = !(p->per_task && o->prog_mpi);
+
+    if (a->task.rank == 0 && (port = net_free_port(err)) < 0)
+        return -1;
+    if (pmic_agree_master(envp, a->task.rank, out->addr, sizeof out->addr,
+                          &port, fin, err) < 0) {
+        char why[sizeof err->msg];
+
+        snprintf(why, sizeof why, "%s", err->msg);
+        return err_set(err, "agreeing MASTER_PORT through PMI (PMI_FD): "
+                       "%.300s; --no-pmix-rendezvous derives it instead, or "
+                       "pass --master-port", why);
+    }
+    out->port = port;
+    snprintf(out->port_from, sizeof out->port_from,
+             "free port of rank 0's host, agreed through PMI over PMI_FD "
+             "(%s)", o->pmix == RDV_PMIX_ON ? "--pmix-rendezvous" :
+             !p->per_task ? "dlrun starts the ranks" : fin ? "program not "
+             "MPI" : "MPI program: PMI left open for its MPI_Init");
+    return 0;
+}
+
+/* server: 0 none, 1 a PMIx server, 2 a PMI-1 server (PMI_FD) */
+static const char *server_name(int server)
+{
+    return server == 2 ? "PMI" : "PMIx";
+}
+
 /* Rank 0 of a per-task job that runs, or the dlrun that starts rank 0 in
  * per-node mode, refuses a port something on its host holds (another
  * job's TCPStore there would hand this job's ranks that job's addresses);
@@ -141,13 +185,14 @@ static int check_port(const struct plan *p, const struct rdv_opts *o,
     if (o->collective && first && net_port_taken(out->port) == 1)
         return err_set(err, "MASTER_PORT %d, %s, is taken on rank 0's host "
                        "(by another job?); pass --master-port with a free "
-                       "port%s", out->port, what, server &&
+                       "port%s%s", out->port, what, server &&
                        o->pmix != RDV_PMIX_ON ? ", or --pmix-rendezvous to "
-                       "agree one through PMIx" : "");
+                       "agree one through " : "", server &&
+                       o->pmix != RDV_PMIX_ON ? server_name(server) : "");
     return 0;
 }
 
-/* Why a task under a PMIx server did not agree the port through it, into
+/* Why a task under a PMIx or PMI server did not agree the port through it, into
  * why (len bytes): "" when no server or the job does not run. */
 static void no_agreement(const struct rdv_opts *o, int server, char *why,
                          size_t len)
@@ -155,10 +200,12 @@ static void no_agreement(const struct rdv_opts *o, int server, char *why,
     if (!server || !o->collective || o->quiet)
         snprintf(why, len, "%s", "");
     else if (o->pmix == RDV_PMIX_OFF)
-        snprintf(why, len, "; not agreed through PMIx (--no-pmix-rendezvous)");
+        snprintf(why, len, "; not agreed through %s (--no-pmix-rendezvous)",
+                 server_name(server));
     else
-        snprintf(why, len, "; PMIx left to the MPI program (%.50s; "
-                 "--pmix-rendezvous agrees anyway)", o->prog_why);
+        snprintf(why, len, "; %s left to the MPI program (%.50s; "
+                 "--pmix-rendezvous agrees anyway)", server_name(server),
+                 o->prog_why);
 }
 
 /* The port from the job and step id.  Nothing agrees it, so another job
@@ -253,20 +300,37 @@ static int task_addr(const struct plan *p, const struct rdv_opts *o,
     return 0;
 }
 
-int rdv_wants_pmix(const struct plan *p, const struct rdv_opts *o,
-                   char **envp)
+/* The agreement's decision under a server (pmixc_server or pmic_server
+ * of envp: server 1); mpi_off: an MPI program (o->prog_mpi) leaves it to
+ * --pmix-rendezvous. */
+static int wants_agree(const struct plan *p, const struct rdv_opts *o,
+                       char **envp, int server, int mpi_off)
 {
     /* the scheduler started this process: every task computes the same */
     int tasks = p->per_task || p->self_node >= 0;
 
     if (!tasks || !o->collective || o->master_port ||
-        o->pmix == RDV_PMIX_OFF || !pmixc_server(envp))
+        o->pmix == RDV_PMIX_OFF || !server)
         return 0;
     if (o->pmix == RDV_PMIX_ON)
         return 1;
     /* an agent or a --mpi=srun head: its head or srun's tasks decide */
-    return !o->quiet && !(p->per_task && o->prog_mpi) &&
+    return !o->quiet && !(mpi_off && p->per_task && o->prog_mpi) &&
            !exported(envp, "MASTER_PORT", "DLRUN_MASTER_PORT");
+}
+
+int rdv_wants_pmix(const struct plan *p, const struct rdv_opts *o,
+                   char **envp)
+{
+    return wants_agree(p, o, envp, pmixc_server(envp), 1);
+}
+
+int rdv_wants_pmi(const struct plan *p, const struct rdv_opts *o,
+                  char **envp)
+{
+    /* an MPI program's MPI_Init inits PMI-1 again (agree_pmi) */
+    return wants_agree(p, o, envp, !pmixc_server(envp) && pmic_server(envp),
+                       0);
 }
 
 int rdv_resolve(const struct alloc *a, const struct plan *p,
@@ -274,13 +338,13 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
                 struct err *err)
 {
     int tasks = p->per_task || p->self_node >= 0;
-    int pmix = rdv_wants_pmix(p, o, envp);
-    int server = tasks && pmixc_server(envp);
+    int pmix = rdv_wants_pmix(p, o, envp), pmi = rdv_wants_pmi(p, o, envp);
+    int server = !tasks ? 0 : pmixc_server(envp) ? 1 : pmic_server(envp) ? 2 : 0;
     const char *port = tasks ?
                        exported(envp, "MASTER_PORT", "DLRUN_MASTER_PORT") : NULL;
 
     memset(out, 0, sizeof *out);
-    if ((!pmix || o->master_addr || a->task.rank == 0) &&
+    if ((!(pmix || pmi) || o->master_addr || a->task.rank == 0) &&
         (tasks ? task_addr(p, o, envp, out, err) : pick_addr(p, o, out, err)) < 0)
         return -1;
     if (!tasks)
@@ -288,11 +352,12 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
     if (o->master_port) {
         out->port = o->master_port;
         snprintf(out->port_from, sizeof out->port_from, "--master-port");
-    } else if (pmix) {
+    } else if (pmix || pmi) {
         if (a->task.rank != 0 && !o->master_addr)
             snprintf(out->addr_from, sizeof out->addr_from,
-                     "rank 0's address, agreed through PMIx");
-        return agree_pmix(a, p, o, out, err);
+                     "rank 0's address, agreed through %s", pmi ? "PMI" : "PMIx");
+        return pmi ? agree_pmi(a, p, o, envp, out, err) :
+                     agree_pmix(a, p, o, out, err);
     } else if (!tasks && rank0_is_here(p)) {
         if ((out->port = net_free_port(err)) < 0)
             return -1;

@@ -34,7 +34,7 @@ struct rdv {
     char addr[256];
     int port;
     char addr_from[160], port_from[240];    /* why, for `dlrun env` */
-    int pmix;           /* 1: agreed through the PMIx server: this process
+    int pmix;           /* 1: agreed through the PMIx server (not PMI-1's): this process
                            used it (job_rank_env then gives the program
                            PMIX_MCA_gds=hash, see rdv.c) */
     int *worker_ports;  /* owned: TF_CONFIG's port of each plan rank (found
@@ -49,6 +49,12 @@ struct rdv {
  * program (o->prog_mpi); else 0.  envp borrowed. */
 int rdv_wants_pmix(const struct plan *p, const struct rdv_opts *o,
                    char **envp);
+
+/* The same decision under a simple PMI-1 server (PMI_FD, mpiexec.hydra)
+ * where no PMIx server is there, for MPI programs too (their MPI_Init
+ * inits PMI again on the connection dlrun leaves open).  envp borrowed. */
+int rdv_wants_pmi(const struct plan *p, const struct rdv_opts *o,
+                  char **envp);
 
 /* Decide addr and port for the plan.  envp is borrowed.  0 / -1 with err. */
 int rdv_resolve(const struct alloc *a, const struct plan *p,

@@ -8,7 +8,10 @@
  * PMIx server is involved: where the environment names one, the tests
  * take the port out of PMIx's hands (an MPI program, --no-pmix-rendezvous)
  * and check the lines name why; rdv_wants_pmix decides when the agreement
- * is made (tests/e2e/t_pertask_port.sh makes it under mpirun). */
+ * is made (tests/e2e/t_pertask_port.sh makes it under mpirun).  Under
+ * mpiexec.hydra's PMI_FD the agreement goes over PMI-1: rdv_wants_pmi, and
+ * one made with a socketpair standing in for Hydra's proxy
+ * (tests/e2e/t_pertask_pmi.sh makes it under the real one). */
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -381,8 +384,10 @@ static void pmix_named(void)
     envp_free(envp);
 }
 
-/* rdv_wants_pmix for the job envp describes, with o. */
-static int wants_env(char **envp, const struct rdv_opts *o)
+typedef int wants_fn(const struct plan *, const struct rdv_opts *, char **);
+
+/* rdv_wants_pmix (or fn) for the job envp describes, with o. */
+static int wants_with(wants_fn *fn, char **envp, const struct rdv_opts *o)
 {
     struct alloc a = { 0 };
     struct alloc_request areq = { 0 };
@@ -393,10 +398,15 @@ static int wants_env(char **envp, const struct rdv_opts *o)
 
     if (alloc_detect(&areq, envp, &a, &err) == 0 &&
         plan_build(&a, &req, &p, &err) == 0)
-        rc = rdv_wants_pmix(&p, o, envp);
+        rc = fn(&p, o, envp);
     plan_free(&p);
     alloc_free(&a);
     return rc;
+}
+
+static int wants_env(char **envp, const struct rdv_opts *o)
+{
+    return wants_with(rdv_wants_pmix, envp, o);
 }
 
 /* When a per-task rank agrees its port through PMIx: by default unless
@@ -444,6 +454,77 @@ static void pmix_decision(void)
     envp_free(envp);
     envp_free(nosrv);
     envp_free(exp);
+}
+
+/* Under mpiexec.hydra (PMI_FD): agreed through PMI-1 for MPI programs
+ * too, which init PMI again on the connection dlrun leaves open; the same
+ * options and an exported MASTER_PORT leave it out; a PMIx server in the
+ * environment goes first. */
+static void pmi_decision(void)
+{
+    static const char *const hydra[] = {
+        "PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1", "MPI_LOCALNRANKS=2",
+        "PMI_FD=9", NULL };
+    static const char *const port[] = {
+        "PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1", "MPI_LOCALNRANKS=2",
+        "PMI_FD=9", "MASTER_PORT=23456", NULL };
+    static const char *const nofd[] = {
+        "PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1", "MPI_LOCALNRANKS=2",
+        NULL };
+    char **envp = envp_of(hydra), **exp = envp_of(port), **none = envp_of(nofd);
+    struct rdv_opts o = { .collective = 1 };
+
+    is_int(wants_with(rdv_wants_pmi, envp, &o), 1,
+           "mpiexec.hydra, a program not MPI: agreed through PMI");
+    is_int(wants_env(envp, &o), 0, "  not through PMIx");
+    o.prog_mpi = 1;
+    is_int(wants_with(rdv_wants_pmi, envp, &o), 1, "  an MPI program: too");
+    o.pmix = RDV_PMIX_OFF;
+    is_int(wants_with(rdv_wants_pmi, envp, &o), 0, "  --no-pmix-rendezvous: not");
+    o = (struct rdv_opts){ .collective = 1, .master_port = 23456 };
+    is_int(wants_with(rdv_wants_pmi, envp, &o), 0, "  --master-port: not");
+    o = (struct rdv_opts){ .collective = 1 };
+    is_int(wants_with(rdv_wants_pmi, exp, &o), 0, "  an exported MASTER_PORT: not");
+    is_int(wants_with(rdv_wants_pmi, none, &o), 0, "  no PMI_FD: not");
+    o.quiet = 1;
+    is_int(wants_with(rdv_wants_pmi, envp, &o), 0, "  an agent: not");
+    envp_free(envp);
+    envp_free(exp);
+    envp_free(none);
+}
+
+/* Rank 1 under mpiexec.hydra gets rank 0's address and port through PMI
+ * (the server's replies waiting on a socketpair) and says so. */
+static void pmi_agreed(void)
+{
+    static const char replies[] =
+        "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n"
+        "cmd=my_kvsname kvsname=kvs_1\ncmd=barrier_out\n"
+        "cmd=get_result rc=0 msg=success value=10.1.2.3:23999\n"
+        "cmd=finalize_ack\n";
+    const char *vars[] = { "PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1",
+                           "MPI_LOCALNRANKS=2", NULL, NULL };
+    struct rdv_opts o = { .collective = 1 };
+    struct rdv r;
+    struct err err = { "" };
+    char fdvar[32], **envp;
+    int sv[2];
+
+    if (!ok(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0 &&
+            write(sv[1], replies, sizeof replies - 1) == sizeof replies - 1,
+            "a socketpair for PMI_FD"))
+        return;
+    snprintf(fdvar, sizeof fdvar, "PMI_FD=%d", sv[0]);
+    vars[4] = fdvar;
+    envp = envp_of(vars);
+    ok(resolve_env(envp, &o, &r, &err) == 0 && r.port == 23999 &&
+       strcmp(r.addr, "10.1.2.3") == 0 && !r.pmix,
+       "rank 1: rank 0's address and port through PMI");
+    ok(strstr(r.port_from, "agreed through PMI over PMI_FD (program not MPI)") &&
+       strstr(r.addr_from, "agreed through PMI"), "  the reasons say so");
+    envp_free(envp);
+    close(sv[0]);
+    close(sv[1]);
 }
 
 /* dlrun starts the ranks: an exported MASTER_PORT/ADDR is not theirs (as
@@ -503,6 +584,8 @@ int main(void)
     per_node_taken();
     pmix_named();
     pmix_decision();
+    pmi_decision();
+    pmi_agreed();
     exported_launch();
     return tap_done();
 }
