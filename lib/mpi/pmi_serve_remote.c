@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "mpi/pmi_wire.h"
-#include "rendezvous/broker_blob.h"
+#include "rendezvous/client_blob.h"
 #include "rendezvous/broker_proto.h"
 #include "rendezvous/client.h"
 
@@ -68,60 +68,6 @@ int pmi_pairs_each(const char *b, size_t n,
     return count;
 }
 
-static int put_blob(struct client *c, const char *key, const char *data,
-                    size_t n, struct err *err)
-{
-    size_t max = client_max_value(c);
-    struct blob_head h = { n, max ? (n + max - 1) / max : 0, 0 };
-    char k[KEY_ROOM], head[BLOB_HEAD_MAX];
-    int rc = CLIENT_OK;
-
-    for (size_t i = 0; rc == CLIENT_OK && i < h.chunks; i++) {
-        size_t len = n - i * max < max ? n - i * max : max;
-        snprintf(k, sizeof k, "%.230s.%zu", key, i);
-        rc = client_put(c, k, data + i * max, len, err);
-    }
-    return rc == CLIENT_OK ?
-           client_put(c, key, head, blob_head_format(&h, head), err) : rc;
-}
-
-struct chunk_src {
-    struct client *c;
-    const char *key;
-};
-
-static int fetch_chunk(void *ctx, size_t i, void **val, size_t *len,
-                       struct err *err)
-{
-    const struct chunk_src *src = ctx;
-    char k[KEY_ROOM];
-
-    snprintf(k, sizeof k, "%.230s.%zu", src->key, i);
-    return client_get(src->c, k, CLIENT_FOREVER, val, len, err);
-}
-
-/* Append the blob under key (waiting for it) to *buf. */
-static int get_blob(struct client *c, const char *key, char **buf,
-                    size_t *len, struct err *err)
-{
-    struct chunk_src src = { c, key };
-    struct blob_head h = { 0 };
-    void *v = NULL;
-    size_t vlen = 0;
-    int rc = client_get(c, key, CLIENT_FOREVER, &v, &vlen, err);
-
-    if (rc != CLIENT_OK)
-        return rc;
-    /* another node's agent wrote it: any token holder may have lied */
-    if (blob_head_parse(v, vlen, client_max_value(c), &h, err) < 0) {
-        free(v);
-        return CLIENT_ERROR;
-    }
-    free(v);
-    return blob_assemble(&h, client_max_value(c), fetch_chunk, &src, key,
-                         buf, len, err);
-}
-
 static void exchange_free(struct exchange *x)
 {
     if (x->fd >= 0)
@@ -148,12 +94,13 @@ static void exchange_run(struct exchange *x, struct pmi_fence_result *res)
 
     snprintf(key, sizeof key, "%.199s.%d", x->prefix, x->node);
     if (rc == CLIENT_OK)
-        rc = put_blob(c, key, x->data, x->n, &err);
+        rc = client_put_blob(c, key, x->data, x->n, 0, &err);
     for (int i = 0; rc == CLIENT_OK && i < x->nnodes; i++) {
         if (!x->has_ranks[i] || i == x->node)
             continue;
         snprintf(key, sizeof key, "%.199s.%d", x->prefix, i);
-        rc = get_blob(c, key, &res->data, &res->len, &err);
+        rc = client_get_blob(c, key, CLIENT_FOREVER, &res->data, &res->len,
+                             NULL, &err);
     }
     client_close(c);
     res->ok = rc == CLIENT_OK;

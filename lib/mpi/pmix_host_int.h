@@ -72,17 +72,6 @@ int pmix_host_dmodex_remote(struct pmix_host *s, pmix_rank_t rank,
 
 struct client;
 
-/* Store n bytes at data under key through c, chunked to the broker's
- * value limit, with status.  CLIENT_OK or a CLIENT_* error with err. */
-int pmix_host_put_blob(struct client *c, const char *key, const char *data,
-                       size_t n, int status, struct err *err);
-
-/* Append the blob under key (waiting up to timeout_ms for it) to *buf
- * (*len bytes so far; realloc'd, one spare byte; caller frees); *status
- * gets its status.  CLIENT_OK or a CLIENT_* error with err. */
-int pmix_host_get_blob(struct client *c, const char *key, int timeout_ms,
-                       char **buf, size_t *len, int *status, struct err *err);
-
 /* Start / stop the thread that answers other nodes' direct modex
  * requests for the ranks here.  0 / -1 with err. */
 int pmix_host_dmodex_serve(struct pmix_host *s, struct err *err);

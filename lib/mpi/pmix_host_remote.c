@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rendezvous/broker_blob.h"
+#include "rendezvous/client_blob.h"
 #include "rendezvous/broker_proto.h"
 #include "rendezvous/client.h"
 #include "mpi/pmix_host_int.h"
@@ -27,70 +27,6 @@
 #define CONNECT_MS 10000
 #define DMODEX_WAIT_MS 60000
 #define POLL_MS 100
-
-int pmix_host_put_blob(struct client *c, const char *key, const char *data,
-                    size_t n, int status, struct err *err)
-{
-    size_t max = client_max_value(c);
-    struct blob_head h = { n, max ? (n + max - 1) / max : 0, status };
-    char k[KEY_ROOM], head[BLOB_HEAD_MAX];
-    int rc = CLIENT_OK;
-
-    if (n > BLOB_MAX_LEN)
-        return err_set(err, "PMIx exchange: %zu bytes under %s (at most %zu)",
-                       n, key, BLOB_MAX_LEN);
-    for (size_t i = 0; rc == CLIENT_OK && i < h.chunks; i++) {
-        size_t len = n - i * max < max ? n - i * max : max;
-        snprintf(k, sizeof k, "%.230s.%zu", key, i);
-        rc = client_put(c, k, data + i * max, len, err);
-    }
-    return rc == CLIENT_OK ?
-           client_put(c, key, head, blob_head_format(&h, head), err) : rc;
-}
-
-/* blob_assemble's fetch: chunk i of the blob under key, through c. */
-struct blob_src {
-    struct client *c;
-    const char *key;
-    int timeout_ms;
-};
-
-static int fetch_chunk(void *ctx, size_t i, void **val, size_t *len,
-                       struct err *err)
-{
-    const struct blob_src *src = ctx;
-    char k[KEY_ROOM];
-
-    snprintf(k, sizeof k, "%.230s.%zu", src->key, i);
-    return client_get(src->c, k, src->timeout_ms, val, len, err);
-}
-
-int pmix_host_get_blob(struct client *c, const char *key, int timeout_ms,
-                    char **buf, size_t *len, int *status, struct err *err)
-{
-    struct blob_src src = { c, key, timeout_ms };
-    struct blob_head h = { 0 };
-    void *v = NULL;
-    size_t vlen = 0;
-    int rc = client_get(c, key, timeout_ms, &v, &vlen, err);
-
-    if (rc != CLIENT_OK)
-        return rc;
-    /* a rank or an agent wrote it: any token holder may have lied */
-    if (blob_head_parse(v, vlen, client_max_value(c), &h, err) < 0) {
-        free(v);
-        err_prefix(err, "PMIx exchange: bad blob head under %s", key);
-        return CLIENT_ERROR;
-    }
-    free(v);
-    rc = blob_assemble(&h, client_max_value(c), fetch_chunk, &src, key, buf,
-                       len, err);
-    if (rc == CLIENT_ERROR)
-        err_prefix(err, "PMIx exchange");
-    if (rc == CLIENT_OK)
-        *status = h.status;
-    return rc;
-}
 
 /* One exchange handed to a thread: what it needs, copied. */
 struct exchange {
@@ -159,13 +95,13 @@ static void *fence_thread(void *arg)
 
     snprintf(key, sizeof key, "%.199s.%d", x->prefix, x->node);
     if (rc == CLIENT_OK)
-        rc = pmix_host_put_blob(c, key, x->data, x->ndata, 0, &err);
+        rc = client_put_blob(c, key, x->data, x->ndata, 0, &err);
     for (int i = 0; rc == CLIENT_OK && i < x->nnodes; i++) {
         if (!x->has_ranks[i])
             continue;
         snprintf(key, sizeof key, "%.199s.%d", x->prefix, i);
-        rc = pmix_host_get_blob(c, key, CLIENT_FOREVER, &buf, &len, &status,
-                                &err);
+        rc = client_get_blob(c, key, CLIENT_FOREVER, &buf, &len, &status,
+                             &err);
     }
     if (rc != CLIENT_OK)
         tell(x->log, x->log_ctx, "PMIx fence across nodes failed", err.msg);
@@ -258,8 +194,8 @@ static void *dmodex_ask_thread(void *arg)
     snprintf(key, sizeof key, "%.199s.%d.%" PRId64 ".a", x->prefix, x->node,
              id);
     if (rc == CLIENT_OK)
-        rc = pmix_host_get_blob(c, key, DMODEX_WAIT_MS, &buf, &len, &status,
-                                &err);
+        rc = client_get_blob(c, key, DMODEX_WAIT_MS, &buf, &len, &status,
+                             &err);
     client_close(c);
     if (rc == CLIENT_OK && status != PMIX_SUCCESS) {
         free(buf);
@@ -352,7 +288,7 @@ static int dmodex_answer(struct pmix_host *s, struct client *c,
      * for, and anything else is answered with an error, not left waiting */
     if (own_rank(s, val, &rank) < 0) {
         snprintf(akey, sizeof akey, "%.240s.a", key);
-        return pmix_host_put_blob(c, akey, NULL, 0, PMIX_ERR_BAD_PARAM, err);
+        return client_put_blob(c, akey, NULL, 0, PMIX_ERR_BAD_PARAM, err);
     }
     PMIX_LOAD_PROCID(&proc, s->nspace, rank);
     prc = PMIx_server_dmodex_request(&proc, answer_cb, &a);
@@ -363,7 +299,7 @@ static int dmodex_answer(struct pmix_host *s, struct client *c,
     if (prc != PMIX_SUCCESS)
         a.status = prc;
     snprintf(akey, sizeof akey, "%.240s.a", key);
-    rc = pmix_host_put_blob(c, akey, a.data, a.len, a.status, err);
+    rc = client_put_blob(c, akey, a.data, a.len, a.status, err);
     free(a.data);
     return rc;
 }

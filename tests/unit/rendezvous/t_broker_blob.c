@@ -12,10 +12,6 @@
 #include "rendezvous/client.h"
 #include "tap.h"
 
-#ifdef HAVE_PMIX
-#include "mpi/pmix_host_int.h"
-#include "testbroker.h"
-#endif
 
 struct head_case {
     const char *text;
@@ -115,51 +111,10 @@ static void test_assemble(void)
     free(buf);
 }
 
-#ifdef HAVE_PMIX
-/* What a hostile rank can write, read back by pmix_host_get_blob. */
-static void test_hostile_blobs(void)
-{
-    uint8_t tok[TOKEN_BYTES] = { 9, 8, 7 };
-    char chunk[4096], *buf = NULL;
-    struct err err = { "" };
-    struct testbroker tb;
-    struct client *c = NULL;
-    size_t len = 0;
-    int status = 5;
-
-    if (!ok(testbroker_start(&tb, tok, NULL, &err) == 0, "a broker"))
-        return;
-    c = client_connect(tb.addr, tb.hex, 5000, &err);
-    memset(chunk, 'x', sizeof chunk);
-    client_put(c, "evil.0", chunk, sizeof chunk, &err);
-    client_put(c, "evil", "18446744073709551615 1 0", 24, &err);
-    is_int(pmix_host_get_blob(c, "evil", 1000, &buf, &len, &status, &err),
-           CLIENT_ERROR, "head 18446744073709551615 1 0: refused, no overflow");
-    ok(strstr(err.msg, "bad blob head under evil") != NULL, "  says so");
-    is_int((long)len, 0, "  nothing appended");
-    is_int(status, 5, "  status untouched");
-    client_put(c, "big", "4095 1 0", 8, &err);
-    client_put(c, "big.0", chunk, sizeof chunk, &err);
-    is_int(pmix_host_get_blob(c, "big", 1000, &buf, &len, &status, &err),
-           CLIENT_ERROR, "a chunk longer than its head says: refused");
-    client_put(c, "fine", "4096 1 -3", 9, &err);
-    client_put(c, "fine.0", chunk, sizeof chunk, &err);
-    is_int(pmix_host_get_blob(c, "fine", 1000, &buf, &len, &status, &err),
-           CLIENT_OK, "a well-formed blob still reads");
-    ok(len == sizeof chunk && status == -3, "  its bytes and status");
-    free(buf);
-    client_close(c);
-    testbroker_stop(&tb);
-}
-#endif
-
 int main(void)
 {
     signal(SIGPIPE, SIG_IGN);
     test_heads();
     test_assemble();
-#ifdef HAVE_PMIX
-    test_hostile_blobs();
-#endif
     return tap_done();
 }
