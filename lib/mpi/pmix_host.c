@@ -58,6 +58,8 @@ atomic_int pmix_host_running;
 
 int pmix_host_available(void) { return 1; }
 
+struct pmix_host *pmix_host_the_server(void) { return the_server; }
+
 /* A libpmix operation that completes through a callback, waited for. */
 struct waiter {
     pthread_mutex_t lock;
@@ -174,6 +176,11 @@ static pmix_server_module_t host_module = {
     .abort = host_abort,
     .fence_nb = host_fence,
     .direct_modex = host_dmodex,
+    .publish = pmix_host_publish,
+    .lookup = pmix_host_lookup,
+    .unpublish = pmix_host_unpublish,
+    .connect = pmix_host_connect,
+    .disconnect = pmix_host_connect,
 };
 
 static int remove_entry(const char *path, const struct stat *st, int flag,
@@ -273,8 +280,10 @@ struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
     }
     the_server = s;
     server_started = 1;
-    if (load_topology(s, err) < 0 || server_init(s, err) < 0) {
+    if (load_topology(s, err) < 0 || pmix_host_names_start(s, err) < 0 ||
+        server_init(s, err) < 0) {
         the_server = NULL;
+        pmix_host_names_stop(s);
         free_topology(s);
         privdirs_forget(s->dir);
         nftw(s->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
@@ -360,6 +369,7 @@ void pmix_host_job_end(struct pmix_host *s)
     if (!s || !s->registered)
         return;
     pmix_host_dmodex_stop(s);
+    pmix_host_names_clear(s);
     waiter_init(&w);
     PMIx_server_deregister_nspace(s->nspace, op_done, &w);
     waiter_wait(&w, PMIX_SUCCESS);
@@ -371,6 +381,7 @@ void pmix_host_stop(struct pmix_host *s)
     if (!s)
         return;
     pmix_host_job_end(s);
+    pmix_host_names_stop(s);
     atomic_store(&pmix_host_running, 0);
     PMIx_server_finalize();
     the_server = NULL;

@@ -1,7 +1,7 @@
 /* pmix_host_int.h - the parts of the hosted PMIx server shared by its
  * files (pmix_host.c: the server and the ranks; pmix_host_info.c: what
  * the namespace says; pmix_host_remote.c: fence and direct modex across
- * nodes through the broker).  Only with HAVE_PMIX. */
+ * nodes through the broker; pmix_host_dyn.c: names and connections).  Only with HAVE_PMIX. */
 #ifndef DLRUN_PMIX_HOST_INT_H
 #define DLRUN_PMIX_HOST_INT_H
 
@@ -44,7 +44,36 @@ struct pmix_host {
     pthread_t dmodex_thread;        /* answers other nodes' requests */
     int dmodex_running;
     atomic_int dmodex_stop;
+    struct pmix_names *names;       /* published names (pmix_host_dyn.c) */
+    pthread_mutex_t names_lock;     /* held around every use of names */
+    pthread_t tick_thread;          /* expires waiting lookups */
+    atomic_int tick_stop;
 };
+
+/* The server libpmix's upcalls serve (one per process), or NULL. */
+struct pmix_host *pmix_host_the_server(void);
+
+/* The upcalls of MPI's dynamic processes (pmix_host_dyn.c): publish,
+ * lookup and unpublish names, and connect / disconnect (one function). */
+pmix_status_t pmix_host_publish(const pmix_proc_t *proc,
+                                const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t pmix_host_lookup(const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo,
+                               pmix_lookup_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t pmix_host_unpublish(const pmix_proc_t *proc, char **keys,
+                                  const pmix_info_t info[], size_t ninfo,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata);
+pmix_status_t pmix_host_connect(const pmix_proc_t procs[], size_t nprocs,
+                                const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata);
+
+/* The name table and its timer thread: started with the server, cleared
+ * (every waiting lookup answered with an error) when a namespace ends,
+ * stopped before libpmix is finalized.  0 / -1 with err. */
+int pmix_host_names_start(struct pmix_host *s, struct err *err);
+void pmix_host_names_clear(struct pmix_host *s);
+void pmix_host_names_stop(struct pmix_host *s);
 
 /* 1 from PMIx_server_init to PMIx_server_finalize: the exchange threads
  * must not call into libpmix after it. */

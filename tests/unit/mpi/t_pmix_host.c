@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "tap.h"
+#include "util/clock.h"
 #include "util/envset.h"
 #include "place/plan.h"
 #include "mpi/pmix_host.h"
@@ -34,6 +35,48 @@ int main(void)
 #include "mpi/pmix_host_int.h"
 
 extern char **environ;
+
+/* Rank 0 publishes a name after a moment; rank 1 waits for it
+ * (PMIX_WAIT), then for a name nobody publishes, which must end at its
+ * PMIX_TIMEOUT with an error; rank 0 unpublishes after a fence. */
+static void publish_lookup(const pmix_proc_t *me)
+{
+    pmix_info_t pub, wait[2];
+    pmix_pdata_t pd;
+    pmix_proc_t any;
+    bool yes = true;
+    int timeout = 1;
+    long t0;
+    pmix_status_t rc;
+
+    PMIX_LOAD_PROCID(&any, me->nspace, PMIX_RANK_WILDCARD);
+    PMIX_INFO_LOAD(&wait[0], PMIX_WAIT, &yes, PMIX_BOOL);
+    PMIX_INFO_LOAD(&wait[1], PMIX_TIMEOUT, &timeout, PMIX_INT);
+    if (me->rank == 0) {
+        usleep(200 * 1000);
+        PMIX_INFO_LOAD(&pub, "dlrun.port", "port-of-0", PMIX_STRING);
+        rc = PMIx_Publish(&pub, 1);
+        printf("publish=%s\n", rc == PMIX_SUCCESS ? "ok" : "failed");
+    } else {
+        memset(&pd, 0, sizeof pd);
+        PMIX_LOAD_KEY(pd.key, "dlrun.port");
+        rc = PMIx_Lookup(&pd, 1, wait, 1);
+        printf("waited=%s\n", rc == PMIX_SUCCESS &&
+               pd.value.type == PMIX_STRING ? pd.value.data.string : "failed");
+        PMIX_LOAD_KEY(pd.key, "dlrun.never");
+        t0 = clock_ms();
+        rc = PMIx_Lookup(&pd, 1, wait, 2);
+        printf("never=%s within=%d\n", rc == PMIX_SUCCESS ? "found" : "error",
+               clock_ms() - t0 < 5000);
+    }
+    fflush(stdout);
+    PMIx_Fence(&any, 1, NULL, 0);
+    if (me->rank == 0) {
+        char *keys[] = { "dlrun.port", NULL };
+        printf("unpublish=%s\n",
+               PMIx_Unpublish(keys, NULL, 0) == PMIX_SUCCESS ? "ok" : "failed");
+    }
+}
 
 /* A rank: read the job, put RANK*10, fence with data, read the peer's. */
 static int run_client(void)
@@ -71,6 +114,7 @@ static int run_client(void)
         got = v->data.uint32;
     printf("%s rank=%u size=%u lrank=%u peers=%s peerhost=%s peerval=%u\n",
            me.nspace, me.rank, size, lrank, peers, host, got);
+    publish_lookup(&me);
     fflush(stdout);
     PMIx_Finalize(NULL, 0);
     return 0;
@@ -182,6 +226,11 @@ static void test_server(void)
        "rank 1: the same from its side");
     if (!strstr(buf, "peerval=17"))
         printf("# output: %s\n", buf);
+    ok(strstr(buf, "publish=ok\n") && strstr(buf, "waited=port-of-0\n"),
+       "a lookup with PMIX_WAIT gets the name published after it");
+    ok(strstr(buf, "never=error within=1\n") != NULL,
+       "a lookup of a name nobody publishes ends at its PMIX_TIMEOUT");
+    ok(strstr(buf, "unpublish=ok\n") != NULL, "the publisher unpublishes");
     attempt(s, 1, buf, sizeof buf);
     ok(strstr(buf, "dlrun.test.1 rank=1 size=2") != NULL,
        "a restart gets a namespace of its own");

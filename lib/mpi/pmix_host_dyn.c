@@ -1,0 +1,303 @@
+/* pmix_host_dyn.c - the hosted server's upcalls for MPI's dynamic
+ * processes (see pmix_host_int.h): publish, lookup and unpublish on the
+ * table of pmix_names.h, and connect / disconnect.
+ *
+ * Every upcall answers: a lookup that waits (PMIX_WAIT) is answered when
+ * its names are published, at its PMIX_TIMEOUT (or LOOKUP_WAIT_S when it
+ * names none), or with an error when the namespace ends.  Names and
+ * connections are served among the ranks of one node; where other nodes
+ * host ranks (a broker), what spans them is refused at once with
+ * PMIX_ERR_NOT_SUPPORTED instead of a table only this node sees.
+ */
+#ifdef HAVE_PMIX
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/clock.h"
+#include "mpi/pmix_host_int.h"
+#include "mpi/pmix_names.h"
+
+#define LOOKUP_WAIT_S 300       /* a PMIX_WAIT lookup without PMIX_TIMEOUT */
+#define TICK_MS 100             /* how often deadlines are checked */
+
+static pmix_status_t names_status(int rc)
+{
+    switch (rc) {
+    case NAMES_OK: return PMIX_SUCCESS;
+    case NAMES_DUPLICATE: return PMIX_ERR_DUPLICATE_KEY;
+    case NAMES_NOT_OWNER: return PMIX_ERR_NO_PERMISSIONS;
+    case NAMES_NOMEM: return PMIX_ERR_NOMEM;
+    default: return PMIX_ERR_NOT_FOUND;
+    }
+}
+
+/* Attributes are "pmix."-named; what a program publishes is not. */
+static int is_attribute(const char *key)
+{
+    return strncmp(key, "pmix.", 5) == 0;
+}
+
+/* What a value publishes: a string (with its NUL) or a byte object, the
+ * types MPI_Publish_name and Open MPI's connect/accept use.  0 / -1. */
+static int value_bytes(const pmix_value_t *v, const void **p, size_t *len)
+{
+    if (v->type == PMIX_STRING && v->data.string) {
+        *p = v->data.string;
+        *len = strlen(v->data.string) + 1;
+        return 0;
+    }
+    if (v->type == PMIX_BYTE_OBJECT) {
+        *p = v->data.bo.bytes;
+        *len = v->data.bo.bytes ? v->data.bo.size : 0;
+        return 0;
+    }
+    return -1;
+}
+
+static pmix_status_t publish_locked(struct pmix_host *s,
+                                    const pmix_proc_t *proc,
+                                    const pmix_info_t info[], size_t ninfo)
+{
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    for (size_t i = 0; i < ninfo && rc == PMIX_SUCCESS; i++) {
+        const void *p = NULL;
+        size_t len = 0;
+        if (is_attribute(info[i].key))
+            continue;
+        if (value_bytes(&info[i].value, &p, &len) < 0)
+            return PMIX_ERR_NOT_SUPPORTED;
+        rc = names_status(names_publish(s->names, proc->nspace, proc->rank,
+                                        info[i].key, info[i].value.type, p,
+                                        len));
+    }
+    return rc;
+}
+
+pmix_status_t pmix_host_publish(const pmix_proc_t *proc,
+                                const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    struct pmix_host *s = pmix_host_the_server();
+    pmix_status_t rc;
+
+    if (!s || !s->names)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if (s->o.broker)
+        return PMIX_ERR_NOT_SUPPORTED;
+    pthread_mutex_lock(&s->names_lock);
+    rc = publish_locked(s, proc, info, ninfo);
+    pthread_mutex_unlock(&s->names_lock);
+    if (rc != PMIX_SUCCESS)
+        return rc;
+    cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+/* One lookup's way back to libpmix. */
+struct lookup_cb {
+    pmix_lookup_cbfunc_t cbfunc;
+    void *cbdata;
+};
+
+/* Load hit h into pd as the type it was published with.  0 / -1. */
+static int load_hit(pmix_pdata_t *pd, const struct names_hit *h)
+{
+    void *copy = malloc(h->len ? h->len : 1);
+
+    if (!copy)
+        return -1;
+    memcpy(copy, h->val, h->len);
+    PMIX_LOAD_NSPACE(pd->proc.nspace, h->nspace);
+    pd->proc.rank = h->rank;
+    PMIX_LOAD_KEY(pd->key, h->key);
+    pd->value.type = (pmix_data_type_t)h->type;
+    if (h->type == PMIX_STRING) {
+        pd->value.data.string = copy;
+    } else {
+        pd->value.data.bo.bytes = copy;
+        pd->value.data.bo.size = h->len;
+    }
+    return 0;
+}
+
+static void pdata_free(pmix_pdata_t *pd, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(pd[i].value.type == PMIX_STRING ? pd[i].value.data.string :
+             pd[i].value.data.bo.bytes);
+    free(pd);
+}
+
+/* libpmix copies the data before its callback returns. */
+static void lookup_answer(void *ctx, int status, const struct names_hit *hits,
+                          size_t nhits)
+{
+    struct lookup_cb *l = ctx;
+    pmix_pdata_t *pd = nhits ? calloc(nhits, sizeof *pd) : NULL;
+    size_t n = 0;
+
+    while (pd && n < nhits && load_hit(&pd[n], &hits[n]) == 0)
+        n++;
+    if (status == NAMES_OK && n < nhits)
+        status = NAMES_NOMEM;
+    l->cbfunc(names_status(status), status == NAMES_OK ? pd : NULL,
+              status == NAMES_OK ? n : 0, l->cbdata);
+    pdata_free(pd, n);
+    free(l);
+}
+
+/* The deadline of a lookup: -1 (answer at once) without PMIX_WAIT. */
+static long lookup_deadline(const pmix_info_t info[], size_t ninfo)
+{
+    int wait = 0;
+    long timeout_s = LOOKUP_WAIT_S;
+
+    for (size_t i = 0; i < ninfo; i++) {
+        const pmix_value_t *v = &info[i].value;
+        if (PMIX_CHECK_KEY(&info[i], PMIX_WAIT))
+            wait = v->type != PMIX_BOOL || v->data.flag;
+        else if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT) &&
+                 v->type == PMIX_INT && v->data.integer > 0)
+            timeout_s = v->data.integer;
+    }
+    return wait ? clock_ms() + timeout_s * 1000 : -1;
+}
+
+pmix_status_t pmix_host_lookup(const pmix_proc_t *proc, char **keys,
+                               const pmix_info_t info[], size_t ninfo,
+                               pmix_lookup_cbfunc_t cbfunc, void *cbdata)
+{
+    struct pmix_host *s = pmix_host_the_server();
+    struct lookup_cb *l = NULL;
+    int rc;
+
+    (void)proc;
+    if (!s || !s->names || s->o.broker)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if (!keys || !keys[0])
+        return PMIX_ERR_BAD_PARAM;
+    l = malloc(sizeof *l);
+    if (!l)
+        return PMIX_ERR_NOMEM;
+    l->cbfunc = cbfunc;
+    l->cbdata = cbdata;
+    pthread_mutex_lock(&s->names_lock);
+    rc = names_lookup(s->names, keys, lookup_deadline(info, ninfo),
+                      lookup_answer, l);
+    pthread_mutex_unlock(&s->names_lock);
+    if (rc < 0) {
+        free(l);
+        return PMIX_ERR_NOMEM;
+    }
+    return PMIX_SUCCESS;
+}
+
+pmix_status_t pmix_host_unpublish(const pmix_proc_t *proc, char **keys,
+                                  const pmix_info_t info[], size_t ninfo,
+                                  pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    struct pmix_host *s = pmix_host_the_server();
+    int rc;
+
+    (void)info;
+    (void)ninfo;
+    if (!s || !s->names || s->o.broker)
+        return PMIX_ERR_NOT_SUPPORTED;
+    pthread_mutex_lock(&s->names_lock);
+    rc = names_unpublish(s->names, proc->nspace, proc->rank,
+                         keys && keys[0] ? keys : NULL);
+    pthread_mutex_unlock(&s->names_lock);
+    if (rc != NAMES_OK)
+        return names_status(rc);
+    cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+/* 1 when every process of procs is one of this node's ranks: libpmix has
+ * gathered them all before it calls connect, so nothing is left to wait
+ * for. */
+static int all_here(const struct pmix_host *s, const pmix_proc_t procs[],
+                    size_t nprocs)
+{
+    const struct plan *p = s->o.plan;
+
+    for (size_t i = 0; i < nprocs; i++) {
+        if (!PMIX_CHECK_NSPACE(procs[i].nspace, s->nspace))
+            return 0;
+        if (!s->o.broker)
+            continue;
+        if (procs[i].rank >= (pmix_rank_t)p->nranks ||
+            p->rank_node[procs[i].rank] != s->self_node)
+            return 0;
+    }
+    return 1;
+}
+
+/* Connect and disconnect: one function serves both. */
+pmix_status_t pmix_host_connect(const pmix_proc_t procs[], size_t nprocs,
+                                const pmix_info_t info[], size_t ninfo,
+                                pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    struct pmix_host *s = pmix_host_the_server();
+
+    (void)info;
+    (void)ninfo;
+    if (!s || !all_here(s, procs, nprocs))
+        return PMIX_ERR_NOT_SUPPORTED;
+    cbfunc(PMIX_SUCCESS, cbdata);
+    return PMIX_SUCCESS;
+}
+
+static void *tick_thread(void *arg)
+{
+    struct pmix_host *s = arg;
+    const struct timespec tick = { 0, TICK_MS * 1000000L };
+
+    while (!atomic_load(&s->tick_stop)) {
+        nanosleep(&tick, NULL);
+        pthread_mutex_lock(&s->names_lock);
+        names_expire(s->names, clock_ms());
+        pthread_mutex_unlock(&s->names_lock);
+    }
+    return NULL;
+}
+
+int pmix_host_names_start(struct pmix_host *s, struct err *err)
+{
+    s->names = names_new();
+    if (!s->names)
+        return err_set(err, "out of memory");
+    pthread_mutex_init(&s->names_lock, NULL);
+    atomic_store(&s->tick_stop, 0);
+    if (pthread_create(&s->tick_thread, NULL, tick_thread, s) != 0) {
+        names_free(s->names);
+        s->names = NULL;
+        pthread_mutex_destroy(&s->names_lock);
+        return err_set(err, "cannot start the PMIx lookup timer thread");
+    }
+    return 0;
+}
+
+void pmix_host_names_clear(struct pmix_host *s)
+{
+    if (!s->names)
+        return;
+    pthread_mutex_lock(&s->names_lock);
+    names_clear(s->names);
+    pthread_mutex_unlock(&s->names_lock);
+}
+
+void pmix_host_names_stop(struct pmix_host *s)
+{
+    if (!s->names)
+        return;
+    atomic_store(&s->tick_stop, 1);
+    pthread_join(s->tick_thread, NULL);
+    pmix_host_names_clear(s);
+    names_free(s->names);
+    s->names = NULL;
+    pthread_mutex_destroy(&s->names_lock);
+}
+#endif

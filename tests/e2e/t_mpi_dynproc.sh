@@ -1,0 +1,40 @@
+#!/bin/sh
+# t_mpi_dynproc.sh - MPI's dynamic process calls inside one job on one
+# node, under mpirun (the yardstick) and under dlrun's hosted PMIx server,
+# with 2, 3 and 4 ranks: MPI_Publish_name / MPI_Lookup_name /
+# MPI_Unpublish_name, MPI_Comm_accept / MPI_Comm_connect between the two
+# halves of MPI_COMM_WORLD (the port name sent with MPI_Send, and found
+# with MPI_Lookup_name), and MPI_Comm_join over a socket.  Every run has a
+# hang guard: a call dlrun cannot serve must fail, never hang.
+. "$(dirname "$0")/lib.sh"
+command -v mpicc >/dev/null 2>&1 || skip "skip: mpicc not installed (libopenmpi-dev)"
+"$DLRUN" check | grep -q 'PMIx hosting: *yes' || skip "skip: dlrun built without PMIx"
+mpicc -O2 -o "$TMP/mpi_dynproc" "$E2E/mpi_dynproc.c" || { fail "mpicc"; done_testing; }
+PROG=$TMP/mpi_dynproc
+mkdir "$TMP/tmpdir"
+TMPDIR=$TMP/tmpdir
+export TMPDIR
+GUARD=120
+
+# every rank printed "RANK ok", once
+all_ok() {
+    expect_eq "  $1: every rank ok" "$(grep -c '^[0-9]* ok$' "$TMP/out")" "$2" ||
+        sed 's/^/  | /' "$TMP/out" "$TMP/err"
+}
+
+for k in 2 3 4; do
+    for mode in pub send lookup join; do
+        if command -v mpirun >/dev/null 2>&1; then
+            expect_rc "mpirun -np $k mpi_dynproc $mode" 0 within $GUARD \
+                env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+                mpirun --oversubscribe -np $k "$PROG" $mode
+            all_ok "mpirun $mode" $k
+        fi
+        expect_rc "dlrun -np $k mpi_dynproc $mode" 0 within $GUARD \
+            "$DLRUN" --oversubscribe -np $k "$PROG" $mode
+        all_ok "dlrun $mode" $k
+    done
+done
+expect_eq "no PMIx server directory left in TMPDIR" \
+    "$(ls "$TMP/tmpdir" | grep '^dlrun-pmix')" ""
+done_testing
