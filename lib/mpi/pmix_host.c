@@ -181,6 +181,7 @@ static pmix_server_module_t host_module = {
     .unpublish = pmix_host_unpublish,
     .connect = pmix_host_connect,
     .disconnect = pmix_host_connect,
+    .spawn = pmix_host_spawn,
 };
 
 static int remove_entry(const char *path, const struct stat *st, int flag,

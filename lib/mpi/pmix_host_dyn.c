@@ -7,9 +7,11 @@
  * names none), or with an error when the namespace ends.  Names and
  * connections are served among the ranks of one node; where other nodes
  * host ranks (a broker), what spans them is refused at once with
- * PMIX_ERR_NOT_SUPPORTED instead of a table only this node sees.
+ * PMIX_ERR_NOT_SUPPORTED instead of a table only this node sees.  Spawn
+ * is refused everywhere, and the owner told (pmix_host_opts.log).
  */
 #ifdef HAVE_PMIX
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -248,6 +250,33 @@ pmix_status_t pmix_host_connect(const pmix_proc_t procs[], size_t nprocs,
         return PMIX_ERR_NOT_SUPPORTED;
     cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
+}
+
+/* MPI_Comm_spawn: not served.  The root gets the error at once; the
+ * owner is told, because Open MPI 4.1 leaves the spawning communicator's
+ * other ranks waiting for that root inside MPI_Comm_spawn. */
+pmix_status_t pmix_host_spawn(const pmix_proc_t *proc,
+                              const pmix_info_t job_info[], size_t ninfo,
+                              const pmix_app_t apps[], size_t napps,
+                              pmix_spawn_cbfunc_t cbfunc, void *cbdata)
+{
+    struct pmix_host *s = pmix_host_the_server();
+    char line[300];
+
+    (void)job_info;
+    (void)ninfo;
+    (void)apps;
+    (void)napps;
+    (void)cbfunc;
+    (void)cbdata;
+    if (s && s->o.log) {
+        snprintf(line, sizeof line, "rank %u called MPI_Comm_spawn, which "
+                 "dlrun's PMIx server does not serve: it fails, and Open "
+                 "MPI's other ranks of that communicator may wait for ever; "
+                 "run a program that spawns under mpirun", proc->rank);
+        s->o.log(s->o.log_ctx, line);
+    }
+    return PMIX_ERR_NOT_SUPPORTED;
 }
 
 static void *tick_thread(void *arg)

@@ -67,6 +67,11 @@ pmix_status_t pmix_host_unpublish(const pmix_proc_t *proc, char **keys,
 pmix_status_t pmix_host_connect(const pmix_proc_t procs[], size_t nprocs,
                                 const pmix_info_t info[], size_t ninfo,
                                 pmix_op_cbfunc_t cbfunc, void *cbdata);
+/* Refuses MPI_Comm_spawn at once, telling the owner (o.log) why. */
+pmix_status_t pmix_host_spawn(const pmix_proc_t *proc,
+                              const pmix_info_t job_info[], size_t ninfo,
+                              const pmix_app_t apps[], size_t napps,
+                              pmix_spawn_cbfunc_t cbfunc, void *cbdata);
 
 /* The name table and its timer thread: started with the server, cleared
  * (every waiting lookup answered with an error) when a namespace ends,

@@ -14,6 +14,8 @@
  *                      lookup does not wait for the name by default)
  *   mpi_dynproc join   ranks 0 and 1 join over a TCP socket of their own
  *                      (MPI_Comm_join), the others wait at a barrier
+ *   mpi_dynproc spawn  MPI_Comm_spawn of /bin/true over MPI_COMM_SELF (only
+ *                      for a server that refuses it: the call must fail)
  * Every rank prints "RANK ok" on success; a failed call prints the MPI
  * error and exits 3 (errors return instead of aborting).
  */
@@ -177,6 +179,16 @@ static int join(void)
     return 0;
 }
 
+static int spawn(void)
+{
+    MPI_Comm child;
+
+    check(MPI_Comm_spawn("/bin/true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0,
+                         MPI_COMM_SELF, &child, MPI_ERRCODES_IGNORE),
+          "MPI_Comm_spawn");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "pub";
@@ -195,6 +207,8 @@ int main(int argc, char **argv)
         rc = halves(1);
     else if (strcmp(mode, "join") == 0)
         rc = join();
+    else if (strcmp(mode, "spawn") == 0)
+        rc = spawn();
     if (rc == 0)
         printf("%d ok\n", rank);
     fflush(stdout);

@@ -5,7 +5,8 @@
 # MPI_Unpublish_name, MPI_Comm_accept / MPI_Comm_connect between the two
 # halves of MPI_COMM_WORLD (the port name sent with MPI_Send, and found
 # with MPI_Lookup_name), and MPI_Comm_join over a socket.  Every run has a
-# hang guard: a call dlrun cannot serve must fail, never hang.
+# hang guard: a call dlrun cannot serve must fail, never hang
+# (MPI_Comm_spawn: at once, with one line saying why).
 . "$(dirname "$0")/lib.sh"
 command -v mpicc >/dev/null 2>&1 || skip "skip: mpicc not installed (libopenmpi-dev)"
 "$DLRUN" check | grep -q 'PMIx hosting: *yes' || skip "skip: dlrun built without PMIx"
@@ -35,6 +36,12 @@ for k in 2 3 4; do
         all_ok "dlrun $mode" $k
     done
 done
+# over MPI_COMM_SELF: with more ranks in the spawning communicator Open
+# MPI 4.1 leaves the others waiting for a root whose spawn failed
+expect_rc "dlrun -np 2 mpi_dynproc spawn: MPI_Comm_spawn fails" 3 within $GUARD \
+    "$DLRUN" --oversubscribe -np 2 "$PROG" spawn
+expect_grep "  with an MPI error" "MPI_Comm_spawn failed: MPI_ERR_SPAWN" "$TMP/out"
+expect_grep "  dlrun says why" "rank [01] called MPI_Comm_spawn, which dlrun's PMIx server does not serve" "$TMP/err"
 expect_eq "no PMIx server directory left in TMPDIR" \
     "$(ls "$TMP/tmpdir" | grep '^dlrun-pmix')" ""
 done_testing
