@@ -108,6 +108,25 @@ static int binding_wanted(const struct job *j)
     return b->gpu != GPU_BIND_NONE && (j->opt.topology || topo_want_pci());
 }
 
+int job_ppr_ranks(struct job *j)
+{
+    struct err err = { "" };
+    struct topo *t;
+    int n;
+
+    if (j->opt.bind.map != MAP_PPR || j->opt.bind.ppr_obj == OBJ_NODE ||
+        j->opt.plan.ranks || j->opt.plan.per_node ||
+        j->alloc.kind != ALLOC_LOCAL)
+        return 0;
+    if (!(t = topo_load(j->opt.topology, &err)))
+        return say_fail(EXIT_USAGE, "--map-by without -np: %s", err.msg);
+    n = bind_ppr_ranks(t, &j->opt.bind);
+    topo_free(t);
+    if (n > 0)
+        j->opt.plan.per_node = n;
+    return 0;
+}
+
 int job_bind(struct job *j)
 {
     struct err err = { "" };

@@ -173,6 +173,8 @@ int job_prepare(struct job *j, int collective)
     /* mpirun without -np fills every slot */
     if (j->opt.dialect == D_MPIRUN)
         j->alloc.default_ranks = 0;
+    if ((rc = job_ppr_ranks(j)) != 0)
+        return rc;
     if (j->by_hand) {   /* run_nodes plans each attempt with the group */
         j->opt.rdv.collective = collective;
         rdv_say_unused(&j->opt.rdv, environ, 1);

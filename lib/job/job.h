@@ -190,6 +190,14 @@ void agent_report_ranks(const struct job *j, const struct supervise *sv);
 int head_summary(const struct job *j, const char *addr, const char *token,
                  int failed_rank, int signal_received, int rc);
 
+/* mpirun's --map-by ppr:N:OBJ (socket, numa, core, hwthread) without -np
+ * or ranks per node, on this host alone (no scheduler, no host list: its
+ * slots are only dlrun's guess): N times this host's OBJs (or
+ * --topology's), into j->opt.plan.per_node (job/bindings.c).  Where slots
+ * were given mpirun starts them and checks the ppr, as dlrun does.
+ * 0, or the exit code after saying why. */
+int job_ppr_ranks(struct job *j);
+
 /* Plan each rank's CPUs and GPU where dlrun binds (job/bindings.c).
  * 0, or the exit code after printing the error. */
 int job_bind(struct job *j);

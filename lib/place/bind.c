@@ -1020,6 +1020,23 @@ static int opts_valid(const struct bind_opts *o)
            o->gpu <= GPU_BIND_NONE;
 }
 
+int bind_ppr_ranks(const struct topo *t, const struct bind_opts *o)
+{
+    struct ctx c = { .t = t, .o = o };
+    struct err err = { "" };
+    long n = 0;
+
+    if (o->map != MAP_PPR || o->ppr_obj == OBJ_NODE || !opts_valid(o))
+        return 0;
+    c.h = topo_hwloc(t);
+    c.core = hwloc_get_nbobjs_by_type(c.h, HWLOC_OBJ_CORE) > 0 && !unit_pu(o)
+             ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
+    if (build_domains(&c, obj_type(o->ppr_obj), &err) == 0)
+        n = (long)o->ppr * c.ndoms;
+    ctx_free(&c);
+    return n > BIND_RANKS_MAX ? BIND_RANKS_MAX : (int)n;
+}
+
 int bind_node(const struct topo *t, int nlocal, const struct bind_opts *o,
               const char *granted, struct bind_rank *out, struct err *err)
 {

@@ -114,6 +114,11 @@ struct bind_rank {
 int bind_node(const struct topo *t, int nlocal, const struct bind_opts *o,
               const char *granted, struct bind_rank *out, struct err *err);
 
+/* The ranks o's --map-by ppr:N:OBJ asks for on a node of topology t (N
+ * times the node's OBJs, as bind_node counts them), which is how many
+ * mpirun starts when no -np is given; 0 when o is no ppr or per node. */
+int bind_ppr_ranks(const struct topo *t, const struct bind_opts *o);
+
 /* CUDA_VISIBLE_DEVICES for rank r under --gpu-bind isolate, into buf (len
  * bytes).  inherited: the CUDA_VISIBLE_DEVICES the ranks would inherit
  * (Slurm sets it), NULL or "" if none.  With inherited, its entry number

@@ -215,6 +215,10 @@ mpi "--mca btl self -map-by slot -bind-to core -rank-by slot" -np 2 --mca btl se
 mpi "-np 3 -oversubscribe" -np 3 -oversubscribe $PY probe.py
 mpi "-tag-output -report-bindings" -np 2 -tag-output -report-bindings $PY probe.py
 mpi "--map-by ppr:2:node" --map-by ppr:2:node -H localhost:2 $PY probe.py
+# without -np mpirun starts N on each core, hardware thread or socket
+mpi "--map-by ppr:1:core, no -np" --map-by ppr:1:core --bind-to core $PY probe.py
+mpi "--map-by ppr:1:hwthread, no -np" --map-by ppr:1:hwthread $PY probe.py
+mpi "--map-by ppr:1:socket, no -np" --map-by ppr:1:socket $PY probe.py
 mpi "a failing rank" -np 2 $PY probe.py --fail=1
 mpi_link "-N 2 -H localhost:2" -N 2 -H localhost:2 $PY probe.py
 mpi_link "no -np: every slot (the seeds' Slurm line)" -bind-to none -map-by slot -x NCCL_DEBUG=INFO -x LD_LIBRARY_PATH -x PATH -mca pml ob1 $PY probe.py

@@ -84,6 +84,33 @@ static void failing(struct said *k)
     job_done(&j);
 }
 
+/* --map-by ppr:N:OBJ without -np on this host alone: N times its OBJs
+ * (as mpirun starts them); not with -np, ranks per node or given slots. */
+static void ppr_ranks(void)
+{
+    struct job j;
+    struct err err = { "" };
+
+    memset(&j, 0, sizeof j);
+    j.opt.topology = SMALL;
+    j.alloc.kind = ALLOC_LOCAL;
+    ok(bind_parse_map_by("ppr:2:core", &j.opt.bind, &err) == 0, "ppr:2:core");
+    is_int(job_ppr_ranks(&j), 0, "  without -np: 0");
+    is_int(j.opt.plan.per_node, 8, "  8 ranks per node on 4 cores");
+    j.opt.plan.per_node = 0;
+    j.opt.plan.ranks = 3;
+    job_ppr_ranks(&j);
+    is_int(j.opt.plan.per_node, 0, "  -np given: no ranks per node set");
+    j.opt.plan.ranks = 0;
+    j.alloc.kind = ALLOC_HOSTS;
+    job_ppr_ranks(&j);
+    is_int(j.opt.plan.per_node, 0, "  slots given (-H): they are the ranks");
+    j.alloc.kind = ALLOC_LOCAL;
+    ok(bind_parse_map_by("ppr:2:node", &j.opt.bind, &err) == 0, "ppr:2:node");
+    job_ppr_ranks(&j);
+    is_int(j.opt.plan.per_node, 0, "  left to the options (per node)");
+}
+
 int main(void)
 {
     struct said k = { 0 };
@@ -91,5 +118,6 @@ int main(void)
     say_set_sink(said_keep, &k);
     bound(&k);
     failing(&k);
+    ppr_ranks();
     return tap_done();
 }

@@ -508,12 +508,37 @@ static void check_visible(void)
        strstr(err.msg, "fewer than 2"), "  an inherited list too short refused");
 }
 
+/* mpirun without -np: ppr:N:OBJ starts N ranks on each of the node's
+ * OBJs; none asked by ppr:N:node (the plan's per node) or another map. */
+static void check_ppr_ranks(void)
+{
+    static const struct { const char *topo, *map; int want; } rows[] = {
+        { SYN2, "ppr:2:core", 16 }, { SYN2, "ppr:1:hwthread", 16 },
+        { SYN2, "ppr:3:socket", 6 }, { SYN2, "ppr:1:numa", 2 },
+        { SMALL, "ppr:1:core", 4 }, { SMT, "ppr:2:hwthread", 16 },
+        { SYN2, "ppr:4:node", 0 }, { SYN2, "core", 0 },
+    };
+
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct bind_opts o = { 0 };
+        struct err err = { "" };
+        char what[160];
+        const struct topo *t = topo_of(rows[i].topo);
+
+        snprintf(what, sizeof what, "--map-by %s without -np on %s: %d ranks",
+                 rows[i].map, rows[i].topo, rows[i].want);
+        ok(t && bind_parse_map_by(rows[i].map, &o, &err) == 0 &&
+           bind_ppr_ranks(t, &o) == rows[i].want, what);
+    }
+}
+
 int main(void)
 {
     check_topos();
     check_parsers();
     check_small_parsers();
     check_visible();
+    check_ppr_ranks();
     for (size_t i = 0; i < sizeof brows / sizeof brows[0]; i++)
         check_row(&brows[i]);
     check_consistency();
