@@ -25,10 +25,11 @@
  * MPI unseen does not fail); it is not their default because every rank
  * then fetches the job's data over its socket, which can slow the start
  * of a large MPI job, and an MPI program seldom reads MASTER_PORT.
- * Under Hydra's PMI-1 no such default is needed: a rank that finalized
- * PMI cannot init it again, but one that did not may (pmic.h), so the task
- * of an MPI program leaves the connection open for its MPI_Init and
- * MPI_Finalize, and every program gets an agreed port.
+ * Under a PMI-1 server (PMI_FD) the same default holds: a rank that
+ * finalized PMI cannot init it again, and one that did not may under
+ * Hydra (pmic.h) but an MPICH program's MPI_Init hangs so under
+ * srun --mpi=pmi2; with --pmix-rendezvous the task of an MPI program
+ * leaves the connection open for its MPI_Init and MPI_Finalize.
  */
 #include "place/rdv.h"
 
@@ -137,7 +138,8 @@ static int agree_pmix(const struct alloc *a, const struct plan *p,
  * task finalizes unless its program is MPI and will init PMI again:
  * finalizing would fail its MPI_Init, and its MPI_Finalize ends what
  * dlrun began (a rank that inits and exits without finalize ends the
- * whole job in Hydra). */
+ * whole job in Hydra); Hydra only: Slurm's pmi2 plugin does not serve
+ * that second init. */
 static int agree_pmi(const struct alloc *a, const struct plan *p,
                      const struct rdv_opts *o, char **envp, struct rdv *out,
                      struct err *err)
@@ -159,8 +161,7 @@ static int agree_pmi(const struct alloc *a, const struct plan *p,
     snprintf(out->port_from, sizeof out->port_from,
              "free port of rank 0's host, agreed through PMI over PMI_FD "
              "(%s)", o->pmix == RDV_PMIX_ON ? "--pmix-rendezvous" :
-             !p->per_task ? "dlrun starts the ranks" : fin ? "program not "
-             "MPI" : "MPI program: PMI left open for its MPI_Init");
+             p->per_task ? "program not MPI" : "dlrun starts the ranks");
     return 0;
 }
 
@@ -328,9 +329,10 @@ int rdv_wants_pmix(const struct plan *p, const struct rdv_opts *o,
 int rdv_wants_pmi(const struct plan *p, const struct rdv_opts *o,
                   char **envp)
 {
-    /* an MPI program's MPI_Init inits PMI-1 again (agree_pmi) */
+    /* an MPI program inits PMI-1 again only where the server allows it
+     * (Hydra: yes; srun --mpi=pmi2: its MPI_Init hangs), so forced only */
     return wants_agree(p, o, envp, !pmixc_server(envp) && pmic_server(envp),
-                       0);
+                       1);
 }
 
 int rdv_resolve(const struct alloc *a, const struct plan *p,

@@ -50,9 +50,8 @@ struct rdv {
 int rdv_wants_pmix(const struct plan *p, const struct rdv_opts *o,
                    char **envp);
 
-/* The same decision under a simple PMI-1 server (PMI_FD, mpiexec.hydra)
- * where no PMIx server is there, for MPI programs too (their MPI_Init
- * inits PMI again on the connection dlrun leaves open).  envp borrowed. */
+/* The same decision under a simple PMI-1 server (PMI_FD: mpiexec.hydra,
+ * srun --mpi=pmi2) where no PMIx server is there.  envp borrowed. */
 int rdv_wants_pmi(const struct plan *p, const struct rdv_opts *o,
                   char **envp);
 

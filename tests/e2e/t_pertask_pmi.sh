@@ -4,7 +4,8 @@
 # held on this host (another job's TCPStore there; Hydra names no job id,
 # so every Hydra job derives the same one), the ranks agree a free port
 # through Hydra's PMI key-value space and the job runs; an MPICH program
-# exec'd by dlrun gets an agreed port too and its MPI_Init works (dlrun
+# exec'd by dlrun keeps PMI to itself (derived port) and with
+# --pmix-rendezvous gets an agreed port and its MPI_Init still works (dlrun
 # leaves the PMI connection open for it: Hydra refuses a second init after
 # a finalize); --no-pmix-rendezvous derives the port again and rank 0
 # refuses the held one in one line.  Across two Hydra hosts the ranks get
@@ -89,10 +90,14 @@ if command -v mpicc.mpich >/dev/null 2>&1 &&
         $mp sh -c "$per_rank" "$DLRUN" -v "$TMP/mpi_hello"
     expect_eq "  3 ranks all-reduced" "$(cat "$TMP"/m.[012] | grep -c 'sum 3 (expected 3)')" 3 ||
         cat "$TMP"/m.[012]
+    expect_grep "  -v: derived, PMI left to the MPI program" \
+        "MASTER_PORT [0-9]*: derived from job .*; PMI left to the MPI program (.*mpi_hello links an MPI library" "$TMP/m.0"
+    expect_rc "mpiexec.hydra -n 3 dlrun -v --pmix-rendezvous mpi_hello" 0 within 120 env $CLEAN TMPF="$TMP/f" \
+        $mp sh -c "$per_rank" "$DLRUN" -v --pmix-rendezvous "$TMP/mpi_hello"
+    expect_eq "  MPI_Init works after dlrun's agreement" "$(cat "$TMP"/f.[012] | grep -c 'sum 3 (expected 3)')" 3 ||
+        cat "$TMP"/f.[012]
     expect_grep "  -v: agreed, PMI left open for MPI_Init" \
-        "MASTER_PORT [0-9]*: free port of rank 0's host, agreed through PMI over PMI_FD (MPI program: PMI left open for its MPI_Init)" "$TMP/m.0"
-    expect_rc "  --no-pmix-rendezvous: MPI_Init works as well" 0 within 120 env $CLEAN TMPF="$TMP/o" \
-        $mp sh -c "$per_rank" "$DLRUN" --no-pmix-rendezvous "$TMP/mpi_hello"
+        "MASTER_PORT [0-9]*: free port of rank 0's host, agreed through PMI over PMI_FD (--pmix-rendezvous)" "$TMP/f.0"
 else
     echo "note: no mpicc.mpich (libmpich-dev): the MPICH program's checks are left out"
 fi

@@ -456,10 +456,9 @@ static void pmix_decision(void)
     envp_free(exp);
 }
 
-/* Under mpiexec.hydra (PMI_FD): agreed through PMI-1 for MPI programs
- * too, which init PMI again on the connection dlrun leaves open; the same
- * options and an exported MASTER_PORT leave it out; a PMIx server in the
- * environment goes first. */
+/* Under mpiexec.hydra (PMI_FD): agreed through PMI-1 as through PMIx (an
+ * MPI program: only forced); the same options and an exported MASTER_PORT
+ * leave it out. */
 static void pmi_decision(void)
 {
     static const char *const hydra[] = {
@@ -478,7 +477,9 @@ static void pmi_decision(void)
            "mpiexec.hydra, a program not MPI: agreed through PMI");
     is_int(wants_env(envp, &o), 0, "  not through PMIx");
     o.prog_mpi = 1;
-    is_int(wants_with(rdv_wants_pmi, envp, &o), 1, "  an MPI program: too");
+    is_int(wants_with(rdv_wants_pmi, envp, &o), 0, "  an MPI program: left to it");
+    o.pmix = RDV_PMIX_ON;
+    is_int(wants_with(rdv_wants_pmi, envp, &o), 1, "  --pmix-rendezvous: agreed");
     o.pmix = RDV_PMIX_OFF;
     is_int(wants_with(rdv_wants_pmi, envp, &o), 0, "  --no-pmix-rendezvous: not");
     o = (struct rdv_opts){ .collective = 1, .master_port = 23456 };
