@@ -340,8 +340,10 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
                 struct err *err)
 {
     int tasks = p->per_task || p->self_node >= 0;
-    int pmix = rdv_wants_pmix(p, o, envp), pmi = rdv_wants_pmi(p, o, envp);
-    int server = !tasks ? 0 : pmixc_server(envp) ? 1 : pmic_server(envp) ? 2 : 0;
+    int pmi_fd = pmic_server(envp) && pmic_fd_open(envp);
+    int pmix = rdv_wants_pmix(p, o, envp);
+    int pmi = pmi_fd && rdv_wants_pmi(p, o, envp);
+    int server = !tasks ? 0 : pmixc_server(envp) ? 1 : pmi_fd ? 2 : 0;
     const char *port = tasks ?
                        exported(envp, "MASTER_PORT", "DLRUN_MASTER_PORT") : NULL;
 

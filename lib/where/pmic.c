@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "where/alloc.h"
@@ -36,6 +37,14 @@ int pmic_server(char **envp)
 {
     return pmic_fd(envp) >= 0 && alloc_getenv(envp, "PMI_RANK") &&
            alloc_getenv(envp, "PMI_SIZE");
+}
+
+int pmic_fd_open(char **envp)
+{
+    struct stat st;
+    int fd = pmic_fd(envp);
+
+    return fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
 int pmic_field(const char *line, const char *key, char *val, size_t len)

@@ -24,6 +24,11 @@
  * file descriptor number, with PMI_RANK and PMI_SIZE. */
 int pmic_server(char **envp);
 
+/* 1 when PMI_FD in envp (borrowed) is an open socket of this process: a
+ * PMI_FD exported by an outer launcher whose descriptor did not reach us
+ * (closed on the way, or a captured environment) is no channel. */
+int pmic_fd_open(char **envp);
+
 /* The value of key in one wire line (space-separated key=value words, no
  * newline) into val (len bytes): 0, or -1 when the key is absent or its
  * value does not fit. */

@@ -4,6 +4,7 @@
  * server's replies (written before the client runs: every request has one
  * reply line), then what the client sent: rank 0 puts, the others only
  * get, finalize only when asked. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -59,6 +60,27 @@ static void server(void)
     is_int(pmic_server(bad), 0, "PMI_FD not a number: none");
     is_int(pmic_server(port), 0, "PMI_PORT alone: not spoken");
     is_int(pmic_server(norank), 0, "PMI_FD without a rank: none");
+}
+
+/* A PMI_FD is a channel only where its descriptor reached us as a socket
+ * (a captured environment, or an outer launcher's fd closed on the way,
+ * names one that is not). */
+static void fd_open(void)
+{
+    char var[32], *env[] = { var, NULL };
+    int sv[2], fd;
+
+    if (!ok(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "a socketpair"))
+        return;
+    snprintf(var, sizeof var, "PMI_FD=%d", sv[0]);
+    is_int(pmic_fd_open(env), 1, "PMI_FD an open socket: usable");
+    close(sv[0]);
+    close(sv[1]);
+    is_int(pmic_fd_open(env), 0, "the same number closed: not");
+    fd = open("/dev/null", O_RDONLY);
+    snprintf(var, sizeof var, "PMI_FD=%d", fd);
+    is_int(pmic_fd_open(env), 0, "an open file that is no socket: not");
+    close(fd);
 }
 
 /* Run the client as rank over a socketpair whose server end holds
@@ -146,6 +168,7 @@ int main(void)
     field();
     reply();
     server();
+    fd_open();
     agreement();
     no_fd();
     return tap_done();
