@@ -2,12 +2,14 @@
 #include "launchers/launcher.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <sys/wait.h>
 
+#include "run/proc.h"
 #include "util/clock.h"
 #include "where/sched.h"
 
@@ -175,4 +177,40 @@ void launcher_end(struct launched *run, int first_sig, int grace_ms)
     for (int i = 0; i < run->n; i++)
         if (run->procs[i].running)
             reap_one(&run->procs[i], 1);
+}
+
+int launcher_start_step(const struct agent_job *job, char **argv,
+                        struct launched *run, struct err *err)
+{
+    struct sv_rank *procs = run->procs;
+    struct proc_spec spec = { .argv = argv, .envp = job->envp,
+                              .mask = job->child_mask, .out_fd = -1,
+                              .err_fd = -1, .death_sig = SIGTERM };
+
+    run->n = 0;
+    if (proc_spawn(&spec, &procs[0].pid, &run->exec_errno, err) < 0) {
+        err_prefix(err, "cannot start the agents");
+        return -1;
+    }
+    procs[0].rank = INT_MIN;
+    procs[0].running = 1;
+    procs[0].start = clock_wall();
+    run->n = 1;
+    return 0;
+}
+
+int launcher_signal_step(struct launched *run, int sig)
+{
+    return launcher_signal_groups(run, sig == SIGINT ? SIGTERM : sig);
+}
+
+void launcher_end_step(struct launched *run)
+{
+    launcher_end(run, SIGTERM, 5000);
+}
+
+int launcher_sched_default(const struct alloc *a, const char *name)
+{
+    return a && a->kind == ALLOC_JOB && a->sched &&
+           strcmp(a->sched->launcher, name) == 0 ? 20 : 1;
 }

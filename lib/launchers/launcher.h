@@ -156,4 +156,24 @@ void launcher_end(struct launched *run, int first_sig, int grace_ms);
 /* For backends: killpg(sig) to each running process; how many got it. */
 int launcher_signal_groups(struct launched *run, int sig);
 
+/* For backends whose one process starts every agent (srun, flux run):
+ * spawn argv (borrowed) with job's environment and signal mask as run's
+ * only process.  0 / -1 with err. */
+int launcher_start_step(const struct agent_job *job, char **argv,
+                        struct launched *run, struct err *err);
+
+/* For such backends: sig to that process's group, a SIGINT as SIGTERM
+ * (srun's first SIGINT only prints the step's status; flux run's
+ * likewise does not end the job). */
+int launcher_signal_step(struct launched *run, int sig);
+
+/* For such backends: SIGTERM through it ends the agents; one still there
+ * after 5 s is killed (its agents then end when the head's heartbeats
+ * stop). */
+void launcher_end_step(struct launched *run);
+
+/* detect() of a launcher that a scheduler's row names: 20 in that
+ * scheduler's job (not inside one of its tasks), 1 elsewhere. */
+int launcher_sched_default(const struct alloc *a, const char *name);
+
 #endif

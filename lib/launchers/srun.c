@@ -15,13 +15,9 @@
  * which the agents end their ranks and exit, and with them the step. */
 #include "launchers/launcher.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "run/proc.h"
-#include "util/clock.h"
 #include "util/strv.h"
 #include "where/sched.h"
 
@@ -63,63 +59,31 @@ static void srun_argv(const struct agent_job *job, const char *nodes,
 static int srun_detect(const struct plan *p, const struct alloc *a)
 {
     (void)p;
-    return a && a->kind == ALLOC_JOB && a->sched &&
-           strcmp(a->sched->launcher, launcher_srun.name) == 0 ? 20 : 1;
+    return launcher_sched_default(a, launcher_srun.name);
 }
 
 static int srun_start(const struct launch_req *req, struct launched *run,
                       struct err *err)
 {
     const struct agent_job *job = req->agents;
-    struct sv_rank *procs = run->procs;
     struct strv argv = { 0 };
     char *nodes = node_list(job);
-    struct proc_spec spec = { .envp = job->envp, .mask = job->child_mask,
-                              .out_fd = -1, .err_fd = -1,
-                              .death_sig = SIGTERM };
     int rc = -1;
 
     if (nodes)
         srun_argv(job, nodes, &argv);
-    if (!nodes || argv.failed) {
+    if (!nodes || argv.failed)
         err_set(err, "out of memory");
-        goto out;
-    }
-    spec.argv = argv.v;
-    run->n = 0;
-    if (proc_spawn(&spec, &procs[0].pid, &run->exec_errno, err) < 0) {
-        err_prefix(err, "cannot start the agents");
-        goto out;
-    }
-    procs[0].rank = INT_MIN;
-    procs[0].running = 1;
-    procs[0].start = clock_wall();
-    run->n = 1;
-    rc = 0;
-out:
+    else
+        rc = launcher_start_step(job, argv.v, run, err);
     strv_free(&argv);
     free(nodes);
     return rc;
-}
-
-/* srun's first SIGINT only prints the step's status: a SIGINT (Ctrl-C)
- * goes to it as SIGTERM. */
-static int srun_signal(struct launched *run, int sig)
-{
-    return launcher_signal_groups(run, sig == SIGINT ? SIGTERM : sig);
-}
-
-/* SIGTERM through srun ends the agents, and the step with them; a srun
- * still there after the grace is killed (its agents then end when the
- * head's heartbeats stop). */
-static void srun_destroy(struct launched *run)
-{
-    launcher_end(run, SIGTERM, 5000);
 }
 
 const struct launcher launcher_srun = {
     .name = "srun", .caps = LAUNCHER_AGENTS | LAUNCHER_SIGNALS,
     .needs = "needs Slurm's srun",
     .detect = srun_detect, .start = srun_start,
-    .signal = srun_signal, .destroy = srun_destroy,
+    .signal = launcher_signal_step, .destroy = launcher_end_step,
 };
