@@ -30,11 +30,14 @@ int profileplan_load(struct profile_plan *pp, struct sites *s,
     pp->p = &pp->own;
     pp->t = scriptcheck_profile_topo(pp->p, pp->name, pp->desc,
                                      sizeof pp->desc);
-    if (!pp->t && !pp->desc[0])
-        return say_fail(EXIT_USAGE, "plan: profile %s describes no node: add "
-                        "node: \"package:2 core:38 gpu:8\" or topology: "
-                        "FILE.xml (man dlrun-sites.yaml)", pp->name), -1;
-    return pp->t ? 0 : -1;
+    if (pp->t)
+        return 0;
+    if (!pp->desc[0])
+        say_fail(EXIT_USAGE, "plan: profile %s describes no node: add "
+                 "node: \"package:2 core:38 gpu:8\" or topology: "
+                 "FILE.xml (man dlrun-sites.yaml)", pp->name);
+    profileplan_free(pp);
+    return -1;
 }
 
 int profileplan_node_xml(const struct profile_plan *pp, char **xml,

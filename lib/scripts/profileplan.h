@@ -32,7 +32,8 @@ struct profile_plan {
 };
 
 /* The profiles (profiles_load into s, origin as there), pp's profile in
- * them with its partition and node picked (profiles_pick), and its node.  0, or -1 after one line (exit 2). */
+ * them with its partition and node picked (profiles_pick), and its node.
+ * 0, or -1 after one line (exit 2) with nothing of pp left to free. */
 int profileplan_load(struct profile_plan *pp, struct sites *s,
                      char ***origin);
 

@@ -273,11 +273,20 @@ static int find_dups(struct loader *ld)
 static int add_item(struct loader *ld, const yaml_node_t *n,
                     struct site_value *v, const char *name, const char *value)
 {
-    char **items = realloc(v->items, (v->nitems + 2) * sizeof *items);
+    size_t room = v->room ? v->room * 2 : 8;
+    char **items = v->items;
 
-    if (!items)
-        return fail_at(ld, n, "", "out of memory");
-    v->items = items;
+    /* doubling, not one more: a realloc a line copies the list each time,
+     * and a 1 MiB list of short items is half a million of them */
+    if (v->nitems + 2 > v->room) {
+        if (room < v->nitems + 2)
+            room = v->nitems + 2;
+        items = realloc(v->items, room * sizeof *items);
+        if (!items)
+            return fail_at(ld, n, "", "out of memory");
+        v->items = items;
+        v->room = room;
+    }
     if (asprintf(&items[v->nitems], "%s%s%s", name, value ? "=" : "",
                  value ? value : "") < 0)
         return fail_at(ld, n, "", "out of memory");
@@ -650,6 +659,7 @@ static int merge_env(struct site_value *dst, struct site_value *src)
             if (!items)
                 return -1;
             dst->items = items;
+            dst->room = dst->nitems + 2;
             items[dst->nitems++] = item;
             items[dst->nitems] = NULL;
         }

@@ -42,6 +42,7 @@ struct site_value {
     char *text;
     char **items;
     size_t nitems;
+    size_t room;    /* slots items has, 0 when not known: grows by doubling */
 };
 
 /* A profile, or one of its partitions (name: the partition's; parts

@@ -69,14 +69,14 @@ static void profile(struct site_profile *p, char **opts, const char *sched)
 {
     memset(p, 0, sizeof *p);
     p->name = "site";
-    p->v[SITE_SCHEDULER] = (struct site_value){ 1, (char *)sched, NULL, 0 };
-    p->v[SITE_GPUS_PER_NODE] = (struct site_value){ 1, "4", NULL, 0 };
-    p->v[SITE_NODES] = (struct site_value){ 1, "3", NULL, 0 };
-    p->v[SITE_TASKS] = (struct site_value){ 1, "per-gpu", NULL, 0 };
-    p->v[SITE_LAUNCHER] = (struct site_value){ 1, "mpirun", NULL, 0 };
-    p->v[SITE_DLRUN_OPTIONS] = (struct site_value){ 1, NULL, opts, 3 };
+    p->v[SITE_SCHEDULER] = (struct site_value){ 1, (char *)sched, NULL, 0, 0 };
+    p->v[SITE_GPUS_PER_NODE] = (struct site_value){ 1, "4", NULL, 0, 0 };
+    p->v[SITE_NODES] = (struct site_value){ 1, "3", NULL, 0, 0 };
+    p->v[SITE_TASKS] = (struct site_value){ 1, "per-gpu", NULL, 0, 0 };
+    p->v[SITE_LAUNCHER] = (struct site_value){ 1, "mpirun", NULL, 0, 0 };
+    p->v[SITE_DLRUN_OPTIONS] = (struct site_value){ 1, NULL, opts, 3, 0 };
     p->v[SITE_NODE] = (struct site_value){ 1, "package:2 core:8 gpu:4",
-                                           NULL, 0 };
+                                           NULL, 0, 0 };
 }
 
 static void argv_and_shape(void)

@@ -44,8 +44,8 @@ static void node(struct site_profile *p)
     memset(p, 0, sizeof *p);
     p->name = "site";
     p->v[SITE_NODE] = (struct site_value){ 1, "package:2 core:8 gpu:4",
-                                           NULL, 0 };
-    p->v[SITE_GPUS_PER_NODE] = (struct site_value){ 1, "4", NULL, 0 };
+                                           NULL, 0, 0 };
+    p->v[SITE_GPUS_PER_NODE] = (struct site_value){ 1, "4", NULL, 0, 0 };
 }
 
 static void placed(const struct site_profile *p)

@@ -92,12 +92,12 @@ static void profile(struct site_profile *p, char **dirs, char **env,
 {
     memset(p, 0, sizeof *p);
     p->name = "site";
-    p->v[SITE_SCHEDULER] = (struct site_value){ 1, "pbs", NULL, 0 };
-    p->v[SITE_GPUS_PER_NODE] = (struct site_value){ 1, "8", NULL, 0 };
-    p->v[SITE_DIRECTIVES] = (struct site_value){ 1, NULL, dirs, 2 };
-    p->v[SITE_ENV] = (struct site_value){ 1, NULL, env, 1 };
-    p->v[SITE_DLRUN_OPTIONS] = (struct site_value){ 1, NULL, opts, 2 };
-    p->v[SITE_SETUP] = (struct site_value){ 1, "source a", NULL, 0 };
+    p->v[SITE_SCHEDULER] = (struct site_value){ 1, "pbs", NULL, 0, 0 };
+    p->v[SITE_GPUS_PER_NODE] = (struct site_value){ 1, "8", NULL, 0, 0 };
+    p->v[SITE_DIRECTIVES] = (struct site_value){ 1, NULL, dirs, 2, 0 };
+    p->v[SITE_ENV] = (struct site_value){ 1, NULL, env, 1, 0 };
+    p->v[SITE_DLRUN_OPTIONS] = (struct site_value){ 1, NULL, opts, 2, 0 };
+    p->v[SITE_SETUP] = (struct site_value){ 1, "source a", NULL, 0, 0 };
 }
 
 static void rendered(const char *tmpl)
