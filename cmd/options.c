@@ -46,6 +46,8 @@ static const char help_text[] =
     "      --ranks-filter LIST  show only these ranks on the console (0,3)\n"
     "      --kill-timeout SECS  SIGTERM, then SIGKILL this much later (10)\n"
     "      --max-restarts N     restart the whole job up to N times on failure\n"
+    "      --spares N           hold N of the allocation's nodes in reserve: a\n"
+    "                           node fault excludes its node, a spare takes over\n"
     "      --stall-timeout TIME end a job whose ranks all idle this long (10m),\n"
     "                           with a report of where each rank waits\n"
     "      --summary FILE       write a JSON summary (ranks, codes, times)\n"

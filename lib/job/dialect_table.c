@@ -80,6 +80,7 @@ const struct optp_opt dialect_table[] = {
     { "all-pairs", OPT_PF_ALL_PAIRS, 0, D_ALL, 0, NULL },
     { "preflight-timeout", OPT_PF_TIMEOUT, 1, D_ALL, 0, NULL },
     { "max-restarts", OPT_MAX_RESTARTS, 1, D_ALL, 0, NULL },
+    { "spares", OPT_SPARES, 1, D_ALL, 0, NULL },
     { "summary", OPT_SUMMARY, 1, D_ALL, 0, NULL },
     { "json", OPT_JSON, 0, D_ALL, 0, NULL },
     { "rank", OPT_RANK, 1, D_ALL, 0, NULL },

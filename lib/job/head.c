@@ -34,6 +34,7 @@
 #include "util/net.h"
 #include "job/preflight_run.h"
 #include "job/progress.h"
+#include "place/nodeset.h"
 #include "job/status.h"
 #include "util/strv.h"
 #include "run/supervise.h"
@@ -59,6 +60,7 @@ struct head {
                                        flux: one process for all) */
     struct head_stall *stall;       /* --stall-timeout, or NULL */
     struct head_progress prog;      /* -v steps, nodes still waited for */
+    struct head_fault fault;        /* --spares: the node to blame, or -1 */
 };
 
 int head_wanted(const struct job *j)
@@ -251,7 +253,11 @@ static int head_outcome(const struct job *j, struct head *h,
         return EXIT_STALL;
     snprintf(stopped, sizeof stopped, "stopped the job on %d node%s",
              p->nnodes, p->nnodes == 1 ? "" : "s");
-    if (first_failure(h, p, &rank, &status, &pid) == 0) {
+    if (first_failure(h, p, &rank, &status, &pid) < 0)
+        rank = -1;
+    head_classify(j, sv, lost, heartbeat_timeout_ms(h->hb) / 1000, rank,
+                  status, &h->fault);
+    if (rank >= 0) {
         h->failed_rank = rank;
         job_report_failure(rank, p->nodes[p->rank_node[rank]].host, pid,
                            status, stopped);
@@ -403,6 +409,8 @@ struct head_run {
     const struct launcher *l;
     char **prog;
     const sigset_t *orig;       /* the agents' signal mask */
+    struct head_fault fault;    /* how the last attempt ended (--spares) */
+    int stop_rc;                /* no attempt can start again: its code */
 };
 
 /* One start of every agent, with a broker of its own (a new token, no
@@ -421,6 +429,15 @@ static void head_attempt(void *ctx, const struct engine *e,
 
     h.failed_rank = -1;
     h.launcher = hr->l->name;
+    h.fault.node = hr->fault.node = -1;
+    if (hr->stop_rc) {      /* the node set could not be planned again */
+        end->rc = hr->stop_rc;
+        return;
+    }
+    if (j->nodeset && nodeset_add_attempt(j->nodeset, &j->plan) < 0) {
+        end->rc = say_fail(EXIT_FAIL, "out of memory");
+        return;
+    }
     /* the Gloo store first: the broker tells it where agents connect from */
     if (horovod_begin(j) != 0)
         goto out;
@@ -444,6 +461,7 @@ static void head_attempt(void *ctx, const struct engine *e,
                   hr->orig);
     rc = relay.failed ? say_fail(EXIT_FAIL, "out of memory")
                       : head_supervise(j, &h, hr->l, &aj, e, end);
+    hr->fault = h.fault;
 out:
     end->rc = rc;
     status_head_end();
@@ -462,8 +480,14 @@ out:
 
 static void head_restarting(void *ctx, const struct engine *e)
 {
-    const struct head_run *hr = ctx;
+    struct head_run *hr = ctx;
+    int rc = head_replace_node(hr->j, &hr->fault, *e->restart,
+                               e->max_restarts);
 
+    if (rc < 0)
+        hr->stop_rc = EXIT_USAGE;
+    if (rc != 0)
+        return;
     say("restarting the job on %d nodes (restart %d of %d)",
         hr->j->plan.nnodes, *e->restart, e->max_restarts);
 }
@@ -475,6 +499,7 @@ int run_head_with(struct job *j, char **prog, const struct launcher *l)
     struct engine e = { .max_restarts = j->opt.max_restarts,
                         .restart = &j->restart, .attempt = head_attempt,
                         .restarting = head_restarting, .ctx = &hr };
+    int rc;
 
     /* blocked before the broker thread starts, so that it inherits the
      * mask and the signals reach the supervisor's signalfd, not the thread */
@@ -483,7 +508,9 @@ int run_head_with(struct job *j, char **prog, const struct launcher *l)
     sigprocmask(SIG_BLOCK, &block, &orig);
     if (j->opt.report_bindings)
         say("the agents report bindings per node");
-    return engine_run(&e, NULL);
+    rc = engine_run(&e, NULL);
+    head_spares_end(j);
+    return rc;
 }
 
 int run_head(struct job *j, char **prog)

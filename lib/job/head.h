@@ -56,6 +56,41 @@ void head_fill_job(const struct job *j, struct agent_job *aj,
                    const int *nodes, int nnodes, int lifeline,
                    const sigset_t *child_mask);
 
+/* --spares (head_spares.c): a node fault an attempt of the head ended
+ * with, which costs its node. */
+struct head_fault {
+    int node;               /* its plan node, -1: none (a program fault, or
+                               no --spares: nothing is classified) */
+    char reason[200];       /* "no heartbeat for 10 s (link down?)" */
+};
+
+/* How the attempt ended, into *f (node -1 when no node is to blame or j
+ * has no --spares): lost, the plan node of an agent without heartbeat, or
+ * -1 (hb_s: the timeout); sv (borrowed): the agents' processes; rank,
+ * status: the first failure the agents reported (rank -1: none).  A lost
+ * agent, an agent process killed (a signal, or a code of 128 and more)
+ * with no failure of its own node reported, or a rank the kernel ended
+ * (SIGKILL, SIGBUS, SIGSEGV) is its node's fault; an exit code is the
+ * program's. */
+void head_classify(const struct job *j, const struct supervise *sv, int lost,
+                   int hb_s, int rank, int status, struct head_fault *f);
+
+/* Before restart number restart (of max) after f: exclude its node, take
+ * a spare in its place, plan again on the new node set, and say so in one
+ * line.  1: done and said; 0: nothing of its own (no --spares or no node
+ * fault: the caller says its line); -1: the job cannot start again (said
+ * why). */
+int head_replace_node(struct job *j, const struct head_fault *f, int restart,
+                      int max);
+
+/* --spares: "DLRUN_EXCLUDED_NODES=LIST" into env (the ranks' -x values
+ * the agents get).  0 / -1 when out of memory; 0 without --spares. */
+int head_wire_excluded(const struct job *j, struct strv *env);
+
+/* After the last attempt: the nodes excluded and the words for the next
+ * submission without them, one line (none when nothing was excluded). */
+void head_spares_end(const struct job *j);
+
 /* dlrun agent: agree with the other agents on MASTER_ADDR/PORT and the
  * TF_CONFIG worker ports through the broker of DLRUN_BROKER (agent_rdv.c;
  * none: nothing to do), into j->rdv (worker_ports: owned by j).  0, or

@@ -97,7 +97,8 @@ static int head_wire_settings(const struct job *j, struct planwire *w,
     w->wdir = (char *)(o->wdir ? o->wdir : getcwd(cwd, cwdlen));
     if (!o->gloo)
         w->gloo_rdv = NULL;
-    return wire_exports(o, w);
+    return wire_exports(o, w) < 0 || head_wire_excluded(j, &w->env) < 0 ?
+           -1 : 0;
 }
 
 uint8_t *head_plan_wire(const struct job *j, size_t *len, struct err *err)

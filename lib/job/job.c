@@ -13,6 +13,7 @@
 #include "job/horovod.h"
 #include "mpi/pmix_host.h"
 #include "place/envout.h"
+#include "place/nodeset.h"
 #include "place/topo.h"
 #include "run/envwire.h"
 #include "run/errfile.h"
@@ -149,6 +150,31 @@ static int job_topology_slots(struct job *j)
     return 0;
 }
 
+/* --spares: the allocation's last nodes held back from the plan. */
+static int job_spares(struct job *j)
+{
+    struct err err = { "" };
+    enum alloc_kind k = j->alloc.kind;
+
+    if (!j->opt.spares)
+        return 0;
+    if (k != ALLOC_JOB && k != ALLOC_HOSTS && k != ALLOC_HOSTFILE)
+        return say_fail(EXIT_USAGE, "--spares %d: only for an allocation of "
+                        "several nodes (a scheduler's job, -H or --hostfile), "
+                        "not %s", j->opt.spares, j->alloc.source);
+    if (!(j->nodeset = calloc(1, sizeof *j->nodeset)))
+        return say_fail(EXIT_FAIL, "out of memory");
+    if (nodeset_init(j->nodeset, &j->alloc, j->opt.spares, &err) < 0)
+        return say_fail(EXIT_USAGE, "%s", err.msg);
+    if (!j->opt.max_restarts)
+        say("warning: --spares %d without --max-restarts: a node fault ends "
+            "the job (each restart on a spare counts against "
+            "--max-restarts)", j->opt.spares);
+    progress_step("spares: %zu node%s held in reserve", j->nodeset->nspare,
+                  j->nodeset->nspare == 1 ? "" : "s");
+    return 0;
+}
+
 int job_prepare(struct job *j, int collective)
 {
     struct err err = { "" };
@@ -173,7 +199,7 @@ int job_prepare(struct job *j, int collective)
     /* mpirun without -np fills every slot */
     if (j->opt.dialect == D_MPIRUN)
         j->alloc.default_ranks = 0;
-    if ((rc = job_ppr_ranks(j)) != 0)
+    if ((rc = job_ppr_ranks(j)) != 0 || (rc = job_spares(j)) != 0)
         return rc;
     if (j->by_hand) {   /* run_nodes plans each attempt with the group */
         j->opt.rdv.collective = collective;
@@ -414,6 +440,10 @@ void job_free(struct job *j)
     j->rdv.worker_ports = NULL;
     pmixc_finalize();
     plan_free(&j->plan);
+    if (j->nodeset)     /* every node back into the allocation, to be freed */
+        nodeset_free(j->nodeset);
+    free(j->nodeset);
+    j->nodeset = NULL;
     alloc_free(&j->alloc);
     options_free(&j->opt);
     strv_free(&j->xvalues);

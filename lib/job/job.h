@@ -16,6 +16,7 @@
 
 struct pmix_host;
 struct pmi_serve;
+struct nodeset;
 struct launcher;
 struct pf_show;
 
@@ -25,6 +26,8 @@ struct job {
     struct plan plan;
     struct rdv rdv;
     int restart;            /* attempts so far (--max-restarts) */
+    struct nodeset *nodeset;    /* owned: --spares' nodes (the allocation's
+                                   reordered, lib/place/nodeset.h), or NULL */
     struct status_watch *status;    /* owned while ranks run: what
                                        `dlrun status` reads, or NULL */
     int preflight;          /* the head runs the preflight (its agents only

@@ -65,6 +65,8 @@ struct options {
     int nfilter;
     int kill_timeout_ms;    /* --kill-timeout, default 10 s */
     int max_restarts;       /* --max-restarts */
+    int spares;             /* --spares: allocation nodes held in reserve
+                               for node faults (the head, lib/place/nodeset.h) */
     long stall_timeout_ms;  /* --stall-timeout, 0: not watched */
     int preflight;          /* --preflight: check the nodes first (run);
                                agents: only report this node */

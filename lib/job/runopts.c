@@ -215,6 +215,8 @@ static int options_one(int c, char *v, struct options *o)
     case OPT_MAX_RESTARTS:
         return optp_int("--max-restarts", v, 0, 1000000,
                         &o->max_restarts);
+    case OPT_SPARES:
+        return optp_int("--spares", v, 0, 1000000, &o->spares);
     case OPT_SUMMARY: o->summary = v; return 0;
     case OPT_MAP_BY: case OPT_BIND_TO: case OPT_GPU_BIND:
         return parse_bind(c, v, o);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "job/job.h"
+#include "place/nodeset.h"
 #include "rendezvous/client.h"
 #include "run/failwire.h"
 #include "run/supervise.h"
@@ -44,6 +45,45 @@ static int failed_rank(const struct job *j, const struct supervise *sv)
     return r >= 0 && r < j->plan.nranks ? r : -1;
 }
 
+/* "nodes":["a","b"] from a comma list. */
+static void write_node_list(FILE *f, const char *list)
+{
+    char name[256];
+
+    fputs("\"nodes\":[", f);
+    for (const char *s = list; *s;) {
+        size_t n = strcspn(s, ",");
+        snprintf(name, sizeof name, "%.*s", (int)n, s);
+        if (s != list)
+            fputc(',', f);
+        json_string(f, name);
+        s += n + (s[n] == ',');
+    }
+    fputc(']', f);
+}
+
+/* --spares: the nodes excluded and each attempt's world. */
+static void write_nodeset(FILE *f, const struct nodeset *ns)
+{
+    fputs(",\"excluded_nodes\":[", f);
+    for (size_t i = 0; i < ns->nexcl; i++) {
+        fputs(i ? ",{\"host\":" : "{\"host\":", f);
+        json_string(f, ns->excl[i].host);
+        fputs(",\"reason\":", f);
+        json_string(f, ns->excl[i].reason);
+        fprintf(f, ",\"attempt\":%d,\"time\":%.6f}", ns->excl[i].attempt,
+                ns->excl[i].time);
+    }
+    fputs("],\"attempts\":[", f);
+    for (size_t i = 0; i < ns->natt; i++) {
+        fprintf(f, "%s{\"attempt\":%zu,\"world_size\":%d,", i ? "," : "",
+                i + 1, ns->att[i].world_size);
+        write_node_list(f, ns->att[i].nodes);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
 int summary_write(const struct job *j, const struct supervise *sv, int rc)
 {
     /* not through another user's link, not into another user's file */
@@ -69,7 +109,10 @@ int summary_write(const struct job *j, const struct supervise *sv, int rc)
             fputc(',', f);
         write_rank(f, j, &sv->ranks[i]);
     }
-    fputs("]}\n", f);
+    fputc(']', f);
+    if (j->nodeset)
+        write_nodeset(f, j->nodeset);
+    fputs("}\n", f);
     if (fclose(f) != 0)
         return say_fail(-1, "--summary %s: %s", j->opt.summary, strerror(errno));
     return 0;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "job/job.h"
+#include "place/nodeset.h"
 #include "rendezvous/broker_thread.h"
 #include "rendezvous/client.h"
 #include "rendezvous/token.h"
@@ -127,6 +128,46 @@ out:
     broker_thread_stop(bt);
 }
 
+/* --spares: the nodes excluded and each attempt's world follow the
+ * ranks; without --spares neither is written. */
+static void spares_summary(const char *file)
+{
+    struct sv_rank r[1] = { { .rank = 0, .pid = 7, .start = 1, .end = 2 } };
+    struct supervise sv = { .ranks = r, .n = 1, .failed = -1 };
+    struct nodeset ns;
+    struct job j;
+    struct err err = { "" };
+    const char *spare;
+    char buf[4096];
+
+    if (!ok(job_on(&j, "a,b,c", file) == 0, "a job on a, b, c"))
+        return;
+    plan_free(&j.plan);
+    nodeset_init(&ns, &j.alloc, 1, &err);
+    plan_build(&j.alloc, &(struct plan_request){ 0 }, &j.plan, &err);
+    nodeset_add_attempt(&ns, &j.plan);
+    nodeset_exclude(&ns, "b", "no heartbeat for 10 s (link down?)", 1, 5.5,
+                    &spare, &err);
+    plan_free(&j.plan);
+    plan_build(&j.alloc, &(struct plan_request){ 0 }, &j.plan, &err);
+    nodeset_add_attempt(&ns, &j.plan);
+    j.nodeset = &ns;
+    is_int(summary_write(&j, &sv, 0), 0, "--spares: written");
+    ok(strstr(slurp(file, buf, sizeof buf), "}],\"excluded_nodes\":[{\"host\":"
+              "\"b\",\"reason\":\"no heartbeat for 10 s (link down?)\","
+              "\"attempt\":1,\"time\":5.500000}],\"attempts\":[{\"attempt\""
+              ":1,\"world_size\":2,\"nodes\":[\"a\",\"b\"]},{\"attempt\":2,"
+              "\"world_size\":2,\"nodes\":[\"a\",\"c\"]}]}\n") != NULL,
+       "  excluded_nodes, then each attempt's world size and nodes");
+    j.nodeset = NULL;
+    is_int(summary_write(&j, &sv, 0), 0, "without --spares: written");
+    ok(!strstr(slurp(file, buf, sizeof buf), "excluded_nodes") &&
+       !strstr(buf, "attempts"), "  neither field");
+    nodeset_free(&ns);
+    plan_free(&j.plan);
+    alloc_free(&j.alloc);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/t_summary.XXXXXX", file[64];
@@ -138,6 +179,7 @@ int main(void)
     snprintf(file, sizeof file, "%s/s.json", dir);
     local_summary(file, &k);
     head(file, &k);
+    spares_summary(file);
     unlink(file);
     rmdir(dir);
     return tap_done();

@@ -1,0 +1,131 @@
+/* head_spares.c - --spares on the head's side: whether an attempt ended
+ * with a node fault, the node excluded and a spare planned in its place
+ * (lib/place/nodeset.h holds the node set), what the ranks are told and
+ * the line for the next submission. */
+#include "job/head.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "place/nodeset.h"
+#include "util/clock.h"
+#include "util/say.h"
+#include "where/sched.h"
+
+/* The agent process that failed first, when it was killed rather than
+ * ending with its rank's code: its plan node, else -1. */
+static int killed_agent(const struct supervise *sv, int *code)
+{
+    const struct sv_rank *r;
+
+    if (sv->failed < 0 || sv->failed >= sv->n)
+        return -1;
+    r = &sv->ranks[sv->failed];
+    if (r->rank == INT_MIN || r->rank >= 0)
+        return -1;
+    *code = WIFSIGNALED(r->status) ? 128 + WTERMSIG(r->status) :
+            WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 0;
+    return *code >= 128 ? agent_proc_node(r->rank) : -1;
+}
+
+void head_classify(const struct job *j, const struct supervise *sv, int lost,
+                   int hb_s, int rank, int status, struct head_fault *f)
+{
+    const struct plan *p = &j->plan;
+    int code = 0, agent = killed_agent(sv, &code);
+    int rank_node = rank >= 0 && rank < p->nranks ? p->rank_node[rank] : -1;
+
+    f->node = -1;
+    f->reason[0] = '\0';
+    if (!j->nodeset || (sv->signal_received && lost < 0))
+        return;
+    if (lost >= 0) {
+        f->node = lost;
+        snprintf(f->reason, sizeof f->reason, "no heartbeat for %d s (link "
+                 "down?)", hb_s);
+    } else if (agent >= 0 && agent < p->nnodes && rank_node != agent) {
+        f->node = agent;
+        snprintf(f->reason, sizeof f->reason, "its agent ended with code %d "
+                 "(killed?)", code);
+    } else if (rank_node >= 0 && nodeset_node_signal(status)) {
+        f->node = rank_node;
+        snprintf(f->reason, sizeof f->reason, "rank %d was killed by signal "
+                 "%d (%s)", rank, WTERMSIG(status), strsignal(WTERMSIG(status)));
+    }
+}
+
+/* The plan again on the allocation's nodes of the moment (a spare in),
+ * with its binding and rendezvous.  0, or the exit code after saying why. */
+static int head_replan(struct job *j)
+{
+    struct err err = { "" };
+
+    plan_free(&j->plan);
+    free(j->bind);
+    j->bind = NULL;
+    free(j->rdv.worker_ports);
+    j->rdv.worker_ports = NULL;
+    if (plan_build(&j->alloc, &j->opt.plan, &j->plan, &err) < 0)
+        return say_fail(EXIT_USAGE, "cannot plan the job again on the nodes "
+                        "left: %s", err.msg);
+    return job_prepare_planned(j, 1);
+}
+
+int head_replace_node(struct job *j, const struct head_fault *f, int restart,
+                      int max)
+{
+    struct err err = { "" };
+    const char *spare = NULL, *host;
+    int rc;
+
+    if (!j->nodeset || f->node < 0 || f->node >= j->plan.nnodes)
+        return 0;
+    host = j->plan.nodes[f->node].host;
+    rc = nodeset_exclude(j->nodeset, host, f->reason, restart, clock_wall(),
+                         &spare, &err);
+    if (rc < 0)
+        return say_fail(-1, "cannot exclude node %s: %s", host, err.msg);
+    if (rc == 0) {
+        say("node %s failed: %s; no spare left: restarting the job on the "
+            "same %d nodes (restart %d of %d)", host, f->reason,
+            j->plan.nnodes, restart, max);
+        return 1;
+    }
+    if (head_replan(j) != 0)
+        return -1;
+    say("node %s excluded: %s; spare %s in; restarting %d ranks, attempt %d "
+        "of %d", host, f->reason, spare, j->plan.nranks, restart + 1, max + 1);
+    return 1;
+}
+
+int head_wire_excluded(const struct job *j, struct strv *env)
+{
+    char list[4096];
+
+    if (!j->nodeset)
+        return 0;
+    strv_addf(env, "DLRUN_EXCLUDED_NODES=%s",
+              nodeset_excluded_list(j->nodeset, list, sizeof list));
+    return env->failed ? -1 : 0;
+}
+
+void head_spares_end(const struct job *j)
+{
+    const struct nodeset *ns = j->nodeset;
+    const char *exclude = j->alloc.sched ? j->alloc.sched->exclude : NULL;
+    char list[4096], next[8192];
+
+    if (!ns || !ns->nexcl)
+        return;
+    nodeset_excluded_list(ns, list, sizeof list);
+    if (!exclude && j->alloc.kind == ALLOC_JOB)
+        say("excluded node%s: %s; leave %s out of the next submission",
+            ns->nexcl == 1 ? "" : "s", list, ns->nexcl == 1 ? "it" : "them");
+    else
+        say("excluded node%s: %s; for the next submission: %s",
+            ns->nexcl == 1 ? "" : "s", list,
+            nodeset_next_submission(ns, exclude, next, sizeof next));
+}

@@ -1,0 +1,170 @@
+/* nodeset.c - see nodeset.h. */
+#include "place/nodeset.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+int nodeset_init(struct nodeset *ns, struct alloc *a, int spares,
+                 struct err *err)
+{
+    memset(ns, 0, sizeof *ns);
+    if (spares < 0)
+        return err_set(err, "--spares %d: give 0 or more", spares);
+    if ((size_t)spares >= a->nnodes)
+        return err_set(err, "--spares %d: the allocation has %zu node%s; "
+                       "hold fewer in reserve than it has, or ask for more "
+                       "nodes", spares, a->nnodes, a->nnodes == 1 ? "" : "s");
+    ns->a = a;
+    ns->total = a->nnodes;
+    ns->nspare = (size_t)spares;
+    ns->nactive = a->nnodes - ns->nspare;
+    a->nnodes = ns->nactive;
+    return 0;
+}
+
+static void swap_nodes(struct alloc *a, size_t i, size_t k)
+{
+    struct alloc_node t = a->nodes[i];
+
+    a->nodes[i] = a->nodes[k];
+    a->nodes[k] = t;
+}
+
+/* The active node called host, or -1. */
+static long active_index(const struct nodeset *ns, const char *host)
+{
+    for (size_t i = 0; host && i < ns->nactive; i++)
+        if (strcmp(ns->a->nodes[i].name, host) == 0)
+            return (long)i;
+    return -1;
+}
+
+static int record_excluded(struct nodeset *ns, const char *host,
+                           const char *reason, int attempt, double time)
+{
+    struct ns_excluded *e = realloc(ns->excl, (ns->nexcl + 1) * sizeof *e);
+
+    if (!e)
+        return -1;
+    ns->excl = e;
+    e = &ns->excl[ns->nexcl++];
+    snprintf(e->host, sizeof e->host, "%s", host);
+    snprintf(e->reason, sizeof e->reason, "%s", reason);
+    e->attempt = attempt;
+    e->time = time;
+    return 0;
+}
+
+int nodeset_exclude(struct nodeset *ns, const char *host, const char *reason,
+                    int attempt, double time, const char **spare,
+                    struct err *err)
+{
+    long i = active_index(ns, host);
+    size_t first_spare = ns->nactive, last_spare = ns->nactive + ns->nspare - 1;
+
+    *spare = NULL;
+    if (i < 0)
+        return err_set(err, "node %s is not one the job runs on",
+                       host ? host : "(unknown)");
+    if (!ns->nspare)
+        return 0;
+    if (record_excluded(ns, host, reason, attempt, time) < 0)
+        return err_set(err, "out of memory");
+    /* the spare takes the node's place; the node goes past the spares */
+    swap_nodes(ns->a, (size_t)i, first_spare);
+    swap_nodes(ns->a, first_spare, last_spare);
+    ns->nspare--;
+    *spare = ns->a->nodes[i].name;
+    return 1;
+}
+
+int nodeset_add_attempt(struct nodeset *ns, const struct plan *p)
+{
+    struct ns_attempt *t = realloc(ns->att, (ns->natt + 1) * sizeof *t);
+    size_t len = 1;
+    char *s;
+
+    if (!t)
+        return -1;
+    ns->att = t;
+    for (int i = 0; i < p->nnodes; i++)
+        len += strlen(p->nodes[i].host ? p->nodes[i].host : "?") + 1;
+    if (!(s = malloc(len)))
+        return -1;
+    s[0] = '\0';
+    for (int i = 0; i < p->nnodes; i++) {
+        if (i)
+            strcat(s, ",");
+        strcat(s, p->nodes[i].host ? p->nodes[i].host : "?");
+    }
+    ns->att[ns->natt++] = (struct ns_attempt){ p->nranks, s };
+    return 0;
+}
+
+char *nodeset_excluded_list(const struct nodeset *ns, char *buf, size_t n)
+{
+    size_t len = 0;
+
+    if (n)
+        buf[0] = '\0';
+    for (size_t i = 0; i < ns->nexcl && len < n; i++) {
+        int w = snprintf(buf + len, n - len, "%s%s", i ? "," : "",
+                         ns->excl[i].host);
+        len += w > 0 ? (size_t)w : 0;
+    }
+    return buf;
+}
+
+/* "-H " and the nodes not excluded (name:slots where a node has more
+ * than one), in the allocation's order of the moment. */
+static void host_list(const struct nodeset *ns, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "-H ");
+
+    for (size_t i = 0; i < ns->nactive + ns->nspare && len < n; i++) {
+        const struct alloc_node *a = &ns->a->nodes[i];
+        int w = a->slots > 1 ? snprintf(buf + len, n - len, "%s%s:%d",
+                                        i ? "," : "", a->name, a->slots)
+                             : snprintf(buf + len, n - len, "%s%s",
+                                        i ? "," : "", a->name);
+        len += w > 0 ? (size_t)w : 0;
+    }
+}
+
+char *nodeset_next_submission(const struct nodeset *ns, const char *exclude,
+                              char *buf, size_t n)
+{
+    char list[4096];
+
+    if (n)
+        buf[0] = '\0';
+    if (!ns->nexcl || n < 4)
+        return buf;
+    if (exclude)
+        snprintf(buf, n, "%s%s", exclude,
+                 nodeset_excluded_list(ns, list, sizeof list));
+    else
+        host_list(ns, buf, n);
+    return buf;
+}
+
+int nodeset_node_signal(int status)
+{
+    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+
+    return sig == SIGKILL || sig == SIGBUS || sig == SIGSEGV;
+}
+
+void nodeset_free(struct nodeset *ns)
+{
+    if (ns->a)
+        ns->a->nnodes = ns->total;
+    for (size_t i = 0; i < ns->natt; i++)
+        free(ns->att[i].nodes);
+    free(ns->att);
+    free(ns->excl);
+    memset(ns, 0, sizeof *ns);
+}

@@ -1,0 +1,81 @@
+/* nodeset.h - which of an allocation's nodes the job runs on (--spares):
+ * the active nodes the plan is made on, the spares held in reserve, the
+ * nodes excluded after a node fault (and why), and each attempt's world.
+ * Pure: it reorders the allocation's nodes, nothing is started.
+ *
+ * The allocation's node array keeps every node (its strings stay where
+ * they are, so a plan's borrowed names live on): the active nodes first,
+ * in their order, then the spares, then the excluded; a->nnodes counts
+ * only the active ones while the job runs (nodeset_restore before
+ * alloc_free). */
+#ifndef DLRUN_NODESET_H
+#define DLRUN_NODESET_H
+
+#include <stddef.h>
+
+#include "place/plan.h"
+#include "util/err.h"
+#include "where/alloc.h"
+
+/* A node taken out after a fault. */
+struct ns_excluded {
+    char host[256];
+    char reason[200];       /* "no heartbeat for 10 s (link down?)" */
+    int attempt;            /* the attempt it failed in, from 1 */
+    double time;            /* wall clock (clock_wall) */
+};
+
+/* One attempt's world, for --summary. */
+struct ns_attempt {
+    int world_size;
+    char *nodes;            /* owned: "node1,node2,node4" */
+};
+
+struct nodeset {
+    struct alloc *a;        /* borrowed, reordered (see above) */
+    size_t total;           /* the allocation's nodes */
+    size_t nactive, nspare;
+    struct ns_excluded *excl;   /* owned, nexcl entries */
+    size_t nexcl;
+    struct ns_attempt *att;     /* owned, natt entries */
+    size_t natt;
+};
+
+/* Hold spares of a's nodes (the last ones) in reserve: a->nnodes becomes
+ * the rest.  ns is zeroed here.  0 / -1 with err (spares < 0, or none
+ * left to run on). */
+int nodeset_init(struct nodeset *ns, struct alloc *a, int spares,
+                 struct err *err);
+
+/* Exclude the active node host (reason, attempt, time: recorded): the
+ * first spare takes its place in the node order.  Returns 1 with *spare
+ * (borrowed from a, or NULL) the node that came in, 0 when no spare was
+ * left (nothing changes: the node stays active), -1 with err when host
+ * is not active or out of memory. */
+int nodeset_exclude(struct nodeset *ns, const char *host, const char *reason,
+                    int attempt, double time, const char **spare,
+                    struct err *err);
+
+/* Record an attempt's world from its plan p.  0 / -1 when out of memory. */
+int nodeset_add_attempt(struct nodeset *ns, const struct plan *p);
+
+/* The excluded hosts, comma separated, into buf (n bytes; "" for none).
+ * Returns buf. */
+char *nodeset_excluded_list(const struct nodeset *ns, char *buf, size_t n);
+
+/* The words for the next submission without the excluded nodes, into buf:
+ * the scheduler's exclude (borrowed: "sbatch/salloc --exclude=") and the
+ * excluded list, or when exclude is NULL "-H " and the allocation's other
+ * nodes.  Returns buf ("" when nothing was excluded). */
+char *nodeset_next_submission(const struct nodeset *ns, const char *exclude,
+                              char *buf, size_t n);
+
+/* Is a rank's wait status one the kernel ended it with for its node's
+ * sake (SIGKILL: the OOM killer; SIGBUS, SIGSEGV: memory or a driver)? */
+int nodeset_node_signal(int status);
+
+/* a->nnodes back to every node, for alloc_free; ns's own memory freed.
+ * ns may be zeroed (nothing held). */
+void nodeset_free(struct nodeset *ns);
+
+#endif

@@ -1,0 +1,155 @@
+/* t_nodeset.c - spares held back from the plan, a node excluded and a
+ * spare taking its place, the next submission's words, which signals are
+ * a node's fault. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "place/nodeset.h"
+#include "place/plan.h"
+#include "tap.h"
+
+/* An allocation of nodes node1..nodeN, slots each. */
+static void make_alloc(struct alloc *a, int n, int slots)
+{
+    struct err err = { "" };
+    char name[32];
+
+    memset(a, 0, sizeof *a);
+    a->source = "hosts";
+    a->kind = ALLOC_HOSTS;
+    for (int i = 1; i <= n; i++) {
+        snprintf(name, sizeof name, "node%d", i);
+        alloc_add_node(a, name, slots, 0, &err);
+    }
+}
+
+/* The allocation's node names in order, "active|spares|excluded". */
+static const char *order(const struct nodeset *ns)
+{
+    static char buf[256];
+    size_t len = 0, cut[2] = { ns->nactive, ns->nactive + ns->nspare };
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < ns->total; i++) {
+        const char *sep = i == cut[0] || i == cut[1] ? "|" : i ? " " : "";
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s%s", sep,
+                                i == cut[0] && cut[0] == cut[1] ? "|" : "",
+                                ns->a->nodes[i].name);
+    }
+    return buf;
+}
+
+static void test_init(void)
+{
+    struct alloc a;
+    struct nodeset ns;
+    struct err err = { "" };
+
+    make_alloc(&a, 4, 1);
+    is_int(nodeset_init(&ns, &a, 4, &err), -1, "4 spares of 4 nodes: refused");
+    ok(strstr(err.msg, "has 4 nodes") != NULL, "  names the allocation's nodes");
+    is_int(a.nnodes, 4, "  the allocation untouched");
+    is_int(nodeset_init(&ns, &a, -1, &err), -1, "-1 spares: refused");
+    is_int(nodeset_init(&ns, &a, 1, &err), 0, "1 spare of 4 nodes");
+    is_int(a.nnodes, 3, "  the plan sees 3 nodes");
+    is_int((int)ns.nspare, 1, "  one spare");
+    nodeset_free(&ns);
+    is_int(a.nnodes, 4, "free: the allocation has its 4 nodes back");
+    alloc_free(&a);
+}
+
+static void test_exclude(void)
+{
+    struct alloc a;
+    struct nodeset ns;
+    struct err err = { "" };
+    const char *spare = NULL;
+    char buf[256];
+
+    make_alloc(&a, 5, 2);
+    nodeset_init(&ns, &a, 2, &err);
+    is_str(order(&ns), "node1 node2 node3|node4 node5", "active, then spares");
+    is_int(nodeset_exclude(&ns, "node2", "no heartbeat for 10 s", 1, 5.0,
+                           &spare, &err), 1, "node2 excluded: a spare came in");
+    is_str(spare, "node4", "  the first spare");
+    is_str(order(&ns), "node1 node4 node3|node5|node2",
+           "  node4 in node2's place, node2 past the spares");
+    is_int(a.nnodes, 3, "  still 3 active nodes");
+    is_str(nodeset_excluded_list(&ns, buf, sizeof buf), "node2", "  the list");
+    is_str(ns.excl[0].reason, "no heartbeat for 10 s", "  the reason kept");
+    is_int(ns.excl[0].attempt, 1, "  the attempt kept");
+    is_int(nodeset_exclude(&ns, "node2", "again", 2, 6.0, &spare, &err), -1,
+           "an excluded node cannot be excluded again");
+    ok(strstr(err.msg, "node2") != NULL, "  names it");
+    is_int(nodeset_exclude(&ns, "node1", "rank 0 killed by signal 9", 2, 7.0,
+                           &spare, &err), 1, "node1 excluded");
+    is_str(spare, "node5", "  the last spare");
+    is_str(order(&ns), "node5 node4 node3||node1 node2", "  no spare left");
+    is_str(nodeset_excluded_list(&ns, buf, sizeof buf), "node2,node1",
+           "  both, in order");
+    is_str(nodeset_next_submission(&ns, "sbatch --exclude=", buf, sizeof buf),
+           "sbatch --exclude=node2,node1", "a scheduler's exclude");
+    is_str(nodeset_next_submission(&ns, NULL, buf, sizeof buf),
+           "-H node5:2,node4:2,node3:2", "host list: without them");
+    is_int(nodeset_exclude(&ns, "node3", "x", 3, 8.0, &spare, &err), 0,
+           "no spare left: 0");
+    ok(spare == NULL, "  no spare named");
+    is_str(order(&ns), "node5 node4 node3||node1 node2", "  nothing changed");
+    is_int((int)ns.nexcl, 2, "  not recorded");
+    nodeset_free(&ns);
+    is_int(a.nnodes, 5, "free: 5 nodes again");
+    alloc_free(&a);
+}
+
+static void test_attempts(void)
+{
+    struct alloc a;
+    struct nodeset ns;
+    struct plan p;
+    struct plan_request req = { .per_node = 2 };
+    struct err err = { "" };
+    const char *spare;
+    char buf[64];
+
+    make_alloc(&a, 3, 2);
+    nodeset_init(&ns, &a, 1, &err);
+    is_str(nodeset_next_submission(&ns, "x=", buf, sizeof buf), "",
+           "nothing excluded: no words");
+    is_int(plan_build(&a, &req, &p, &err), 0, "plan on the active nodes");
+    is_int(p.nnodes, 2, "  2 nodes");
+    is_int(nodeset_add_attempt(&ns, &p), 0, "attempt 1 recorded");
+    plan_free(&p);
+    nodeset_exclude(&ns, "node1", "agent killed", 1, 1.0, &spare, &err);
+    plan_build(&a, &req, &p, &err);
+    is_str(p.nodes[0].host, "node3", "replanned: the spare is node 0");
+    nodeset_add_attempt(&ns, &p);
+    plan_free(&p);
+    is_int((int)ns.natt, 2, "two attempts");
+    is_str(ns.att[0].nodes, "node1,node2", "  the first's nodes");
+    is_str(ns.att[1].nodes, "node3,node2", "  the second's");
+    is_int(ns.att[1].world_size, 4, "  its world size");
+    nodeset_free(&ns);
+    alloc_free(&a);
+}
+
+static void test_signals(void)
+{
+    ok(nodeset_node_signal(SIGKILL), "SIGKILL (the OOM killer): a node fault");
+    ok(nodeset_node_signal(SIGBUS), "SIGBUS: a node fault");
+    ok(nodeset_node_signal(SIGSEGV), "SIGSEGV: a node fault");
+    ok(!nodeset_node_signal(SIGTERM), "SIGTERM: not");
+    ok(!nodeset_node_signal(SIGABRT), "SIGABRT (an exception): not");
+    ok(!nodeset_node_signal(3 << 8), "exit 3: not");
+    ok(!nodeset_node_signal(0), "exit 0: not");
+}
+
+int main(void)
+{
+    test_init();
+    test_exclude();
+    test_attempts();
+    test_signals();
+    return tap_done();
+}
