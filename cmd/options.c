@@ -50,6 +50,8 @@ static const char help_text[] =
     "                           node fault excludes its node, a spare takes over\n"
     "      --stall-timeout TIME end a job whose ranks all idle this long (10m),\n"
     "                           with a report of where each rank waits\n"
+    "      --straggler-factor F name a node F times slower than the median\n"
+    "                           (steps/s of dlrun_progress; dlrun status ranks)\n"
     "      --summary FILE       write a JSON summary (ranks, codes, times)\n"
     "      --keep-env           do not rewrite SLURM_PROCID etc. for dlrun's ranks\n"
     "      --no-cgroup          no cgroup of the job's own (DLRUN_CGROUP=0)\n"

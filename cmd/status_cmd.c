@@ -33,6 +33,22 @@ static void fmt_gpu(const struct js_rank *r, int gpu, char *out, size_t len)
         snprintf(out, len, " %5s %-10s", "-", "-");
 }
 
+/* The step rates, slowest first, when the ranks report their steps. */
+static void print_steps(const struct js_job *jb)
+{
+    if (jb->nsteps == 0)
+        return;
+    printf("  step rates per %s (dlrun_progress), slowest first; median "
+           "%.1f steps/s:\n", jb->step_unit, jb->step_median);
+    printf("  %-16s %8s %9s  %s\n", "HOST", "STEPS/S", "VS MEDIAN", "RANKS");
+    for (int i = 0; i < jb->nsteps; i++) {
+        const struct js_steps *s = &jb->steps[i];
+        char ratio[32];
+        snprintf(ratio, sizeof ratio, s->ratio > 0 ? "%.2fx" : "-", s->ratio);
+        printf("  %-16s %8.2f %9s  %s\n", s->host, s->rate, ratio, s->ranks);
+    }
+}
+
 static void print_job(const struct js_job *jb, double now)
 {
     int gpu = 0;    /* the GPU columns when NVML read some rank's GPUs */
@@ -60,6 +76,24 @@ static void print_job(const struct js_job *jb, double now)
                r->host, r->pid, r->state == 'X' ? '-' : r->state, cpu, rss,
                g, r->restarts, r->state == 'X' ? "ended" : age);
     }
+    print_steps(jb);
+}
+
+static void json_steps(const struct js_job *jb)
+{
+    printf(",\"step_rates\":{\"per\":");
+    json_string(stdout, jb->step_unit);
+    printf(",\"median\":%.3f,\"slowest_first\":[", jb->step_median);
+    for (int i = 0; i < jb->nsteps; i++) {
+        const struct js_steps *s = &jb->steps[i];
+        printf("%s{\"host\":", i ? "," : "");
+        json_string(stdout, s->host);
+        printf(",\"ranks\":");
+        json_string(stdout, s->ranks);
+        printf(",\"steps_per_s\":%.3f,\"median_ratio\":%.3f}", s->rate,
+               s->ratio);
+    }
+    printf("]}");
 }
 
 static void json_job(const struct js_job *jb, double now, int first)
@@ -84,7 +118,10 @@ static void json_job(const struct js_job *jb, double now, int first)
                    r->gpu_pct, r->gpu_mem_kb);
         printf("}");
     }
-    printf("]}");
+    printf("]");
+    if (jb->nsteps)     /* only where the ranks report their steps */
+        json_steps(jb);
+    printf("}");
 }
 
 static const struct optp_opt status_opts[] = {
@@ -101,7 +138,9 @@ static int status_option(void *ctx, const struct optp_hit *h)
     printf("usage: dlrun status [--json]\nThe running dlrun jobs of this user "
            "started on this host: per rank its host, pid, state, CPU %%, RSS, "
            "GPU %% and GPU memory (where NVML is), restarts and the age of "
-           "its last output line.\n");
+           "its last output line; where the ranks call dlrun_progress() "
+           "each step, the step rates per node (per rank on one node), "
+           "slowest first.\n");
     return 1;
 }
 

@@ -86,9 +86,11 @@ int dlrun_kv_del(dlrun_kv *kv, const char *key);
 int dlrun_nccl_unique_id(const char *name, void *id);
 
 /* Tell dlrun this rank is making progress (adds 1 to the counter
- * "dlrun.progress"): under --stall-timeout a job whose ranks report
- * progress is not stalled even when they print nothing and use no CPU
- * (waiting on I/O, a GPU, a remote service).  Cheap enough for every
+ * "dlrun.progress", and to "dlrun.progress.RANK" of this rank, DLRUN_RANK):
+ * under --stall-timeout a job whose ranks report progress is not stalled
+ * even when they print nothing and use no CPU (waiting on I/O, a GPU, a
+ * remote service); called once a step, it gives the step rates `dlrun
+ * status` ranks and --straggler-factor judges.  Cheap enough for every
  * step; safe from any thread.  The first call connects with
  * dlrun_kv_connect() and keeps the connection; after a failure the next
  * call connects again. */

@@ -248,7 +248,8 @@ _progress_lock = None
 
 
 def progress():
-    """Tell dlrun this rank is making progress (adds 1 to "dlrun.progress"):
+    """Tell dlrun this rank is making progress (adds 1 to "dlrun.progress"
+    and to "dlrun.progress.RANK", the rank's steps for the step rates):
     under --stall-timeout a rank that reports progress is not stalled even
     when it prints nothing and uses no CPU.  One connection per process,
     made at the first call; safe from any thread; after a lost connection
@@ -261,7 +262,11 @@ def progress():
         try:
             if _progress["client"] is None:
                 _progress["client"] = Client()
-            return _progress["client"].add("dlrun.progress", 1)
+            total = _progress["client"].add("dlrun.progress", 1)
+            rank = os.environ.get("DLRUN_RANK", "")
+            if rank.isdigit():      # this rank's steps: the step rates
+                _progress["client"].add("dlrun.progress." + rank, 1)
+            return total
         except ConnectionError:
             _progress["client"] = None
             raise

@@ -23,7 +23,7 @@ enum {
     OPT_LIFELINE, OPT_SSH_CONFIG, OPT_MPI, OPT_STALL_TIMEOUT,
     OPT_PREFLIGHT, OPT_PF_IMPORT, OPT_PF_ALL_PAIRS, OPT_PF_TIMEOUT,
     OPT_VERBOSE, OPT_TIMESTAMP, OPT_TF_CONFIG, OPT_NO_CGROUP,
-    OPT_SPARES,
+    OPT_SPARES, OPT_STRAGGLER,
     /* other tools' spellings */
     OPT_PER_NODE,       /* -npernode, -ppn, mpirun's -N: ranks per node */
     OPT_NNODES,         /* --nnodes N or torchrun's MIN:MAX */

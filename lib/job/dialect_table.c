@@ -74,6 +74,7 @@ const struct optp_opt dialect_table[] = {
     { "ranks-filter", OPT_RANKS_FILTER, 1, D_ALL, 0, NULL },
     { "kill-timeout", OPT_KILL_TIMEOUT, 1, D_ALL, 0, NULL },
     { "stall-timeout", OPT_STALL_TIMEOUT, 1, D_ALL, 0, NULL },
+    { "straggler-factor", OPT_STRAGGLER, 1, D_ALL, 0, NULL },
     { "preflight", OPT_PREFLIGHT, 0, D_ALL, 0, NULL },
     { "no-cgroup", OPT_NO_CGROUP, 0, D_ALL, 0, NULL },
     { "import", OPT_PF_IMPORT, 1, D_ALL, 0, NULL },

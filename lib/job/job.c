@@ -185,6 +185,7 @@ int job_prepare(struct job *j, int collective)
                              &err) < 0)
         return say_fail(EXIT_FAIL, "%s", err.msg);
     progress_enable(j->opt.verbose && !j->agent);
+    progress_straggler(j->opt.straggler_factor);
     if (alloc_detect(&j->opt.alloc, environ, &j->alloc, &err) < 0)
         return say_fail(EXIT_USAGE, "%s", err.msg);
     if (!collective && job_topology_slots(j) != 0)

@@ -68,6 +68,7 @@ struct options {
     int spares;             /* --spares: allocation nodes held in reserve
                                for node faults (the head, lib/place/nodeset.h) */
     long stall_timeout_ms;  /* --stall-timeout, 0: not watched */
+    double straggler_factor;    /* --straggler-factor, 0: nobody named */
     int preflight;          /* --preflight: check the nodes first (run);
                                agents: only report this node */
     const char *pf_import;  /* --import MOD: preflight tries it */

@@ -296,7 +296,7 @@ static int attempt_watch(struct job *j, struct supervise *sv,
         return rc;
     job_mpi_guard(j, sv, &guard);
     job_stall_watch(stall, sv, lb->b);
-    job_status_watch(j->status, sv);
+    job_status_watch(j->status, sv, lb->b);
     rc = supervise_run(sv);
     job_pmi_unwatch(&pmi);
     if (rc < 0)

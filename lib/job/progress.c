@@ -1,11 +1,13 @@
-/* progress.c - the steps of a start with -v, and the head's word about
- * the agents it still waits for. */
+/* progress.c - the steps of a start with -v, the head's word about the
+ * agents it still waits for, and its step rates (job/steprate.h). */
 #include "job/progress.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "job/status.h"
+#include "job/steprate.h"
 #include "rendezvous/broker.h"
 #include "util/clock.h"
 #include "util/say.h"
@@ -15,6 +17,12 @@
 
 static int enabled;
 static long t0_ms;
+static double straggler_factor;
+
+void progress_straggler(double factor)
+{
+    straggler_factor = factor;
+}
 
 void progress_enable(int on)
 {
@@ -102,6 +110,38 @@ static int any_key(const struct broker *b, const char *prefix, int n)
     return 0;
 }
 
+/* Did node i's agent report its ranks' end (run/failwire.h)? */
+static int node_ended(const struct broker *b, int i)
+{
+    char key[64], val[8];
+
+    snprintf(key, sizeof key, "dlrun.ranks.%d", i);
+    return broker_peek(b, key, val, sizeof val) == 0;
+}
+
+/* The step rates, from the first rank's dlrun_progress on (a job that
+ * never reports costs one look a second); freed at the final look. */
+static void steps_tick(struct head_progress *hp, const struct broker *b,
+                       int final)
+{
+    long now = clock_ms();
+
+    if (!hp->steps && !final && now >= hp->next_steps_ms) {
+        hp->next_steps_ms = now + STEPRATE_EVERY_MS;
+        if (steprate_seen(hp->plan, b))
+            hp->steps = steprate_create(hp->plan, straggler_factor);
+    }
+    for (int r = 0; steprate_due(hp->steps) && r < hp->plan->nranks; r++)
+        if (node_ended(b, hp->plan->rank_node[r]))
+            steprate_ended(hp->steps, r);
+    if (!final && steprate_tick(hp->steps, b))
+        status_head_steps(hp->steps);
+    if (final) {
+        steprate_free(hp->steps);
+        hp->steps = NULL;
+    }
+}
+
 void progress_head_tick(struct head_progress *hp, const struct broker *b,
                         const long long *hb, int final)
 {
@@ -130,4 +170,5 @@ void progress_head_tick(struct head_progress *hp, const struct broker *b,
         hp->ranks = 1;
         progress_step("first ranks started");
     }
+    steps_tick(hp, b, final);
 }

@@ -65,6 +65,20 @@ static int parse_stall(struct options *o, const char *v)
     return 0;
 }
 
+/* --straggler-factor 1.5: a number above 1, at most 1000. */
+static int parse_straggler(struct options *o, const char *v)
+{
+    char *end = NULL;
+    double f = strtod(v, &end);
+
+    if (end == v || *end || !(f > 1.0 && f <= 1000.0))
+        return say_fail(EXIT_USAGE, "--straggler-factor '%s': not a number "
+                        "above 1 (how many times slower than the median a "
+                        "node is named, e.g. 1.5)", v), -1;
+    o->straggler_factor = f;
+    return 0;
+}
+
 /* "0,3,5": ranks shown on the console. */
 static int parse_filter(struct options *o, const char *s)
 {
@@ -232,6 +246,7 @@ static int options_one(int c, char *v, struct options *o)
         return options_remote(c, v, o);
     case OPT_RANKS_FILTER: return parse_filter(o, v);
     case OPT_STALL_TIMEOUT: return parse_stall(o, v);
+    case OPT_STRAGGLER: return parse_straggler(o, v);
     case OPT_PREFLIGHT: o->preflight = 1; return 0;
     case OPT_NO_CGROUP: o->no_cgroup = 1; return 0;
     case OPT_VERBOSE: o->verbose = 1; return 0;

@@ -6,11 +6,13 @@
 #include "job/status.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "job/steprate.h"
 #include "observe/jobstatus.h"
 #include "observe/nvmlstat.h"
 #include "observe/procstat.h"
@@ -43,9 +45,15 @@ struct status_watch {
     struct nvs *nvml;               /* NULL: no NVML, no GPU column */
     int nvml_tried;
     double started;
+    const struct broker *b;         /* one-node dlrun: its ranks' broker */
+    struct steprate *sr;            /* the step rates there, or NULL */
 };
 
-static char head_file[4200];        /* the head's, "" when none */
+/* The head's file, "" when none, and its header: the broker thread
+ * rewrites it with the step rates while the main thread may end it. */
+static pthread_mutex_t head_mu = PTHREAD_MUTEX_INITIALIZER;
+static char head_file[4200];
+static char *head_text;
 
 /* This process's command line, one line (for the header). */
 static void own_cmdline(char *buf, size_t len)
@@ -201,6 +209,7 @@ static void publish(struct status_watch *w, long now)
     }
     if (!w->j->agent)
         put_header(m, w->j, w->started);
+    steprate_put(w->sr, m);
     put_ranks(w, m, now);
     if (!(text = membuf_close(&b)))
         return;
@@ -226,17 +235,25 @@ static int status_tick(void *ctx, int readable)
     long now = clock_ms();
 
     if (now >= w->next_ms) {
+        for (int k = 0; w->sr && k < w->sv->n; k++)
+            if (!w->sv->ranks[k].running)
+                steprate_ended(w->sr, w->sv->ranks[k].rank);
+        steprate_tick(w->sr, w->b);
         publish(w, now);
         w->next_ms = now + STATUS_EVERY_MS;
     }
     return supervise_sooner(inner, w->next_ms - now);
 }
 
-void job_status_watch(struct status_watch *w, struct supervise *sv)
+void job_status_watch(struct status_watch *w, struct supervise *sv,
+                      const struct broker *b)
 {
     if (!w)
         return;
     w->sv = sv;
+    w->b = b;
+    if (b && !w->j->agent && !w->sr)
+        w->sr = steprate_create(&w->j->plan, w->j->opt.straggler_factor);
     supervise_hook(sv, status_tick, w, &w->inner);
     /* the first sample a little later: a job of a few milliseconds
      * (a benchmark's) costs no file */
@@ -255,6 +272,7 @@ void job_status_free(struct status_watch *w)
     }
     client_close(w->c);
     nvs_close(w->nvml);
+    steprate_free(w->sr);
     free(w->ranks);
     free(w->out_ms);
     free(w->ticks);
@@ -276,14 +294,47 @@ void status_head_begin(const struct job *j, const char *addr,
     put_header(m, j, clock_wall());
     fprintf(m, "broker %s\ntoken %s\n", addr, token);
     snprintf(name, sizeof name, "job-%d", (int)getpid());
-    if ((text = membuf_close(&b)) && js_write(dir, name, text, b.len, &err) == 0)
+    text = membuf_close(&b);
+    pthread_mutex_lock(&head_mu);
+    if (text && js_write(dir, name, text, b.len, &err) == 0) {
         snprintf(head_file, sizeof head_file, "%s/%s", dir, name);
+        free(head_text);
+        head_text = text;   /* kept for status_head_steps */
+        text = NULL;
+    }
+    pthread_mutex_unlock(&head_mu);
     free(text);
+}
+
+void status_head_steps(const struct steprate *sr)
+{
+    struct err err = { "" };
+    char dir[4200], *slash, *text;
+    struct membuf b;
+    FILE *m;
+
+    pthread_mutex_lock(&head_mu);
+    if (head_file[0] && head_text && (m = membuf_open(&b))) {
+        fputs(head_text, m);
+        steprate_put(sr, m);
+        snprintf(dir, sizeof dir, "%s", head_file);
+        slash = strrchr(dir, '/');
+        if ((text = membuf_close(&b)) && slash) {
+            *slash = '\0';
+            js_write(dir, slash + 1, text, b.len, &err);
+        }
+        free(text);
+    }
+    pthread_mutex_unlock(&head_mu);
 }
 
 void status_head_end(void)
 {
+    pthread_mutex_lock(&head_mu);
     if (head_file[0])
         unlink(head_file);
     head_file[0] = '\0';
+    free(head_text);
+    head_text = NULL;
+    pthread_mutex_unlock(&head_mu);
 }

@@ -12,6 +12,23 @@
 #include "rendezvous/client.h"
 #include "util/readall.h"
 
+/* A step-rate line ("stepmedian", "steps") into jb; 1 when it was one. */
+static int steps_line(const char *line, struct js_job *jb)
+{
+    struct js_steps *s = &jb->steps[jb->nsteps < JS_MAX_STEPS ? jb->nsteps
+                                    : JS_MAX_STEPS - 1];
+
+    if (sscanf(line, "stepmedian %lf %7s", &jb->step_median,
+               jb->step_unit) == 2)
+        return 1;
+    if (strncmp(line, "steps ", 6) != 0)
+        return 0;
+    if (sscanf(line, "steps %63s %lf %lf %199s", s->host, &s->rate,
+               &s->ratio, s->ranks) == 4 && jb->nsteps < JS_MAX_STEPS)
+        jb->nsteps++;
+    return 1;
+}
+
 size_t jobscan_header(const char *text, size_t len, struct js_job *jb)
 {
     size_t i = 0;
@@ -29,6 +46,7 @@ size_t jobscan_header(const char *text, size_t len, struct js_job *jb)
             sscanf(line, "restarts %d", &jb->restarts) != 1 &&
             sscanf(line, "broker %299s", jb->broker) != 1 &&
             sscanf(line, "token %79s", jb->token) != 1 &&
+            !steps_line(line, jb) &&
             strncmp(line, "dlrun-status ", 13) != 0) {
             if (strncmp(line, "cmd ", 4) != 0)
                 break;      /* the first rank line */

@@ -9,6 +9,16 @@
 #include "util/err.h"
 
 #define JS_MAX_SHOWN 4096   /* ranks read per job at most */
+#define JS_MAX_STEPS 32     /* step-rate rows per job, the slowest */
+
+/* One node's (or, on one node, one rank's) step rate, from its
+ * dlrun_progress() calls (job/steprate.h). */
+struct js_steps {
+    char host[JS_HOST];
+    char ranks[200];        /* "8-11" */
+    double rate;            /* steps per second */
+    double ratio;           /* the median over rate; 0 when rate is 0 */
+};
 
 /* One running job. */
 struct js_job {
@@ -19,6 +29,10 @@ struct js_job {
     struct js_rank *r;      /* its ranks (owned by the scan), n of them */
     int n;
     char note[600];         /* what could not be read, "" when all */
+    struct js_steps steps[JS_MAX_STEPS];    /* slowest first */
+    int nsteps;
+    double step_median;
+    char step_unit[8];      /* "node" or "rank": what a row is */
 };
 
 /* Called for each running job (borrowed for the call). */
@@ -33,7 +47,8 @@ int jobscan_each(const char *dir, js_job_fn fn, void *ctx, int *njobs,
 
 /* The header lines of a job file's text (len bytes) into job: "pid N",
  * "started T", "nodes N", "ranks N", "restarts N", "broker ADDR",
- * "token HEX", "cmd LINE".  Returns where the rank lines begin. */
+ * "token HEX", "cmd LINE", "stepmedian M UNIT", "steps HOST RATE RATIO
+ * RANKS" (at most JS_MAX_STEPS).  Returns where the rank lines begin. */
 size_t jobscan_header(const char *text, size_t len, struct js_job *job);
 
 #endif

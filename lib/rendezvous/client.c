@@ -859,18 +859,37 @@ int dlrun_nccl_unique_id(const char *name, void *id)
     return keep(rc, &e);
 }
 
+/* This rank's own step counter, "dlrun.progress.RANK" (the straggler
+ * judge's), into key; "" when DLRUN_RANK names no rank. */
+static void rank_progress_key(char *key, size_t len)
+{
+    const char *r = getenv("DLRUN_RANK");
+    char *end = NULL;
+    long v = r ? strtol(r, &end, 10) : -1;
+
+    key[0] = '\0';
+    if (r && *r && end && *end == '\0' && v >= 0 && v < 1000000000L)
+        snprintf(key, len, "dlrun.progress.%ld", v);
+}
+
 /* One connection for the process, made at the first call; the mutex
- * makes it one request at a time whatever thread reports. */
+ * makes it one request at a time whatever thread reports.  The job's
+ * counter (--stall-timeout's), then the rank's (the step rates). */
 int dlrun_progress(void)
 {
     static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
     static dlrun_kv *kv;
+    static char key[64];
     int rc;
 
     pthread_mutex_lock(&mu);
     if (!kv)
         kv = dlrun_kv_connect();
+    if (kv && !key[0])
+        rank_progress_key(key, sizeof key);
     rc = kv ? dlrun_kv_add(kv, "dlrun.progress", 1, NULL) : DLRUN_ERROR;
+    if (rc == DLRUN_OK && key[0])
+        rc = dlrun_kv_add(kv, key, 1, NULL);
     if (rc == DLRUN_ERROR) {    /* the connection is gone: again next time */
         dlrun_kv_close(kv);
         kv = NULL;

@@ -68,7 +68,7 @@ static void one_node(struct job *j, const char *file)
         return;
     job_status_output(w, &oo);
     oo.tap(oo.tap_ctx, 0, 1, "hi\n", 3);
-    job_status_watch(w, &sv);
+    job_status_watch(w, &sv, NULL);
     now_ms = 1200;
     is_int(sv.extra(sv.extra_ctx, 0), 100, "at 200 ms: the first sample due in 100");
     ok(access(file, F_OK) < 0, "  no file yet");
@@ -93,8 +93,13 @@ static void head(struct job *j, const char *file)
     status_head_begin(j, "10.0.0.1:4000", "abcd");
     ok(strstr(slurp(file, buf, sizeof buf), "\nbroker 10.0.0.1:4000\n"
               "token abcd\n") != NULL, "the head's file: its broker, token");
+    status_head_steps(NULL);    /* no rates yet: the same file again */
+    ok(strstr(slurp(file, buf, sizeof buf), "\nbroker 10.0.0.1:4000\n"
+              "token abcd\n") != NULL, "  written again with the step rates");
     status_head_end();
     ok(access(file, F_OK) < 0, "  gone at its end");
+    status_head_steps(NULL);
+    ok(access(file, F_OK) < 0, "  and not written again after it");
 }
 
 int main(void)

@@ -67,6 +67,25 @@ static void header(void)
     is_str(text + at, "0 h 1 R", "the rank lines begin after it");
 }
 
+/* The step rates (job/steprate.c writes them after the header). */
+static void steps(void)
+{
+    struct js_job j = { 0 };
+    const char text[] = "dlrun-status 1\npid 42\ncmd dlrun a\n"
+                        "stepmedian 5.000 node\n"
+                        "steps n3 2.100 2.381 8-11\nsteps n1 5.000 1.000 0-3\n"
+                        "steps bad\n0 h 1 R";
+    size_t at = jobscan_header(text, sizeof text - 1, &j);
+
+    is_int(j.nsteps, 2, "two step-rate rows (a bad one skipped)");
+    ok(j.step_median == 5.0, "the median");
+    is_str(j.step_unit, "node", "per node");
+    is_str(j.steps[0].host, "n3", "the slowest first: its host");
+    is_str(j.steps[0].ranks, "8-11", "  its ranks");
+    ok(j.steps[0].rate == 2.1 && j.steps[0].ratio == 2.381, "  its rate and ratio");
+    is_str(text + at, "0 h 1 R", "the rank lines begin after them");
+}
+
 int main(void)
 {
     char dir[] = "/tmp/t_jobscan.XXXXXX", text[512], *line = NULL;
@@ -79,6 +98,7 @@ int main(void)
     int n = -1;
 
     header();
+    steps();
     if (!mkdtemp(dir))
         return ok(0, "mkdtemp"), tap_done();
     snprintf(r.host, JS_HOST, "node1");

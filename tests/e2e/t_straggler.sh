@@ -1,0 +1,67 @@
+#!/bin/sh
+# t_straggler.sh - step rates and --straggler-factor on one host: ranks
+# call dlrun_progress() once a step (tests/e2e/step_rank.c), one rank (on
+# one node) or one simulated node's ranks three times slower; the line
+# names it once, an even job says nothing, and `dlrun status` ranks the
+# slowest first.  Timeouts are hang guards, never speed checks.
+. "$(dirname "$0")/lib.sh"
+CLEAN="$NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN -u SLOW DLRUN_RELAY_SIM_MS=0"
+run() { env $CLEAN timeout -s KILL 300 "$DLRUN" "$@"; }
+chmod 755 "$TMP"
+mkdir -m 755 "$TMP/rt"
+XDG_RUNTIME_DIR=$TMP/rt
+export XDG_RUNTIME_DIR
+
+# --- bad values: one line, exit 2 ---
+for bad in 1 0.5 x 2y; do
+    expect_rc "--straggler-factor $bad refused" 2 run -np 1 --straggler-factor "$bad" true
+    one_line
+done
+expect_grep "  says what it wants" "--straggler-factor '2y': not a number above 1" "$TMP/err"
+
+BUILD_DIR=$(cd "$(dirname "$DLRUN")" && pwd)
+SAN_CFLAGS=''
+ldd "$DLRUN" 2>/dev/null | grep -q libasan && SAN_CFLAGS="-fsanitize=address,undefined"
+[ -e "$BUILD_DIR/libdlrun.so" ] && command -v cc >/dev/null 2>&1 &&
+    cc -std=c11 -Wall -Wextra -Werror $SAN_CFLAGS -I"$TOP/contrib/include" \
+       -o "$TMP/step" "$E2E/step_rank.c" -L"$BUILD_DIR" -ldlrun \
+       -Wl,-rpath,"$BUILD_DIR" ||
+    skip "skip: no cc or no $BUILD_DIR/libdlrun.so: dlrun_progress() not tested"
+
+# rates SECONDS: `dlrun status` once the rates are known, until the job ends
+rates() {
+    sleep "$1"
+    "$DLRUN" status >"$TMP/st.out" 2>&1
+}
+# first_row: host and ranks of the slowest row of the ranking
+first_row() { awk '/^  HOST .*STEPS\/S/ { getline; print $1, $4; exit }' "$TMP/st.out"; }
+
+# --- one node: the ranks compared, rank 1 three times slower ---
+env $CLEAN SLOW=1 timeout -s KILL 300 "$DLRUN" -np 4 --oversubscribe --bind-to none \
+    --straggler-factor 2 "$TMP/step" 12 100 >"$TMP/out" 2>"$TMP/err" & p=$!
+rates 7
+wait $p
+expect_eq "one node, rank 1 slow: exit 0" "$?" 0
+expect_eq "  one straggler line" "$(grep -c 'straggler:' "$TMP/err")" 1
+expect_grep "  naming rank 1, its rate, the median" \
+    "^dlrun: straggler: rank 1 ($(hostname)) at [0-9.]* steps/s, [0-9.]*x slower than the median [0-9.]* for [0-9]* s$" "$TMP/err"
+expect_grep "  dlrun status: the ranks' step rates" "step rates per rank (dlrun_progress), slowest first" "$TMP/st.out"
+expect_eq "  rank 1 first" "$(first_row)" "$(hostname) 1"
+
+# --- an even job: no line ---
+expect_rc "an even job: exit 0" 0 run -np 4 --oversubscribe --bind-to none \
+    --straggler-factor 2 "$TMP/step" 8 100
+expect_eq "  no straggler line" "$(grep -c 'straggler:' "$TMP/err")" 0
+
+# --- three simulated nodes (agents, the head judges): sim2's ranks slow ---
+env $CLEAN SLOW=2,3 timeout -s KILL 300 "$DLRUN" $SIM -H 'sim[1-3]:2' \
+    --straggler-factor 2 "$TMP/step" 12 100 >"$TMP/out" 2>"$TMP/err" & p=$!
+rates 7
+wait $p
+expect_eq "three nodes, sim2 slow: exit 0" "$?" 0
+expect_eq "  one straggler line" "$(grep -c 'straggler:' "$TMP/err")" 1
+expect_grep "  naming sim2 and its ranks" \
+    "^dlrun: straggler: sim2 (ranks 2-3) at [0-9.]* steps/s, [0-9.]*x slower than the median [0-9.]* for [0-9]* s$" "$TMP/err"
+expect_grep "  dlrun status: the nodes' step rates" "step rates per node" "$TMP/st.out"
+expect_eq "  sim2 first" "$(first_row)" "sim2 2-3"
+done_testing
