@@ -63,14 +63,16 @@ static void report_rank(struct stall_watch *w, int i, long now)
     procstat_read(who, &st);
     if (procstat_wchan(who, o->wchan, sizeof o->wchan) < 0 || !o->wchan[0] ||
         strcmp(o->wchan, "0") == 0)
-        snprintf(o->wchan, sizeof o->wchan, "%s", st.state == 'R' ?
-                 "(running)" : "?");
+        snprintf(o->wchan, sizeof o->wchan, "%s", st.state != 'R' ? "?" :
+                 stall_spinning(w->eng, i) ? "(spinning)" : "(running)");
     if (o->last_ms >= 0)
         snprintf(age, sizeof age, "last line %ld s ago",
                  (now - o->last_ms) / 1000);
     say("  rank %d (host %s, pid %d%s): state %c, waits in %s, CPU %.2f s "
-        "in the window, %s%s%s%s", w->ranks[i], stall_host(w, i), (int)who,
-        py ? ", Python" : "", st.state, o->wchan, cpu, age,
+        "in the window%s, %s%s%s%s", w->ranks[i], stall_host(w, i), (int)who,
+        py ? ", Python" : "", st.state, o->wchan, cpu,
+        stall_spinning(w->eng, i) ? " (its stack did not move)" :
+        "", age,
         o->last[0] ? ": \"" : "", o->last, o->last[0] ? "\"" : "");
     if (py)
         o->python = py;

@@ -13,6 +13,7 @@
 #include "job/job.h"
 #include "job/stall_watch_int.h"
 #include "observe/procstat.h"
+#include "observe/stacksig.h"
 #include "rendezvous/broker.h"
 #include "rendezvous/client.h"
 #include "run/output.h"
@@ -68,7 +69,10 @@ struct stall_watch *job_stall_create(struct job *j, const int *ranks, int n)
     w->o = calloc((size_t)n, sizeof *w->o);
     w->pgrp = calloc((size_t)n, sizeof *w->pgrp);
     w->cpu = calloc((size_t)n, sizeof *w->cpu);
-    if (!w->eng || !w->v || !w->o || !w->pgrp || !w->cpu) {
+    w->want = calloc((size_t)n, sizeof *w->want);
+    w->stk = calloc((size_t)n, sizeof *w->stk);
+    if (!w->eng || !w->v || !w->o || !w->pgrp || !w->cpu || !w->want ||
+        !w->stk) {
         job_stall_free(w);
         say("warning: --stall-timeout: out of memory, not watching");
         return NULL;
@@ -96,6 +100,10 @@ void job_stall_free(struct stall_watch *w)
     free(w->o);
     free(w->pgrp);
     free(w->cpu);
+    free(w->want);
+    for (int i = 0; w->stk && i < w->n; i++)
+        free(w->stk[i]);
+    free(w->stk);
     free(w);
 }
 
@@ -144,6 +152,24 @@ void job_stall_output(struct stall_watch *w, struct output_opts *oo)
     oo->tap_ctx = w;
 }
 
+/* CPU alone says busy and nothing else moved: the wanted ranks' stacks
+ * into their samples, to tell work from a spin (observe/stall.h). */
+static void sample_stacks(struct stall_watch *w)
+{
+    for (int i = 0; i < w->n; i++) {
+        long k;
+        if (!w->want[i] || (!w->stk[i] && !(w->stk[i] = malloc(
+                STALL_STACK_WORDS * sizeof *w->stk[i]))))
+            continue;
+        k = stacksig_group(w->pgrp[i], w->stk[i], STALL_STACK_WORDS,
+                           STALL_STACK_MS);
+        if (k > 0) {
+            w->v[i].stack = w->stk[i];
+            w->v[i].nstack = (size_t)k;
+        }
+    }
+}
+
 /* One sample of every rank into the detector; 1 when stalled. */
 static int sample(struct stall_watch *w, long now)
 {
@@ -160,6 +186,8 @@ static int sample(struct stall_watch *w, long now)
             .alive = w->sv->ranks[i].running, .cpu = w->cpu[i],
             .output = w->o[i].lines, .progress = bs.requests,
         };
+    if (stall_wants_stacks(w->eng, now, w->v, w->want) > 0)
+        sample_stacks(w);
     return stall_feed(w->eng, now, w->v);
 }
 

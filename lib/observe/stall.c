@@ -7,8 +7,15 @@
 #include <string.h>
 
 struct stall_rank {
-    struct stall_sample last;   /* the previous sample */
+    struct stall_sample last;   /* the previous sample (stack not kept) */
     unsigned long long base;    /* cpu at the last activity of any rank */
+    unsigned long long *ref;    /* owned: each thread's base (a signature,
+                                   observe/stall.h) since its last move */
+    size_t nref;
+    size_t *deep;               /* owned: per thread, the deepest sample's
+                                   length since then */
+    int have_ref;               /* ref holds a sample */
+    int spun;                   /* CPU its stacks called no work */
 };
 
 struct stall {
@@ -37,6 +44,10 @@ void stall_destroy(struct stall *s)
 {
     if (!s)
         return;
+    for (int i = 0; i < s->n; i++) {
+        free(s->r[i].ref);
+        free(s->r[i].deep);
+    }
     free(s->r);
     free(s);
 }
@@ -44,35 +55,170 @@ void stall_destroy(struct stall *s)
 void stall_reset(struct stall *s)
 {
     s->started = 0;
+    for (int i = 0; i < s->n; i++)
+        s->r[i].have_ref = s->r[i].spun = 0;
 }
 
-/* Was rank r active since the last sample (output, progress) or since the
- * last activity of any rank (CPU)?  CPU counts above 1% of one CPU over
- * all that time, plus two ticks for the clock's grain: a blocked rank's
- * helper threads (thread pools, timers) wake now and then, which is not
- * work, and a short interval would see one tick of theirs as 4%. */
-static int active(const struct stall *s, const struct stall_rank *r,
-                  const struct stall_sample *v, long quiet_ms)
+/* The thread section of sig at *at: [*at, *end).  0, or -1 at the end. */
+static int section(const unsigned long long *sig, size_t n, size_t at,
+                   size_t *end)
+{
+    size_t k = at;
+
+    if (k >= n)
+        return -1;
+    for (k++; k < n && !(sig[k] & STALL_THREAD); k++)
+        ;
+    *end = k;
+    return 0;
+}
+
+/* Does v stay within STALL_SPIN_DEPTH of r's bases, thread by thread?
+ * When apply, shorten the bases to what v shares and deepen r->deep. */
+static int within(struct stall_rank *r, const struct stall_sample *v,
+                  int apply)
+{
+    size_t ia = 0, ib = 0, ea, eb, out = 0;
+    int t = 0;
+
+    for (; section(r->ref, r->nref, ia, &ea) == 0; ia = ea, ib = eb, t++) {
+        size_t c = 1, deep;
+        if (section(v->stack, v->nstack, ib, &eb) < 0 ||
+            (v->stack[ib] & STALL_INTERP) ||
+            (r->ref[ia] & ~STALL_INTERP) != v->stack[ib])
+            return 0;           /* interpreter code, or another thread */
+        while (ia + c < ea && ib + c < eb && r->ref[ia + c] == v->stack[ib + c])
+            c++;
+        deep = eb - ib > r->deep[t] ? eb - ib : r->deep[t];
+        if (deep - c > STALL_SPIN_DEPTH)
+            return 0;           /* it went further than a poll does */
+        if (apply) {
+            memmove(r->ref + out, r->ref + ia, c * sizeof *r->ref);
+            out += c;
+            r->deep[t] = deep;
+        }
+    }
+    if (apply)
+        r->nref = out;
+    return ib >= v->nstack;
+}
+
+/* Start r's bases again from v.  0, or -1 (out of memory). */
+static int restart_ref(struct stall_rank *r, const struct stall_sample *v)
+{
+    size_t at = 0, end, t = 0;
+    unsigned long long *m = malloc((v->nstack + 1) * sizeof *m);
+    size_t *d = malloc((v->nstack + 1) * sizeof *d);
+
+    r->have_ref = 0;
+    if (!m || !d) {
+        free(m);
+        free(d);
+        return -1;
+    }
+    memcpy(m, v->stack, v->nstack * sizeof *m);
+    for (; section(v->stack, v->nstack, at, &end) == 0; at = end)
+        d[t++] = end - at;
+    free(r->ref);
+    free(r->deep);
+    r->ref = m;
+    r->nref = v->nstack;
+    r->deep = d;
+    r->have_ref = 1;
+    return 0;
+}
+
+/* Has rank r's stack stayed where it was (observe/stall.h)?  Its bases
+ * follow v. */
+static int stack_still(struct stall_rank *r, const struct stall_sample *v)
+{
+    if (r->have_ref && within(r, v, 0)) {
+        within(r, v, 1);
+        return 1;
+    }
+    restart_ref(r, v);
+    return 0;
+}
+
+/* Did rank r use CPU since the last activity of any rank?  Above 1% of
+ * one CPU over all that time, plus two ticks for the clock's grain: a
+ * blocked rank's helper threads (thread pools, timers) wake now and then,
+ * which is not work, and a short interval would see one tick of theirs as
+ * 4%. */
+static int cpu_busy(const struct stall *s, const struct stall_rank *r,
+                    const struct stall_sample *v, long quiet_ms)
 {
     unsigned long long dcpu = v->cpu > r->base ? v->cpu - r->base : 0;
     double used_ms = (double)dcpu * 1000.0 / (double)s->hz;
 
+    return used_ms > (double)quiet_ms / 100.0 + 2000.0 / (double)s->hz;
+}
+
+/* Did rank r write output or report progress since the last sample? */
+static int said(const struct stall_rank *r, const struct stall_sample *v)
+{
+    return v->alive && r->last.alive &&
+           (v->output != r->last.output || v->progress != r->last.progress);
+}
+
+int stall_wants_stacks(const struct stall *s, long now_ms,
+                       const struct stall_sample *v, int *want)
+{
+    int n = 0, quiet = 1;
+
+    for (int i = 0; s->started && i < s->n; i++)
+        quiet &= !said(&s->r[i], &v[i]);
+    for (int i = 0; i < s->n; i++) {
+        want[i] = quiet && s->started && v[i].alive && s->r[i].last.alive &&
+                  cpu_busy(s, &s->r[i], &v[i], now_ms - s->active_ms);
+        n += want[i];
+    }
+    return n;
+}
+
+int stall_spinning(const struct stall *s, int i)
+{
+    return s->r[i].spun;
+}
+
+/* Was rank r active since the last sample (output, progress) or since the
+ * last activity of any rank (CPU while its stack moved)?  Its stack
+ * reference follows: kept while still, started again on a move, dropped
+ * when it said something. */
+static int active(const struct stall *s, struct stall_rank *r,
+                  const struct stall_sample *v, long quiet_ms)
+{
+    int still;
+
     if (!v->alive || !r->last.alive)
         return 0;
-    return v->output != r->last.output || v->progress != r->last.progress ||
-           used_ms > (double)quiet_ms / 100.0 + 2000.0 / (double)s->hz;
+    if (said(r, v)) {
+        r->have_ref = 0;
+        return 1;
+    }
+    if (!cpu_busy(s, r, v, quiet_ms))
+        return 0;
+    if (!v->stack)
+        return 1;
+    still = stack_still(r, v);
+    r->spun |= still;
+    return !still;
 }
 
 int stall_feed(struct stall *s, long now_ms, const struct stall_sample *v)
 {
     int any = !s->started;
 
-    for (int i = 0; i < s->n && !any; i++)
-        any = active(s, &s->r[i], &v[i], now_ms - s->active_ms);
+    for (int i = 0; i < s->n; i++)
+        any |= active(s, &s->r[i], &v[i], now_ms - s->active_ms);
     for (int i = 0; i < s->n; i++) {
-        if (any)
+        if (any) {
             s->r[i].base = v[i].cpu;
+            s->r[i].spun = 0;
+        }
         s->r[i].last = v[i];
+        s->r[i].last.stack = NULL;
+        s->r[i].last.nstack = 0;
     }
     if (any)
         s->active_ms = now_ms;

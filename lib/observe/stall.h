@@ -5,8 +5,22 @@
  * A rank is active in the interval between two samples when it wrote
  * output, reported progress (dlrun_progress, any broker request), or used
  * more than 1% of one CPU since the last activity of any rank (CPU time
- * from /proc; a rank blocked in a collective uses next to none).  The ranks are stalled once none was active for
- * the whole timeout.  Ranks that ended are not counted either way. */
+ * from /proc; a rank blocked in a collective uses next to none), unless
+ * it spins: MPI progress engines and NCCL wait on the CPU.  CPU counts
+ * only while the rank's stack moves.  Stacks are sampled only when CPU
+ * alone would say active and no rank wrote output or reported progress
+ * (stall_wants_stacks).  A rank's stack has not moved while, thread by
+ * thread, every sample since its last move shares one chain of callers
+ * (the base: the longest common run of code addresses from the outermost
+ * frame in) and goes at most STALL_SPIN_DEPTH addresses deeper than it: a
+ * loop that polls, calling its helpers, stays within a few calls of where
+ * it waits; a computation descends further, or leaves the base.  A thread
+ * running interpreter code (Python) always moves: its native stack says
+ * nothing of the interpreted program's progress.  A rank's first sample
+ * after it was active counts as a move, so a spin is a stall one full
+ * timeout after it was first seen.  The ranks are stalled once none was
+ * active for the whole timeout.  Ranks that ended
+ * are not counted either way. */
 #ifndef DLRUN_STALL_H
 #define DLRUN_STALL_H
 
@@ -20,7 +34,20 @@ struct stall_sample {
     unsigned long long cpu;     /* CPU time of its process group, ticks */
     unsigned long long output;  /* lines written so far */
     unsigned long long progress;    /* progress reports so far */
+    /* borrowed for the feed: the rank's stack signature (below), or NULL
+     * when not sampled (its CPU then counts as work) */
+    const unsigned long long *stack;
+    size_t nstack;
 };
+
+/* A stack signature: for each thread, STALL_THREAD | tid (| STALL_INTERP
+ * when it ran interpreter code), then the code addresses on its stack
+ * from the outermost frame in (return addresses; not the program counter,
+ * which moves inside a spin loop).  Threads in the same order in every
+ * sample; a thread that came or went is a move. */
+#define STALL_THREAD (1ULL << 63)
+#define STALL_INTERP (1ULL << 62)
+#define STALL_SPIN_DEPTH 4
 
 struct stall;
 
@@ -29,8 +56,20 @@ struct stall;
 struct stall *stall_create(int n, long timeout_ms, long hz);
 void stall_destroy(struct stall *s);   /* NULL is a no-op */
 
+/* Which ranks' stacks to sample before feeding v (alive, CPU, output and
+ * progress filled in) at now_ms: want[i] = 1 for a rank that CPU alone
+ * would call active, when no rank wrote output or reported progress
+ * (else nothing is sampled: the window starts again anyway).  Returns
+ * how many. */
+int stall_wants_stacks(const struct stall *s, long now_ms,
+                       const struct stall_sample *v, int *want);
+
+/* Did rank i spin in the window: CPU its stacks say was no work? */
+int stall_spinning(const struct stall *s, int i);
+
 /* Take the samples (n of them) at now_ms (monotonic).  The first call
- * starts the window.  Returns 1 when the ranks are stalled now, else 0. */
+ * starts the window.  Returns 1 when the ranks are stalled now, else 0
+ * (a stack that cannot be kept, out of memory, counts as a move). */
 int stall_feed(struct stall *s, long now_ms, const struct stall_sample *v);
 
 /* Milliseconds since the last activity of any rank (0 before any feed). */

@@ -11,7 +11,7 @@
 static void engine(void)
 {
     struct stall *s = stall_create(2, 10000, 100);
-    struct stall_sample v[2] = { { 1, 0, 0, 0 }, { 1, 0, 0, 0 } };
+    struct stall_sample v[2] = { { .alive = 1 }, { .alive = 1 } };
     int stalled = 0;
     long t = 0;
 
@@ -60,6 +60,146 @@ static void engine(void)
     for (t = 1000; t <= 10000; t += 1000)
         stalled = stall_feed(s, t, v);
     ok(stalled, "the rank that ended does not keep the others alive");
+    stall_destroy(s);
+}
+
+#define T(tid) (STALL_THREAD | (tid))
+
+/* Two ranks, 10 s, 100 Hz, a sample a second: rank 0 burns a whole CPU
+ * with the stacks stk[t % nstk] (lengths len[]), rank 1 sleeps; returns
+ * the first time stalled (-1: never within 60 s) and leaves the engine's
+ * verdicts on the way in *wanted (samples asked for). */
+static long spin_run(const unsigned long long (*stk)[12], const size_t *len,
+                     int nstk, int *wanted, int *spun)
+{
+    struct stall *s = stall_create(2, 10000, 100);
+    struct stall_sample v[2] = { { .alive = 1 }, { .alive = 1 } };
+    int want[2];
+    long hit = -1;
+
+    *wanted = *spun = 0;
+    for (long t = 0, k = 0; t <= 60000 && hit < 0; t += 1000, k++) {
+        v[0].cpu += 100;
+        v[0].stack = NULL;
+        if (stall_wants_stacks(s, t, v, want) > 0 && want[0]) {
+            (*wanted)++;
+            v[0].stack = stk[k % nstk];
+            v[0].nstack = len[k % nstk];
+        }
+        if (want[1])
+            hit = -2;                   /* the sleeping one: never */
+        if (stall_feed(s, t, v))
+            hit = t;
+        *spun |= stall_spinning(s, 0);
+    }
+    stall_destroy(s);
+    return hit;
+}
+
+/* Spinning ranks (CPU, no output, a stack that stays) stall; computing
+ * ones (a stack that leaves its base, or goes deep) never do. */
+static void spins(void)
+{
+    /* a poll loop: at its base, or one or two calls below it */
+    static const unsigned long long poll[3][12] = {
+        { T(7), 0x1000, 0x2000, 0x3000 },
+        { T(7), 0x1000, 0x2000, 0x3000, 0x3100 },
+        { T(7), 0x1000, 0x2000, 0x3000, 0x3200, 0x9000 },
+    };
+    static const size_t poll_len[3] = { 4, 5, 6 };
+    /* a computation: two steps in turn, each five calls deep */
+    static const unsigned long long comp[2][12] = {
+        { T(7), 0x1000, 0x2000, 0x4000, 0x4100, 0x4200, 0x4300, 0x4400 },
+        { T(7), 0x1000, 0x2100, 0x5000, 0x5100, 0x5200, 0x5300, 0x5400 },
+    };
+    static const size_t comp_len[2] = { 8, 8 };
+    /* a recursion: the same place, five calls deeper now and then */
+    static const unsigned long long deep[2][12] = {
+        { T(7), 0x1000, 0x2000 },
+        { T(7), 0x1000, 0x2000, 0x6000, 0x6000, 0x6000, 0x6000, 0x6000 },
+    };
+    static const size_t deep_len[2] = { 3, 8 };
+    static const unsigned long long py[2][12] = {
+        { T(7) | STALL_INTERP, 0x1000, 0x2000 },
+        { T(7) | STALL_INTERP, 0x1000, 0x2000 },
+    };
+    static const size_t py_len[2] = { 3, 3 };
+    /* a helper thread that sleeps throughout beside the poller; then a
+     * thread that came and went */
+    static const unsigned long long two[2][12] = {
+        { T(7), 0x1000, 0x2000, T(9), 0x1000, 0x7000 },
+        { T(7), 0x1000, 0x2000, 0x3000, T(9), 0x1000, 0x7000 },
+    };
+    static const size_t two_len[2] = { 6, 7 };
+    static const unsigned long long churn[2][12] = {
+        { T(7), 0x1000, 0x2000, T(9), 0x1000 },
+        { T(7), 0x1000, 0x2000, T(10), 0x1000 },
+    };
+    static const size_t churn_len[2] = { 5, 5 };
+    int wanted, spun;
+
+    /* the first sample (t=1) counts as a move: 10 s from there */
+    is_int(spin_run(poll, poll_len, 3, &wanted, &spun), 11000,
+           "a poll loop that burns a CPU stalls a timeout after its first "
+           "stack sample");
+    ok(wanted >= 10, "its stacks were sampled while CPU alone said busy");
+    ok(spun, "and it counts as spinning");
+    is_int(spin_run(comp, comp_len, 2, &wanted, &spun), -1,
+           "a rank whose calls part more than STALL_SPIN_DEPTH above their "
+           "ends is never stalled");
+    is_int(spin_run(deep, deep_len, 2, &wanted, &spun), -1,
+           "nor one that goes more than STALL_SPIN_DEPTH calls deeper");
+    is_int(spin_run(py, py_len, 2, &wanted, &spun), -1,
+           "nor one running interpreter code (Python)");
+    is_int(spin_run(two, two_len, 2, &wanted, &spun), 11000,
+           "a sleeping helper thread beside the poller: stalled");
+    is_int(spin_run(churn, churn_len, 2, &wanted, &spun), -1,
+           "threads that come and go are a move");
+    is_int(spin_run(poll, poll_len, 0 + 1, &wanted, &spun), 11000,
+           "one unchanging stack: stalled");
+}
+
+/* What is sampled when, and what a sample cannot override. */
+static void stack_rules(void)
+{
+    static const unsigned long long sig[] = { T(3), 0x1000, 0x2000 };
+    struct stall *s = stall_create(2, 10000, 100);
+    struct stall_sample v[2] = { { .alive = 1 }, { .alive = 1 } };
+    int want[2] = { 7, 7 }, stalled = 0;
+
+    is_int(stall_wants_stacks(s, 0, v, want), 0, "before the first feed: none");
+    stall_feed(s, 0, v);
+    v[0].cpu = 5;
+    v[1].cpu = 0;
+    is_int(stall_wants_stacks(s, 1000, v, want), 1, "CPU alone says busy: one");
+    ok(want[0] && !want[1], "the busy rank, not the idle one");
+    v[1].output = 1;
+    is_int(stall_wants_stacks(s, 1000, v, want), 0,
+           "a rank printed: nothing sampled (the window starts again)");
+    stall_feed(s, 1000, v);
+    /* a spinner whose stacks cannot be read counts as working */
+    for (long t = 2000; t <= 30000; t += 1000) {
+        v[0].cpu += 100;
+        stalled |= stall_feed(s, t, v);
+    }
+    ok(!stalled, "CPU without a stack sample is work, as before");
+    /* still stacks, then a line of output: the window starts again */
+    stall_reset(s);
+    stalled = 0;
+    for (long t = 0; t <= 9000; t += 1000) {
+        v[0].cpu += 100;
+        v[0].stack = sig;
+        v[0].nstack = 3;
+        stalled |= stall_feed(s, t, v);
+    }
+    v[0].output++;
+    stalled |= stall_feed(s, 10000, v);
+    for (long t = 11000; t <= 19000; t += 1000) {
+        v[0].cpu += 100;
+        stalled |= stall_feed(s, t, v);
+    }
+    ok(!stalled, "a spinner's line restarts its window");
+    ok(stall_feed(s, 21000, v), "and a timeout of spinning after it stalls");
     stall_destroy(s);
 }
 
@@ -155,6 +295,8 @@ int main(void)
 {
     where_reports();
     engine();
+    spins();
+    stack_rules();
     durations();
     python_where();
     return tap_done();
