@@ -123,14 +123,30 @@ unmount_all() {
         while read -r m; do umount -l "$m"; done
 }
 
+# /etc/hosts without our block (exact string match: awk, not a sed regex)
+hosts_others() {
+    awk -v b="$HOSTS_BEGIN" -v e="$HOSTS_END" \
+        '$0 == b { skip = 1; next } $0 == e { skip = 0; next } !skip' /etc/hosts
+}
+
+# /etc/hosts := stdin.  Renamed into place, so that every other program on
+# the machine (a test beside us resolving localhost) reads the old file or
+# the new one, never an empty one; rewritten in place only where /etc/hosts
+# is a mount of its own (a container's), which cannot be renamed over.
+hosts_set() {
+    if awk '$5 == "/etc/hosts" { found = 1 } END { exit !found }' \
+        /proc/self/mountinfo; then
+        cat >"$DIR.hosts" && cat "$DIR.hosts" >/etc/hosts
+        rm -f "$DIR.hosts"
+        return
+    fi
+    cat >/etc/.hosts.dlrun.$$ && chmod 644 /etc/.hosts.dlrun.$$ &&
+        mv -f /etc/.hosts.dlrun.$$ /etc/hosts
+}
+
 hosts_remove() {
     grep -qxF "$HOSTS_BEGIN" /etc/hosts || return 0
-    # Exact string match (awk, not a sed regex), and rewrite in place rather
-    # than rename: /etc/hosts may be a bind mount.
-    awk -v b="$HOSTS_BEGIN" -v e="$HOSTS_END" \
-        '$0 == b { skip = 1; next } $0 == e { skip = 0; next } !skip' \
-        /etc/hosts >"$DIR.hosts" && cat "$DIR.hosts" >/etc/hosts
-    rm -f "$DIR.hosts"
+    hosts_others | hosts_set
 }
 
 cmd_down() {
@@ -144,13 +160,13 @@ cmd_down() {
 # ---------------------------------------------------------------- bring-up
 
 hosts_add() {
-    hosts_remove
     {
+        hosts_others
         echo "$HOSTS_BEGIN"
         echo "$CTL_ADDR $CTL_NAME"
         for n in $NODES; do echo "$NET.$n node$n"; done
         echo "$HOSTS_END"
-    } >>/etc/hosts
+    } | hosts_set
 }
 
 make_dirs() {
