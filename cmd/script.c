@@ -65,6 +65,8 @@ static const char options_text[] =
     "Options for the dlrun in the script (after the profile's):\n"
     "      --map-by, --bind-to, --gpu-bind, --iface VALUE,\n"
     "  -x, --export VAR[=VAL], -l, --tag-output   as for dlrun run\n"
+    "      --spares N           as for dlrun run, and the job kept when a node\n"
+    "                           fails (Slurm: #SBATCH --no-kill)\n"
     "      --dlrun-arg ARG      any other dlrun option word (repeat it)\n"
     "Files:\n"
     "  -o, --output FILE        write the script to FILE (the umask's mode + u+x)\n"
@@ -84,7 +86,7 @@ static const char options_text[] =
 
 enum {
     O_SCHEDULER = 256, O_GPUS, O_CORES, O_TASKS, O_LAUNCHER, O_GROUP, O_SIGNAL,
-    O_REQUEUE, O_NO_REQUEUE, O_MAP_BY, O_BIND_TO, O_GPU_BIND, O_IFACE,
+    O_REQUEUE, O_NO_REQUEUE, O_SPARES, O_MAP_BY, O_BIND_TO, O_GPU_BIND, O_IFACE,
     O_DLRUN_ARG, O_TEMPLATE, O_CONFIG, O_DLRUN, O_LIST, O_DRY_RUN,
     O_DIRECTIVE, O_DROP_DIRECTIVE, O_MODULE, O_ENV, O_SETUP, O_CHECK,
     O_NODE, O_SET,
@@ -108,6 +110,7 @@ static const struct optp_opt script_opts[] = {
     { "signal", O_SIGNAL, 1, 0, 0, NULL },
     { "requeue", O_REQUEUE, 0, 0, 0, NULL },
     { "no-requeue", O_NO_REQUEUE, 0, 0, 0, NULL },
+    { "spares", O_SPARES, 1, 0, 0, NULL },
     { "map-by", O_MAP_BY, 1, 0, 0, NULL },
     { "bind-to", O_BIND_TO, 1, 0, 0, NULL },
     { "gpu-bind", O_GPU_BIND, 1, 0, 0, NULL },
@@ -196,6 +199,7 @@ static int cli_add(struct cli *c, int opt, const char *arg)
     case 'x': return scriptreq_arg(r, "-x", arg);
     case 'l': return scriptreq_arg(r, "--tag-output", NULL);
     case O_DLRUN_ARG: return scriptreq_word(r, "--dlrun-arg", arg);
+    case O_SPARES: return scriptreq_spares(r, arg);
     case O_DIRECTIVE: return scriptreq_line(&r->directives, "--directive", arg);
     case O_DROP_DIRECTIVE:
         return scriptreq_line(&r->drops, "--drop-directive", arg);

@@ -10,7 +10,9 @@
 #include "scripts/jobscript.h"
 #include "scripts/jobspec.h"
 #include "scripts/profiles.h"
+#include "util/optparse.h"
 #include "util/say.h"
+#include "where/sched.h"
 
 /* Check an option's value as sites.yaml's key of the same meaning. */
 static int check_value(enum site_key key, const char *s, struct err *e)
@@ -75,6 +77,13 @@ int scriptreq_arg(struct script_req *r, const char *opt, const char *s)
     if (scriptreq_word(r, opt, opt) < 0)
         return -1;
     return s ? scriptreq_word(r, opt, s) : 0;
+}
+
+int scriptreq_spares(struct script_req *r, const char *s)
+{
+    if (optp_int("--spares", s, 0, 1000000, &r->spares) != 0)
+        return -1;
+    return scriptreq_arg(r, "--spares", s);
 }
 
 int scriptreq_line(struct strv *v, const char *opt, const char *s)
@@ -266,7 +275,8 @@ static int merge_directives(const struct script_req *r,
 {
     size_t k = 0, np = count(prof);
 
-    l->directives = calloc(np + r->directives.n + 1, sizeof *l->directives);
+    /* one more: --spares' no_kill (keep_on_node_failure) */
+    l->directives = calloc(np + r->directives.n + 2, sizeof *l->directives);
     if (!l->directives)
         return say_fail(EXIT_FAIL, "out of memory"), -1;
     if (check_drops(r, prof, np) < 0)
@@ -447,6 +457,22 @@ static int load_template(const struct script_req *r,
     return 0;
 }
 
+/* --spares: the scheduler's directive that keeps the job when a node
+ * fails, after the others (in the room merge_directives left), unless
+ * given already.  l->directives is the jobspec's too. */
+static void add_no_kill(const struct script_req *r, struct lines *l,
+                        const struct sched *s)
+{
+    size_t k = 0;
+
+    if (!r->spares || !s->no_kill)
+        return;
+    for (; l->directives[k]; k++)
+        if (strcmp(l->directives[k], s->no_kill) == 0)
+            return;
+    l->directives[k] = s->no_kill;
+}
+
 int scriptreq_render(const struct script_req *r, const struct site_profile *p,
                      scriptcheck_parse_fn parse, void *ctx, char **text,
                      const struct sched **sched)
@@ -479,6 +505,7 @@ int scriptreq_render(const struct script_req *r, const struct site_profile *p,
             sched_join(names, sizeof names, 0, -1, "|", "|"));
         goto out;
     }
+    add_no_kill(r, &l, j.sched);
     if (load_template(r, p, &j, &path, &tmpl) < 0)
         goto out;
     *sched = j.sched;

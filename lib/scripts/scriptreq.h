@@ -26,6 +26,9 @@ struct script_req {
     const char *node;               /* --node SHAPE, or NULL (borrowed):
                                        the profile was picked with it */
     char *const *command;           /* PROG ARGS (borrowed from argv) */
+    int spares;                     /* --spares N: the script's dlrun holds
+                                       N nodes in reserve (and the job is
+                                       kept when a node fails) */
 };
 
 /* The value s of option opt (named in the error) for profile key key,
@@ -45,6 +48,11 @@ int scriptreq_word(struct script_req *r, const char *opt, const char *s);
 /* Option opt and its value s (NULL: none) for the script's dlrun (-x,
  * --iface, --tag-output).  0, or -1 after one line (exit 2). */
 int scriptreq_arg(struct script_req *r, const char *opt, const char *s);
+
+/* --spares s: "--spares N" on the script's dlrun line, and the
+ * scheduler's directive that keeps the job when a node fails (Slurm's
+ * --no-kill).  0, or -1 after one line (exit 2). */
+int scriptreq_spares(struct script_req *r, const char *s);
 
 /* A line s of option opt for the script, into v (r's directives, drops
  * or modules): one line of visible text.  0, or -1 after one line. */

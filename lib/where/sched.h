@@ -63,6 +63,9 @@ struct sched {
                                    the agents in its jobs: "srun", "ssh" */
     const char *exclude;        /* how to leave nodes out of the next job
                                    ("sbatch/salloc --exclude="), or NULL */
+    const char *no_kill;        /* the directive that keeps a job alive
+                                   when one of its nodes fails ("--no-kill":
+                                   dlrun script --spares), or NULL */
 
     /* --- its job scripts (lib/scripts, dlrun script and submit) --- */
     const char *template_file;  /* "slurm.sh.in", in the template folders */

@@ -311,6 +311,7 @@ const struct sched sched_slurm = {
     .node_var = "SLURMD_NODENAME", .task_vars = &task_vars,
     .cgroup_gpus = 1,
     .launcher = "srun", .exclude = "sbatch/salloc --exclude=",
+    .no_kill = "--no-kill",
     .template_file = "slurm.sh.in", .directive = "#SBATCH",
     /* --parsable: "123" or "123;cluster" */
     .submit = submit, .id_end = ";\n",

@@ -155,6 +155,44 @@ static void rendered(const char *tmpl)
        "no profile, no --scheduler");
 }
 
+/* --spares N: on the dlrun line; Slurm's job gets --no-kill (once, even
+ * when given), PBS's nothing of the kind. */
+static void spares(const char *tmpl)
+{
+    char *cmdv[] = { "python", "t.py", NULL }, *text = NULL;
+    const struct sched *sched = NULL;
+    struct script_req r;
+
+    memset(&r, 0, sizeof r);
+    r.command = cmdv;
+    r.v[SITE_TEMPLATE] = tmpl;
+    r.v[SITE_NODES] = "4";
+    r.v[SITE_SCHEDULER] = "slurm";
+    parse_rc = EXIT_OK;
+    ok(scriptreq_spares(&r, "x") < 0 && strstr(said, "--spares x"),
+       "--spares x: refused");
+    ok(scriptreq_spares(&r, "1") == 0 && r.spares == 1, "--spares 1 kept");
+    ok(scriptreq_render(&r, NULL, fake_parse, NULL, &text, &sched) == EXIT_OK &&
+       text && strstr(text, "#D --no-kill\n") && strstr(words, "--spares 1"),
+       "slurm: --no-kill, and --spares 1 on the dlrun line");
+    free(text);
+    text = NULL;
+    scriptreq_line(&r.directives, "--directive", "--no-kill");
+    ok(scriptreq_render(&r, NULL, fake_parse, NULL, &text, &sched) == EXIT_OK &&
+       text && strstr(text, "#D --no-kill\n") &&
+       !strstr(strstr(text, "#D --no-kill\n") + 1, "#D --no-kill\n"),
+       "  given already: once");
+    free(text);
+    text = NULL;
+    strv_free(&r.directives);
+    r.v[SITE_SCHEDULER] = "pbs";
+    ok(scriptreq_render(&r, NULL, fake_parse, NULL, &text, &sched) == EXIT_OK &&
+       text && !strstr(text, "no-kill") && strstr(words, "--spares 1"),
+       "pbs: no such directive, --spares on the line");
+    free(text);
+    scriptreq_free(&r);
+}
+
 int main(void)
 {
     char tmpl[] = "/tmp/t_scriptreq.XXXXXX";
@@ -170,6 +208,7 @@ int main(void)
         "export {{.}}\n{{/env}}\n{{#setup}}\n{{.}}\n{{/setup}}\n"
         "{{dlrun_line}}\n");
     rendered(tmpl);
+    spares(tmpl);
     unlink(tmpl);
     return tap_done();
 }
