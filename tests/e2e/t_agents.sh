@@ -49,9 +49,10 @@ expect_eq "  TERM too" "$(ls "$TMP"/rec.sh.term.* 2>/dev/null | wc -l | tr -d ' 
 env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]:1' --heartbeat-timeout 2 --kill-timeout 2 -- \
     "$TMP/$MARK-sleep" 60 >"$TMP/lost.out" 2>&1 & p=$!
 for _ in $(seq 1200); do a=$(pgrep -f "agent .*--node=2 .*$MARK" | head -n 1); [ -n "$a" ] && break; sleep 0.1; done
-sleep 1; kill -STOP "${a:-0}"
+# never "kill 0": with no pid found, that would stop this test's own group
+if [ -n "$a" ]; then sleep 1; kill -STOP "$a"; else fail "the agent of sim3 not found"; kill "$p"; fi
 wait $p; rc=$?
-kill -CONT "${a:-0}" 2>/dev/null
+[ -z "$a" ] || kill -CONT "$a" 2>/dev/null
 expect_eq "agent of sim3 stopped: dlrun fails" "$rc" 1
 expect_grep "  names the lost agent" "lost the agent on sim3: no heartbeat for 2 s" "$TMP/lost.out"
 wait_gone

@@ -20,7 +20,8 @@ wait_sleeps() { for _ in $(seq 1200); do [ "$(sleeps | wc -l)" -eq "$1" ] && ret
 wait_sleeps 6
 expect_eq "two nodes: a rank, its child and its daemon on each" "$(sleeps | wc -l | tr -d ' ')" 6
 for _ in $(seq 1200); do a=$(agent_pid node2); [ -n "$a" ] && break; sleep 0.1; done
-kill -9 "${a:-0}"
+# never "kill -9 0": with no pid found, that would end this test's own group
+if [ -n "$a" ]; then kill -9 "$a"; else fail "the agent on node2 not found"; kill "$p"; fi
 within 300 sh -c "while kill -0 $p 2>/dev/null; do sleep 0.1; done"; wait $p
 wait_sleeps 0
 expect_eq "agent on node2 SIGKILLed: no sleep left on any node" "$(sleeps)" ""
