@@ -71,8 +71,9 @@ struct stall_watch *job_stall_create(struct job *j, const int *ranks, int n)
     w->cpu = calloc((size_t)n, sizeof *w->cpu);
     w->want = calloc((size_t)n, sizeof *w->want);
     w->stk = calloc((size_t)n, sizeof *w->stk);
+    w->nstk = calloc((size_t)n, sizeof *w->nstk);
     if (!w->eng || !w->v || !w->o || !w->pgrp || !w->cpu || !w->want ||
-        !w->stk) {
+        !w->stk || !w->nstk) {
         job_stall_free(w);
         say("warning: --stall-timeout: out of memory, not watching");
         return NULL;
@@ -104,6 +105,7 @@ void job_stall_free(struct stall_watch *w)
     for (int i = 0; w->stk && i < w->n; i++)
         free(w->stk[i]);
     free(w->stk);
+    free(w->nstk);
     free(w);
 }
 
@@ -156,18 +158,17 @@ void job_stall_output(struct stall_watch *w, struct output_opts *oo)
  * into their samples, to tell work from a spin (observe/stall.h). */
 static void sample_stacks(struct stall_watch *w)
 {
-    for (int i = 0; i < w->n; i++) {
-        long k;
-        if (!w->want[i] || (!w->stk[i] && !(w->stk[i] = malloc(
-                STALL_STACK_WORDS * sizeof *w->stk[i]))))
-            continue;
-        k = stacksig_group(w->pgrp[i], w->stk[i], STALL_STACK_WORDS,
-                           STALL_STACK_MS);
-        if (k > 0) {
+    for (int i = 0; i < w->n; i++)
+        if (w->want[i] && !w->stk[i] &&
+            !(w->stk[i] = malloc(STALL_STACK_WORDS * sizeof *w->stk[i])))
+            w->want[i] = 0;
+    stacksig_groups(w->pgrp, w->want, w->n, w->stk, STALL_STACK_WORDS,
+                    w->nstk, STALL_STACK_MS);
+    for (int i = 0; i < w->n; i++)
+        if (w->nstk[i] > 0) {
             w->v[i].stack = w->stk[i];
-            w->v[i].nstack = (size_t)k;
+            w->v[i].nstack = (size_t)w->nstk[i];
         }
-    }
 }
 
 /* One sample of every rank into the detector; 1 when stalled. */

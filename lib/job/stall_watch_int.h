@@ -14,7 +14,7 @@
 #define STALL_LAST_MAX 160              /* bytes of the last line kept */
 #define STALL_FREEZE_MS 30000           /* for every node to freeze its ranks */
 #define STALL_STACK_WORDS 8192          /* of one rank's stack signature */
-#define STALL_STACK_MS 2000             /* for one rank's stacks to be read */
+#define STALL_STACK_MS 3000             /* for the ranks' stacks to be read */
 
 /* An agent freezes its ranks (SIGSTOP) after its report and waits for
  * the head's dlrun.dump, given once every node froze its own: a Python
@@ -48,6 +48,7 @@ struct stall_watch {
     int *want;                  /* ranks whose stacks to sample */
     unsigned long long **stk;   /* owned: a rank's STALL_STACK_WORDS, made
                                    when first sampled */
+    long *nstk;                 /* words in stk[i], or -1 */
     long interval_ms, next_ms, deadline_ms, quiet_ms;
     int phase, capturing;
     /* an agent: the head decides for every node (dlrun.quiet.NODE says

@@ -34,6 +34,7 @@ struct map {
  * system calls and arithmetic. */
 struct target {
     pid_t pid;
+    unsigned long long reaped;      /* CPU ticks of its ended children */
     pid_t tid[MAX_THREADS];
     char state[MAX_THREADS];        /* R, S, D, ... as read before */
     /* a thread asleep in a system call: where (no need to stop it) */
@@ -59,34 +60,37 @@ static int cmp_pid(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The processes of group pgrp into p (pid order).  0, or -1. */
-static int find_procs(struct probe *p, pid_t pgrp)
+/* The processes of the n groups pgrps[i] with want[i], in one pass over
+ * /proc: into procs[i * MAX_PROCS ...], their count into count[i] (-1:
+ * more than MAX_PROCS).  0, or -1 when /proc cannot be read. */
+static int find_procs(const pid_t *pgrps, const int *want, int n,
+                      pid_t *procs, int *count)
 {
-    pid_t pids[MAX_PROCS];
     struct dirent *e;
     DIR *d = opendir("/proc");
-    int n = 0, rc = 0;
 
     if (!d)
         return -1;
     while ((e = readdir(d))) {
         struct procstat st;
         pid_t pid = (pid_t)atoi(e->d_name);
-        if (pid <= 0 || procstat_read(pid, &st) < 0 || st.pgrp != pgrp ||
-            st.state == 'Z')
+        if (pid <= 0 || procstat_read(pid, &st) < 0 || st.state == 'Z')
             continue;
-        if (n == MAX_PROCS) {
-            rc = -1;
-            break;
+        for (int i = 0; i < n; i++) {
+            if (!want[i] || st.pgrp != pgrps[i] || count[i] < 0)
+                continue;
+            if (count[i] == MAX_PROCS)
+                count[i] = -1;
+            else
+                procs[i * MAX_PROCS + count[i]++] = pid;
         }
-        pids[n++] = pid;
     }
     closedir(d);
-    qsort(pids, (size_t)n, sizeof *pids, cmp_pid);
     for (int i = 0; i < n; i++)
-        p->t[i].pid = pids[i];
-    p->nt = n;
-    return rc < 0 || n == 0 ? -1 : 0;
+        if (count[i] > 0)
+            qsort(procs + i * MAX_PROCS, (size_t)count[i], sizeof *procs,
+                  cmp_pid);
+    return 0;
 }
 
 /* Is pid's thread tid in a system call (/proc/PID/task/TID/syscall: its
@@ -319,10 +323,14 @@ static void helper(struct probe *p, int fd)
     const unsigned char *b = (const unsigned char *)p->sig;
     size_t left;
 
-    for (int i = 0; i < p->nt; i++)
+    for (int i = 0; i < p->nt; i++) {
+        if (p->n >= p->max)
+            _exit(1);
+        p->sig[p->n++] = STALL_THREAD | STALL_REAPED | p->t[i].reaped;
         for (int k = 0; k < p->t[i].ntid; k++)
             if (one_thread(p, &p->t[i], k) < 0)
                 _exit(1);
+    }
     left = p->n * sizeof *p->sig;
     while (left > 0) {
         ssize_t w = write(fd, b, left);
@@ -371,19 +379,27 @@ static long collect(struct probe *p, int fd, pid_t child, int timeout_ms)
     return (long)(got / sizeof *p->sig);
 }
 
-long stacksig_group(pid_t pgrp, unsigned long long *sig, size_t max,
-                    int timeout_ms)
+/* The signature of the nt processes pids (pid order) into sig (max
+ * words), through a helper.  The words, or -1. */
+static long probe(const pid_t *pids, int nt, unsigned long long *sig,
+                  size_t max, int timeout_ms)
 {
     struct probe *p = calloc(1, sizeof *p);
     int fd[2] = { -1, -1 };
     long rc = -1;
     pid_t child;
 
-    if (!p || find_procs(p, pgrp) < 0)
+    if (!p || nt <= 0)
         goto out;
-    for (int i = 0; i < p->nt; i++)
-        if (find_threads(p, &p->t[i]) < 0 || read_maps(&p->t[i]) < 0)
+    for (int i = 0; i < nt; i++) {
+        struct target *t = &p->t[p->nt++];
+        struct procstat st;
+        t->pid = pids[i];
+        if (procstat_read(t->pid, &st) < 0 || find_threads(p, t) < 0 ||
+            read_maps(t) < 0)
             goto out;
+        t->reaped = (st.cutime + st.cstime) & (STALL_REAPED - 1);
+    }
     p->sig = sig;
     p->max = max;
     if (!(p->stack = malloc(STACK_MAX)) || pipe2(fd, O_CLOEXEC) < 0)
@@ -408,4 +424,33 @@ out:
         free(p->stack);
     free(p);
     return rc;
+}
+
+void stacksig_groups(const pid_t *pgrps, const int *want, int n,
+                     unsigned long long *const *sig, size_t max, long *len,
+                     int timeout_ms)
+{
+    pid_t *procs = malloc((size_t)(n > 0 ? n : 1) * MAX_PROCS * sizeof *procs);
+    int *count = calloc((size_t)(n > 0 ? n : 1), sizeof *count);
+    int ok = procs && count && find_procs(pgrps, want, n, procs, count) == 0;
+    long deadline = clock_ms() + timeout_ms;
+
+    for (int i = 0; i < n; i++) {
+        long left = deadline - clock_ms();
+        len[i] = ok && want[i] && left > 0 ?
+                 probe(procs + i * MAX_PROCS, count[i], sig[i], max,
+                       (int)left) : -1;
+    }
+    free(procs);
+    free(count);
+}
+
+long stacksig_group(pid_t pgrp, unsigned long long *sig, size_t max,
+                    int timeout_ms)
+{
+    int want = 1;
+    long len = -1;
+
+    stacksig_groups(&pgrp, &want, 1, &sig, max, &len, timeout_ms);
+    return len;
 }

@@ -16,13 +16,22 @@
 
 /* Into sig (max words) the signature of the processes of group pgrp (at
  * most 8 processes, 64 threads, each in pid and tid order): for each
- * thread STALL_THREAD | tid (| STALL_INTERP), then its code addresses
- * (observe/stall.h).
+ * process STALL_THREAD | STALL_REAPED | the CPU ticks of its ended
+ * children, then for each of its threads STALL_THREAD | tid (|
+ * STALL_INTERP) and its code addresses (observe/stall.h).
  * A helper that has not finished within timeout_ms is killed (the kernel
  * lets its stopped threads go).  Returns the words, or -1 when they
  * cannot be read (no ptrace allowed, a process that ended, a stack too
  * deep for max, not x86-64 or AArch64): the caller then knows nothing. */
 long stacksig_group(pid_t pgrp, unsigned long long *sig, size_t max,
                     int timeout_ms);
+
+/* The same for each of the n groups pgrps[i] with want[i] (one pass over
+ * /proc for all; timeout_ms for them all): into sig[i] (max words each,
+ * borrowed), the words or -1 into len[i] (-1 too where not wanted or out
+ * of time). */
+void stacksig_groups(const pid_t *pgrps, const int *want, int n,
+                     unsigned long long *const *sig, size_t max, long *len,
+                     int timeout_ms);
 
 #endif

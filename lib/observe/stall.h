@@ -44,9 +44,13 @@ struct stall_sample {
  * when it ran interpreter code), then the code addresses on its stack
  * from the outermost frame in (return addresses; not the program counter,
  * which moves inside a spin loop).  Threads in the same order in every
- * sample; a thread that came or went is a move. */
+ * sample; a thread that came or went is a move.  A process may head its
+ * threads with STALL_THREAD | STALL_REAPED | the CPU its ended children
+ * used: a change is a move (a script that runs commands works while it
+ * waits for each). */
 #define STALL_THREAD (1ULL << 63)
 #define STALL_INTERP (1ULL << 62)
+#define STALL_REAPED (1ULL << 61)
 #define STALL_SPIN_DEPTH 4
 
 struct stall;

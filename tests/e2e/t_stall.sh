@@ -111,6 +111,7 @@ else
 fi
 
 # --- dlrun told to stop says in one line what it did (issue 15 §3) ---
+rm -f "$TMP/out"
 env $CLEAN "$DLRUN" -np 2 --oversubscribe --kill-timeout 1 sh -c \
     '[ $RANK = 1 ] && trap "" TERM; echo up; exec sleep 60' >"$TMP/out" 2>"$TMP/err" &
 pid=$!
@@ -121,6 +122,8 @@ expect_eq "  one line" "$(cat "$TMP/err")" \
     "dlrun: SIGTERM: passed it to the 2 ranks, then SIGKILL to 1 that had not ended; exit 143"
 
 # --- SIGPWR: the same report on demand, the job goes on ---
+# (the last test's "up" lines must not count: the job below may start late)
+rm -f "$TMP/out"
 env $CLEAN "$DLRUN" -np 2 --oversubscribe --stall-timeout 1h sh -c \
     'echo up; exec sleep 6' >"$TMP/out" 2>"$TMP/err" &
 pid=$!

@@ -1,6 +1,6 @@
 /* t_stacksig.c - the spin check's stack sampler (lib/observe/stacksig.c)
  * on a real process of its own group that spins in a poll loop: each
- * sample holds its one thread and code addresses, the detector calls the
+ * sample holds the process, its one thread and code addresses, the detector calls the
  * samples still, and the process runs on after every look (no stop left
  * behind).  A group that does not exist, or a buffer too small, is -1. */
 #include <signal.h>
@@ -63,8 +63,10 @@ int main(void)
         waitpid(pid, NULL, 0);
         return tap_skip_all("cannot ptrace a process of ours here");
     }
-    ok(n >= 2, "a sample: the thread and code addresses");
-    ok(sig[0] == (STALL_THREAD | (unsigned long long)pid),
+    ok(n >= 3, "a sample: the process, its thread and code addresses");
+    ok(sig[0] == (STALL_THREAD | STALL_REAPED),
+       "the process, no ended children");
+    ok(sig[1] == (STALL_THREAD | (unsigned long long)pid),
        "its one thread, not interpreter code");
     stall_feed(s, 0, &v);
     for (t = 1000; t <= 8000; t += 1000) {

@@ -136,6 +136,16 @@ static void spins(void)
         { T(7), 0x1000, 0x2000, T(10), 0x1000 },
     };
     static const size_t churn_len[2] = { 5, 5 };
+    /* a script: its stack waits, its commands come and go */
+    static const unsigned long long script[2][12] = {
+        { T(STALL_REAPED | 40), T(7), 0x1000, 0x2000 },
+        { T(STALL_REAPED | 41), T(7), 0x1000, 0x2000 },
+    };
+    static const size_t script_len[2] = { 4, 4 };
+    static const unsigned long long idle_kids[1][12] = {
+        { T(STALL_REAPED | 40), T(7), 0x1000, 0x2000 },
+    };
+    static const size_t idle_kids_len[1] = { 4 };
     int wanted, spun;
 
     /* the first sample (t=1) counts as a move: 10 s from there */
@@ -157,6 +167,10 @@ static void spins(void)
            "threads that come and go are a move");
     is_int(spin_run(poll, poll_len, 0 + 1, &wanted, &spun), 11000,
            "one unchanging stack: stalled");
+    is_int(spin_run(script, script_len, 2, &wanted, &spun), -1,
+           "a process whose children end (a script's commands) moves");
+    is_int(spin_run(idle_kids, idle_kids_len, 1, &wanted, &spun), 11000,
+           "children that ended before, none since: stalled");
 }
 
 /* What is sampled when, and what a sample cannot override. */
