@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,14 @@ struct head {
     struct head_stall *stall;       /* --stall-timeout, or NULL */
     struct head_progress prog;      /* -v steps, nodes still waited for */
     struct head_fault fault;        /* --spares: the node to blame, or -1 */
+    atomic_long lost_ms, lost_seen_ms;  /* a lost agent: found, last seen
+                                           (the broker thread's writes) */
+    /* this attempt follows a node fault: its excluded node's recovery
+     * (an index in j->nodeset->excl, -1: none), read by the broker
+     * thread; when every rank ran again (0: not yet), its write */
+    const struct nodeset *ns;
+    long recover;
+    atomic_long up_ms;
 };
 
 int head_wanted(const struct job *j)
@@ -79,8 +88,29 @@ int head_wanted(const struct job *j)
  * ends the job (SIGTERM to dlrun itself, which its supervisor forwards). */
 static void watch_heartbeats(struct head *h)
 {
-    if (heartbeat_check(h->hb, h->broker, clock_ms()) >= 0)
-        kill(getpid(), SIGTERM);
+    long now = clock_ms();
+    int lost = heartbeat_check(h->hb, h->broker, now);
+
+    if (lost < 0)
+        return;
+    atomic_store(&h->lost_seen_ms, heartbeat_seen_ms(h->hb, lost));
+    atomic_store(&h->lost_ms, now);
+    kill(getpid(), SIGTERM);
+}
+
+/* In the broker thread, after a node fault's restart: once every node's
+ * ranks run again, the recovery's end, and with -v its line. */
+static void watch_recovery(struct head *h)
+{
+    struct ns_recovery rec;
+    char line[200];
+
+    if (h->recover < 0 || atomic_load(&h->up_ms) || !h->prog.all_ranks)
+        return;
+    rec = h->ns->excl[h->recover].rec;
+    rec.up_ms = clock_ms();
+    atomic_store(&h->up_ms, rec.up_ms);
+    progress_step("%s", nodeset_recovery_line(&rec, line, sizeof line));
 }
 
 /* Every 250 ms in the broker thread: heartbeats, and -v's steps. */
@@ -91,6 +121,7 @@ static int head_tick(void *ctx, struct err *err)
     (void)err;
     watch_heartbeats(h);
     progress_head_tick(&h->prog, h->broker, heartbeat_counters(h->hb), 0);
+    watch_recovery(h);
     return 0;
 }
 
@@ -240,6 +271,27 @@ static void head_root_cause(const struct head *h, int rank)
     client_close(c);
 }
 
+/* The moments of the attempt's end, into f (now: every agent ended): a
+ * lost agent's from its heartbeats, else the first failed agent
+ * process's end (its node's fault, as far as the head can tell). */
+static void fault_times(const struct head *h, const struct supervise *sv,
+                        struct head_fault *f)
+{
+    long now = clock_ms(), lost = atomic_load(&h->lost_ms);
+    long seen = atomic_load(&h->lost_seen_ms);
+
+    f->down_ms = now;
+    f->fault_ms = f->detect_ms = now;
+    if (lost) {
+        f->detect_ms = lost;
+        f->fault_ms = seen ? seen : lost;
+    } else if (sv->failed >= 0 && sv->failed < sv->n) {
+        double ago = clock_wall() - sv->ranks[sv->failed].end;
+        if (ago > 0 && ago * 1000 < now)
+            f->fault_ms = f->detect_ms = now - (long)(ago * 1000);
+    }
+}
+
 /* One line for how the job ended, and the exit code: the failing rank's,
  * else a lost agent's, else the agent process's that failed. */
 static int head_outcome(const struct job *j, struct head *h,
@@ -257,6 +309,7 @@ static int head_outcome(const struct job *j, struct head *h,
         rank = -1;
     head_classify(j, sv, lost, heartbeat_timeout_ms(h->hb) / 1000, rank,
                   status, &h->fault);
+    fault_times(h, sv, &h->fault);
     if (rank >= 0) {
         h->failed_rank = rank;
         job_report_failure(rank, p->nodes[p->rank_node[rank]].host, pid,
@@ -361,6 +414,8 @@ static int head_supervise(struct job *j, struct head *h,
     if (j->preflight)
         pf = preflight_collect_start(j, h->addr, h->token, &sv);
     rc = supervise_run(&sv);
+    if (h->recover >= 0 && atomic_load(&h->up_ms))   /* before the summary */
+        j->nodeset->excl[h->recover].rec.up_ms = atomic_load(&h->up_ms);
     if (j->preflight) {     /* a table, not a job's outcome */
         rc = preflight_collect_end(pf, j, &sv);
         goto out;
@@ -410,6 +465,8 @@ struct head_run {
     char **prog;
     const sigset_t *orig;       /* the agents' signal mask */
     struct head_fault fault;    /* how the last attempt ended (--spares) */
+    long recover;               /* the node fault this attempt recovers
+                                   from: an index in excl, -1 none */
     int stop_rc;                /* no attempt can start again: its code */
 };
 
@@ -430,6 +487,9 @@ static void head_attempt(void *ctx, const struct engine *e,
     h.failed_rank = -1;
     h.launcher = hr->l->name;
     h.fault.node = hr->fault.node = -1;
+    h.ns = j->nodeset;
+    h.recover = hr->recover;
+    hr->recover = -1;
     if (hr->stop_rc) {      /* the node set could not be planned again */
         end->rc = hr->stop_rc;
         return;
@@ -481,11 +541,15 @@ out:
 static void head_restarting(void *ctx, const struct engine *e)
 {
     struct head_run *hr = ctx;
+    const struct nodeset *ns = hr->j->nodeset;
+    size_t before = ns ? ns->nexcl : 0;
     int rc = head_replace_node(hr->j, &hr->fault, *e->restart,
                                e->max_restarts);
 
     if (rc < 0)
         hr->stop_rc = EXIT_USAGE;
+    if (rc > 0 && ns && ns->nexcl > before)   /* a spare came in */
+        hr->recover = (long)ns->nexcl - 1;
     if (rc != 0)
         return;
     say("restarting the job on %d nodes (restart %d of %d)",
@@ -495,7 +559,8 @@ static void head_restarting(void *ctx, const struct engine *e)
 int run_head_with(struct job *j, char **prog, const struct launcher *l)
 {
     sigset_t block, orig;
-    struct head_run hr = { .j = j, .l = l, .prog = prog, .orig = &orig };
+    struct head_run hr = { .j = j, .l = l, .prog = prog, .orig = &orig,
+                           .recover = -1 };
     struct engine e = { .max_restarts = j->opt.max_restarts,
                         .restart = &j->restart, .attempt = head_attempt,
                         .restarting = head_restarting, .ctx = &hr };

@@ -62,6 +62,9 @@ struct head_fault {
     int node;               /* its plan node, -1: none (a program fault, or
                                no --spares: nothing is classified) */
     char reason[200];       /* "no heartbeat for 10 s (link down?)" */
+    long fault_ms, detect_ms, down_ms;  /* clock_ms: its last sign of
+                                           life where known (else 0), the
+                                           head saw it, every agent ended */
 };
 
 /* How the attempt ended, into *f (node -1 when no node is to blame or j
@@ -76,7 +79,8 @@ void head_classify(const struct job *j, const struct supervise *sv, int lost,
                    int hb_s, int rank, int status, struct head_fault *f);
 
 /* Before restart number restart (of max) after f: exclude its node, take
- * a spare in its place, plan again on the new node set, and say so in one
+ * a spare in its place, plan again on the new node set (f's moments and
+ * the plan's kept in the excluded node's ns_recovery), and say so in one
  * line.  1: done and said; 0: nothing of its own (no --spares or no node
  * fault: the caller says its line); -1: the job cannot start again (said
  * why). */

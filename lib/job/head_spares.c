@@ -79,6 +79,7 @@ int head_replace_node(struct job *j, const struct head_fault *f, int restart,
 {
     struct err err = { "" };
     const char *spare = NULL, *host;
+    struct ns_recovery *rec;
     int rc;
 
     if (!j->nodeset || f->node < 0 || f->node >= j->plan.nnodes)
@@ -94,8 +95,13 @@ int head_replace_node(struct job *j, const struct head_fault *f, int restart,
             j->plan.nnodes, restart, max);
         return 1;
     }
+    rec = &j->nodeset->excl[j->nodeset->nexcl - 1].rec;
+    rec->fault_ms = f->fault_ms;
+    rec->detect_ms = f->detect_ms;
+    rec->down_ms = f->down_ms;
     if (head_replan(j) != 0)
         return -1;
+    rec->planned_ms = clock_ms();
     say("node %s excluded: %s; spare %s in; restarting %d ranks, attempt %d "
         "of %d", host, f->reason, spare, j->plan.nranks, restart + 1, max + 1);
     return 1;

@@ -110,6 +110,19 @@ static int any_key(const struct broker *b, const char *prefix, int n)
     return 0;
 }
 
+/* Has every node's agent put its ranks' status? */
+static int every_key(const struct broker *b, const char *prefix, int n)
+{
+    char key[64], val[8];
+
+    for (int i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "%s%d", prefix, i);
+        if (broker_peek(b, key, val, sizeof val) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 /* Did node i's agent report its ranks' end (run/failwire.h)? */
 static int node_ended(const struct broker *b, int i)
 {
@@ -170,5 +183,8 @@ void progress_head_tick(struct head_progress *hp, const struct broker *b,
         hp->ranks = 1;
         progress_step("first ranks started");
     }
+    if (hp->ranks && !hp->all_ranks &&
+        every_key(b, "dlrun.st.", hp->plan->nnodes))
+        hp->all_ranks = 1;
     steps_tick(hp, b, final);
 }

@@ -26,6 +26,7 @@ struct head_progress {
     const struct plan *plan;    /* borrowed */
     long start_ms, next_wait_ms;
     int all_up, rdv, ranks;     /* steps already told */
+    int all_ranks;              /* every node's ranks seen started */
     struct steprate *steps;     /* owned: from the first rank's report to
                                  * the final look, else NULL */
     long next_steps_ms;

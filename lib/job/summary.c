@@ -62,6 +62,20 @@ static void write_node_list(FILE *f, const char *list)
     fputc(']', f);
 }
 
+/* How long the job took to run again after the node's fault; the whole
+ * is null when the ranks never ran again (the job ended first). */
+static void write_recovery(FILE *f, const struct ns_recovery *r)
+{
+    long part[4], all = nodeset_recovery_parts(r, part);
+
+    if (all < 0)
+        fputs(",\"recovery_ms\":null", f);
+    else
+        fprintf(f, ",\"recovery_ms\":%ld", all);
+    fprintf(f, ",\"detection_ms\":%ld,\"teardown_ms\":%ld,\"plan_ms\":%ld,"
+            "\"start_ms\":%ld", part[0], part[1], part[2], part[3]);
+}
+
 /* --spares: the nodes excluded and each attempt's world. */
 static void write_nodeset(FILE *f, const struct nodeset *ns)
 {
@@ -71,8 +85,10 @@ static void write_nodeset(FILE *f, const struct nodeset *ns)
         json_string(f, ns->excl[i].host);
         fputs(",\"reason\":", f);
         json_string(f, ns->excl[i].reason);
-        fprintf(f, ",\"attempt\":%d,\"time\":%.6f}", ns->excl[i].attempt,
+        fprintf(f, ",\"attempt\":%d,\"time\":%.6f", ns->excl[i].attempt,
                 ns->excl[i].time);
+        write_recovery(f, &ns->excl[i].rec);
+        fputc('}', f);
     }
     fputs("],\"attempts\":[", f);
     for (size_t i = 0; i < ns->natt; i++) {

@@ -55,6 +55,7 @@ static int record_excluded(struct nodeset *ns, const char *host,
     snprintf(e->reason, sizeof e->reason, "%s", reason);
     e->attempt = attempt;
     e->time = time;
+    memset(&e->rec, 0, sizeof e->rec);
     return 0;
 }
 
@@ -167,4 +168,41 @@ void nodeset_free(struct nodeset *ns)
     free(ns->att);
     free(ns->excl);
     memset(ns, 0, sizeof *ns);
+}
+
+/* b - a in ms, never below 0 (a moment not reached counts as a). */
+static long span(long a, long b)
+{
+    return b > a ? b - a : 0;
+}
+
+long nodeset_recovery_parts(const struct ns_recovery *r, long part[4])
+{
+    long fault = r->fault_ms ? r->fault_ms : r->detect_ms;
+    long detect = r->detect_ms ? r->detect_ms : fault;
+    long down = r->down_ms ? r->down_ms : detect;
+    long planned = r->planned_ms ? r->planned_ms : down;
+
+    part[0] = span(fault, detect);
+    part[1] = span(detect, down);
+    part[2] = span(down, planned);
+    part[3] = span(planned, r->up_ms);
+    if (!r->up_ms || !fault)
+        return -1;
+    return part[0] + part[1] + part[2] + part[3];
+}
+
+char *nodeset_recovery_line(const struct ns_recovery *r, char *buf,
+                            size_t n)
+{
+    long part[4], all = nodeset_recovery_parts(r, part);
+
+    if (n)
+        buf[0] = '\0';
+    if (all >= 0 && n)
+        snprintf(buf, n, "recovered in %.1f s: detection %.1f s, teardown "
+                 "%.1f s, plan %.1f s, start %.1f s", all / 1000.0,
+                 part[0] / 1000.0, part[1] / 1000.0, part[2] / 1000.0,
+                 part[3] / 1000.0);
+    return buf;
 }

@@ -17,12 +17,24 @@
 #include "util/err.h"
 #include "where/alloc.h"
 
+/* How long the job took to run again after a node fault: moments on
+ * clock_ms's clock, 0 while not reached. */
+struct ns_recovery {
+    long fault_ms;          /* the fault itself where known (the node's
+                               last heartbeat seen), else detect_ms */
+    long detect_ms;         /* the head saw the attempt fail */
+    long down_ms;           /* every agent of the attempt ended */
+    long planned_ms;        /* the new node set planned */
+    long up_ms;             /* every node's ranks running again */
+};
+
 /* A node taken out after a fault. */
 struct ns_excluded {
     char host[256];
     char reason[200];       /* "no heartbeat for 10 s (link down?)" */
     int attempt;            /* the attempt it failed in, from 1 */
     double time;            /* wall clock (clock_wall) */
+    struct ns_recovery rec;
 };
 
 /* One attempt's world, for --summary. */
@@ -69,6 +81,17 @@ char *nodeset_excluded_list(const struct nodeset *ns, char *buf, size_t n);
  * nodes.  Returns buf ("" when nothing was excluded). */
 char *nodeset_next_submission(const struct nodeset *ns, const char *exclude,
                               char *buf, size_t n);
+
+/* The parts of r in milliseconds: detection (fault to detect), teardown
+ * (to down), plan (to planned), start (to up); and the whole, fault to
+ * up.  Returns the whole, -1 while r is not complete (no up_ms). */
+long nodeset_recovery_parts(const struct ns_recovery *r, long part[4]);
+
+/* "recovered in 2.4 s: detection 2.0 s, teardown 0.2 s, plan 0.0 s,
+ * start 0.2 s" into buf (n bytes; "" while r is not complete).  Returns
+ * buf. */
+char *nodeset_recovery_line(const struct ns_recovery *r, char *buf,
+                            size_t n);
 
 /* Is a rank's wait status one the kernel ended it with for its node's
  * sake (SIGKILL: the OOM killer; SIGBUS, SIGSEGV: memory or a driver)? */

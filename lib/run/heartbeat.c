@@ -58,6 +58,11 @@ int heartbeat_lost(const struct heartbeat *h)
     return atomic_load(&h->lost);
 }
 
+long heartbeat_seen_ms(const struct heartbeat *h, int node)
+{
+    return node >= 0 && node < h->nnodes ? h->seen_ms[node] : 0;
+}
+
 int heartbeat_timeout_ms(const struct heartbeat *h)
 {
     return h->timeout_ms;

@@ -26,6 +26,11 @@ int heartbeat_check(struct heartbeat *h, const struct broker *b, long now_ms);
 /* The node found lost, -1 while none (any thread). */
 int heartbeat_lost(const struct heartbeat *h);
 
+/* When node's counter last moved (heartbeat_check's now_ms), 0 while it
+ * has not; for the broker's thread (the lost node's moment: the fault's
+ * last sign of life). */
+long heartbeat_seen_ms(const struct heartbeat *h, int node);
+
 /* The timeout given to heartbeat_create. */
 int heartbeat_timeout_ms(const struct heartbeat *h);
 

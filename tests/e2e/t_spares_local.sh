@@ -25,7 +25,7 @@ steps_at_least() {
 }
 
 # --- the agent of sim2 killed: sim4 in, every step done ---
-env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]' --spares 1 --max-restarts 1 \
+env $CLEAN "$DLRUN" -v $SIM -H 'sim[1-4]' --spares 1 --max-restarts 1 \
     --summary "$TMP/kill.json" -- sh "$S" >"$TMP/kill.out" 2>&1 & p=$!
 for _ in $(seq 600); do steps_at_least 3 && break; sleep 0.1; done
 for _ in $(seq 600); do a=$(pgrep -f "agent .*--node=1 .*$MARK" | head -n 1); [ -n "$a" ] && break; sleep 0.1; done
@@ -37,6 +37,14 @@ expect_eq "  every rank did its 30 steps" "$(cat "$S".step.* | sort -u)" 30
 expect_eq "  the restart told sim2 is out" "$(grep -c '^1 [0-2] \[sim2\]$' "$S.log")" 3
 expect_grep "  summary: sim2 excluded" '"excluded_nodes":\[{"host":"sim2",' "$TMP/kill.json"
 expect_grep "  summary: rank 1 on sim4" '{"rank":1,"host":"sim4",' "$TMP/kill.json"
+# the recovery's time, its parts adding up (no speed asked of this machine)
+line=$(grep -o 'recovered in [0-9.]* s: detection [0-9.]* s, teardown [0-9.]* s, plan [0-9.]* s, start [0-9.]* s$' "$TMP/kill.out")
+expect_eq "  -v: the recovery's line" "$(echo "$line" | wc -l)" 1
+expect_eq "  its parts add up to the whole (0.1 s rounding)" "$(echo "$line" |
+    awk '{ d = $3 - ($6 + $9 + $12 + $15); print (d < 0.25 && d > -0.25) }')" 1
+ms=$(grep -o '"recovery_ms":[0-9]*,"detection_ms":[0-9]*,"teardown_ms":[0-9]*,"plan_ms":[0-9]*,"start_ms":[0-9]*}' "$TMP/kill.json")
+expect_eq "  summary: recovery_ms = detection + teardown + plan + start" "$(echo "$ms" |
+    tr -c '0-9\n' ' ' | awk '{ print ($1 == $2 + $3 + $4 + $5 && $1 > 0 && $1 < 120000) }')" 1
 rm -f "$S".*
 
 # --- SIGSEGV in rank 0: sim1's fault ---

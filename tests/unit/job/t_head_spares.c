@@ -12,6 +12,7 @@
 
 #include "job/head.h"
 #include "place/nodeset.h"
+#include "util/clock.h"
 #include "util/say.h"
 #include "where/hostfile.h"
 #include "said.h"
@@ -93,9 +94,16 @@ static void test_classify(void)
     alloc_free(&j.alloc);
 }
 
+static long fake_2000(void *ctx)
+{
+    (void)ctx;
+    return 2000;
+}
+
 static void test_replace(struct said *k)
 {
-    struct head_fault f = { 1, "rank 1 was killed by signal 9 (Killed)" };
+    struct head_fault f = { 1, "rank 1 was killed by signal 9 (Killed)",
+                            1000, 1500, 1700 };
     struct strv env = { 0 };
     struct nodeset ns;
     struct job j;
@@ -106,12 +114,18 @@ static void test_replace(struct said *k)
     is_str(env.n ? env.v[0] : "", "DLRUN_EXCLUDED_NODES=", "none excluded yet");
     strv_free(&env);
     k->n = 0;
+    clock_fake(fake_2000, NULL);
     is_int(head_replace_node(&j, &f, 1, 3), 1, "node n2's fault: replaced");
+    clock_fake(NULL, NULL);
     is_str(k->last, "node n2 excluded: rank 1 was killed by signal 9 (Killed); "
            "spare n4 in; restarting 3 ranks, attempt 2 of 4", "  one line");
     is_int(k->n, 1, "  only it");
     is_str(j.plan.nodes[1].host, "n4", "  planned again: n4 is node 1");
     is_int(ns.excl[0].attempt, 1, "  excluded in attempt 1");
+    ok(ns.excl[0].rec.fault_ms == 1000 && ns.excl[0].rec.detect_ms == 1500 &&
+       ns.excl[0].rec.down_ms == 1700, "  the fault's moments kept");
+    ok(ns.excl[0].rec.planned_ms == 2000 && ns.excl[0].rec.up_ms == 0,
+       "  planned now; the ranks not up yet");
     head_wire_excluded(&j, &env);
     is_str(env.n ? env.v[0] : "", "DLRUN_EXCLUDED_NODES=n2", "  the ranks see it");
     strv_free(&env);

@@ -148,6 +148,9 @@ static void spares_summary(const char *file)
     nodeset_add_attempt(&ns, &j.plan);
     nodeset_exclude(&ns, "b", "no heartbeat for 10 s (link down?)", 1, 5.5,
                     &spare, &err);
+    ns.excl[0].rec = (struct ns_recovery){ .fault_ms = 1000,
+        .detect_ms = 3000, .down_ms = 3200, .planned_ms = 3200,
+        .up_ms = 3400 };
     plan_free(&j.plan);
     plan_build(&j.alloc, &(struct plan_request){ 0 }, &j.plan, &err);
     nodeset_add_attempt(&ns, &j.plan);
@@ -155,10 +158,18 @@ static void spares_summary(const char *file)
     is_int(summary_write(&j, &sv, 0), 0, "--spares: written");
     ok(strstr(slurp(file, buf, sizeof buf), "}],\"excluded_nodes\":[{\"host\":"
               "\"b\",\"reason\":\"no heartbeat for 10 s (link down?)\","
-              "\"attempt\":1,\"time\":5.500000}],\"attempts\":[{\"attempt\""
+              "\"attempt\":1,\"time\":5.500000,\"recovery_ms\":2400,"
+              "\"detection_ms\":2000,\"teardown_ms\":200,\"plan_ms\":0,"
+              "\"start_ms\":200}],\"attempts\":[{\"attempt\""
               ":1,\"world_size\":2,\"nodes\":[\"a\",\"b\"]},{\"attempt\":2,"
               "\"world_size\":2,\"nodes\":[\"a\",\"c\"]}]}\n") != NULL,
-       "  excluded_nodes, then each attempt's world size and nodes");
+       "  excluded_nodes with their recovery times, then each attempt's "
+       "world size and nodes");
+    ns.excl[0].rec.up_ms = 0;
+    is_int(summary_write(&j, &sv, 0), 0, "ranks never back: written");
+    ok(strstr(slurp(file, buf, sizeof buf), "\"recovery_ms\":null,"
+              "\"detection_ms\":2000,\"teardown_ms\":200,\"plan_ms\":0,"
+              "\"start_ms\":0}") != NULL, "  recovery_ms null, the parts known");
     j.nodeset = NULL;
     is_int(summary_write(&j, &sv, 0), 0, "without --spares: written");
     ok(!strstr(slurp(file, buf, sizeof buf), "excluded_nodes") &&

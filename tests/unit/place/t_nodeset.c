@@ -145,11 +145,41 @@ static void test_signals(void)
     ok(!nodeset_node_signal(0), "exit 0: not");
 }
 
+static void test_recovery(void)
+{
+    struct ns_recovery r = { .fault_ms = 10000, .detect_ms = 12000,
+                             .down_ms = 12200, .planned_ms = 12250 };
+    long part[4];
+    char buf[200];
+
+    is_int((int)nodeset_recovery_parts(&r, part), -1,
+           "ranks not running again: no whole yet");
+    is_str(nodeset_recovery_line(&r, buf, sizeof buf), "", "  no line");
+    is_int((int)part[0], 2000, "  detection known already");
+    r.up_ms = 12650;
+    is_int((int)nodeset_recovery_parts(&r, part), 2650, "whole: fault to up");
+    ok(part[0] == 2000 && part[1] == 200 && part[2] == 50 && part[3] == 400,
+       "  detection, teardown, plan, start");
+    is_str(nodeset_recovery_line(&r, buf, sizeof buf), "recovered in 2.6 s: "
+           "detection 2.0 s, teardown 0.2 s, plan 0.1 s, start 0.4 s",
+           "  the line");
+    r.fault_ms = 0;         /* only the detection known (a killed agent) */
+    is_int((int)nodeset_recovery_parts(&r, part), 650,
+           "fault unknown: from the detection");
+    is_int((int)part[0], 0, "  detection 0");
+    r = (struct ns_recovery){ .fault_ms = 5000, .detect_ms = 5000,
+                              .up_ms = 5300 };
+    is_int((int)nodeset_recovery_parts(&r, part), 300,
+           "moments not recorded count as the one before");
+    ok(part[1] == 0 && part[2] == 0 && part[3] == 300, "  all in start");
+}
+
 int main(void)
 {
     test_init();
     test_exclude();
     test_attempts();
     test_signals();
+    test_recovery();
     return tap_done();
 }

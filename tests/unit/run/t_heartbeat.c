@@ -72,6 +72,9 @@ int main(void)
     is_int(heartbeat_check(h, b, 206400), -1, "  the timeout counts from there");
     is_int(heartbeat_check(h, b, 206501), 0, "  lost just past it");
     is_int(heartbeat_lost(h), 0, "  and kept as lost");
+    is_int((int)heartbeat_seen_ms(h, 0), 203500, "  last seen at its last move");
+    is_int((int)heartbeat_seen_ms(h, 1), 0, "  node 1 never seen");
+    is_int((int)heartbeat_seen_ms(h, 7), 0, "  no such node: 0");
     is_int(heartbeat_check(h, b, 999999), -1, "  told once");
 
     heartbeat_free(h);
