@@ -120,6 +120,21 @@ void agent_report_ranks(const struct job *j, const struct supervise *sv)
     client_close(c);
 }
 
+void agent_report_end(const struct job *j)
+{
+    struct err err = { "" };
+    struct client *c = NULL;
+    char key[64];
+
+    if (!getenv("DLRUN_AGENT_BYE"))
+        return;
+    snprintf(key, sizeof key, "dlrun.bye.%d", j->plan.self_node);
+    /* a short wait: a head that is gone has nobody to tell */
+    if ((c = head_client(j, 1000, &err)))
+        client_put(c, key, "1", 1, &err);
+    client_close(c);
+}
+
 /* The head is lost: one line before the watcher's SIGTERM. */
 static void agent_lost(void *ctx, const char *why)
 {

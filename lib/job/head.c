@@ -271,6 +271,26 @@ static void head_root_cause(const struct head *h, int rank)
     client_close(c);
 }
 
+/* --spares: which agents said they ended (dlrun.bye.NODE), into a new
+ * array of nnodes flags (the caller frees it), or NULL. */
+static char *agents_bye(const struct head *h, const struct plan *p)
+{
+    struct err err = { "" };
+    struct client *c = client_connect(h->addr, h->token, 2000, &err);
+    char *bye = c ? calloc((size_t)p->nnodes + 1, 1) : NULL;
+    char key[64];
+
+    for (int i = 0; bye && i < p->nnodes; i++) {
+        void *val = NULL;
+        size_t len = 0;
+        snprintf(key, sizeof key, "dlrun.bye.%d", i);
+        bye[i] = client_get(c, key, 0, &val, &len, &err) == CLIENT_OK;
+        free(val);
+    }
+    client_close(c);
+    return bye;
+}
+
 /* The moments of the attempt's end, into f (now: every agent ended): a
  * lost agent's from its heartbeats, else the first failed agent
  * process's end (its node's fault, as far as the head can tell). */
@@ -309,6 +329,11 @@ static int head_outcome(const struct job *j, struct head *h,
         rank = -1;
     head_classify(j, sv, lost, heartbeat_timeout_ms(h->hb) / 1000, rank,
                   status, &h->fault);
+    if (j->nodeset && h->fault.node < 0 && rank < 0) {
+        char *bye = agents_bye(h, p);
+        head_classify_silent(j, sv, bye, rank, &h->fault);
+        free(bye);
+    }
     fault_times(h, sv, &h->fault);
     if (rank >= 0) {
         h->failed_rank = rank;
@@ -453,7 +478,8 @@ static char **agent_envp(const struct head *h, struct envset *add)
     struct err err = { "" };
 
     if (envset_set(add, "DLRUN_BROKER", h->addr, &err, "head") < 0 ||
-        envset_set(add, "DLRUN_TOKEN", h->token, &err, "head") < 0)
+        envset_set(add, "DLRUN_TOKEN", h->token, &err, "head") < 0 ||
+        (h->ns && envset_set(add, "DLRUN_AGENT_BYE", "1", &err, "head") < 0))
         return NULL;
     return envset_envp(add, environ);
 }

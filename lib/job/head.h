@@ -78,6 +78,14 @@ struct head_fault {
 void head_classify(const struct job *j, const struct supervise *sv, int lost,
                    int hb_s, int rank, int status, struct head_fault *f);
 
+/* When f names no node and the agents' one process (srun's step) was
+ * killed (a code of 128 or more) while no rank reported a failure: the
+ * one node whose agent did not say it ended (bye: nnodes flags, borrowed;
+ * the others were ended by the step's end) is to blame.  Two or more
+ * silent: nobody is. */
+void head_classify_silent(const struct job *j, const struct supervise *sv,
+                          const char *bye, int rank, struct head_fault *f);
+
 /* Before restart number restart (of max) after f: exclude its node, take
  * a spare in its place, plan again on the new node set (f's moments and
  * the plan's kept in the excluded node's ns_recovery), and say so in one

@@ -57,6 +57,34 @@ void head_classify(const struct job *j, const struct supervise *sv, int lost,
     }
 }
 
+void head_classify_silent(const struct job *j, const struct supervise *sv,
+                          const char *bye, int rank, struct head_fault *f)
+{
+    const struct sv_rank *r;
+    int code, silent = -1;
+
+    if (!j->nodeset || f->node >= 0 || rank >= 0 || !bye ||
+        sv->signal_received || sv->failed < 0 || sv->failed >= sv->n)
+        return;
+    r = &sv->ranks[sv->failed];
+    code = WIFSIGNALED(r->status) ? 128 + WTERMSIG(r->status) :
+           WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 0;
+    if (r->rank != INT_MIN || code < 128)
+        return;
+    for (int i = 0; i < j->plan.nnodes; i++) {
+        if (bye[i])
+            continue;
+        if (silent >= 0)
+            return;
+        silent = i;
+    }
+    if (silent < 0)
+        return;
+    f->node = silent;
+    snprintf(f->reason, sizeof f->reason, "its agent ended without a word "
+             "(killed?) and the agents' step with code %d", code);
+}
+
 /* The plan again on the allocation's nodes of the moment (a spare in),
  * with its binding and rendezvous.  0, or the exit code after saying why. */
 static int head_replan(struct job *j)

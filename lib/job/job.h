@@ -187,6 +187,12 @@ void agent_report_failure(const struct job *j, const struct supervise *sv);
  * broker (dlrun.ranks.NODE) for the head's summary (lib/job/agent.c). */
 void agent_report_ranks(const struct job *j, const struct supervise *sv);
 
+/* --spares (DLRUN_AGENT_BYE in its environment): an agent that ends of
+ * its own (its ranks ended, or it was told to stop) says so under
+ * dlrun.bye.NODE, so that the head can tell the one that was killed when
+ * a single srun step holds every agent.  Nothing without it. */
+void agent_report_end(const struct job *j);
+
 /* The head's --summary: every node's ranks as the agents reported them
  * through the broker at addr (token: hex); failed_rank is the rank that
  * failed first, or -1.  0, or -1 after printing. */

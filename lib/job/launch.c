@@ -416,8 +416,10 @@ static void launch_attempt(void *ctx, const struct engine *e,
     end->signal = lr->sv.signal_received;
     if (j->agent && lr->sv.failed >= 0)
         agent_report_failure(j, &lr->sv);
-    if (j->agent)   /* the head restarts and summarizes every node */
+    if (j->agent) { /* the head restarts and summarizes every node */
         agent_report_ranks(j, &lr->sv);
+        agent_report_end(j);
+    }
     else if (j->one_attempt)
         keep_last(j, &lr->sv);
 }

@@ -94,6 +94,47 @@ static void test_classify(void)
     alloc_free(&j.alloc);
 }
 
+/* srun's one step for every agent, killed with 137 as one agent was */
+static void test_silent(void)
+{
+    struct sv_rank step[1] = { { .rank = INT_MIN, .status = 137 << 8 } };
+    struct supervise sv = { .ranks = step, .n = 1, .failed = 0 };
+    struct head_fault f;
+    struct nodeset ns;
+    struct job j;
+
+    if (!ok(job_on(&j, &ns, "n1,n2,n3,n4", 1) == 0, "srun: a job on 3 of 4"))
+        return;
+    head_classify(&j, &sv, -1, 10, -1, 0, &f);
+    is_int(f.node, -1, "the step's 137 alone names no node");
+    head_classify_silent(&j, &sv, "\1\0\1", -1, &f);
+    is_int(f.node, 1, "  n2's agent alone did not say it ended: n2");
+    is_str(f.reason, "its agent ended without a word (killed?) and the "
+           "agents' step with code 137", "  the reason");
+    f.node = -1;
+    head_classify_silent(&j, &sv, "\1\0\0", -1, &f);
+    is_int(f.node, -1, "two silent: nobody");
+    head_classify_silent(&j, &sv, "\1\1\1", -1, &f);
+    is_int(f.node, -1, "all said it: nobody");
+    head_classify_silent(&j, &sv, "\1\0\1", 2, &f);
+    is_int(f.node, -1, "a rank reported a failure: not this way");
+    step[0].status = 1 << 8;
+    head_classify_silent(&j, &sv, "\1\0\1", -1, &f);
+    is_int(f.node, -1, "the step ended with 1: the program's");
+    step[0].status = 137 << 8;
+    sv.signal_received = SIGTERM;
+    head_classify_silent(&j, &sv, "\1\0\1", -1, &f);
+    is_int(f.node, -1, "dlrun told to stop: nobody");
+    sv.signal_received = 0;
+    j.nodeset = NULL;
+    head_classify_silent(&j, &sv, "\1\0\1", -1, &f);
+    is_int(f.node, -1, "no --spares: nothing");
+    j.nodeset = &ns;
+    job_done(&j);
+    nodeset_free(&ns);
+    alloc_free(&j.alloc);
+}
+
 static long fake_2000(void *ctx)
 {
     (void)ctx;
@@ -150,5 +191,6 @@ int main(void)
     say_set_sink(said_keep, &k);
     test_classify();
     test_replace(&k);
+    test_silent();
     return tap_done();
 }
