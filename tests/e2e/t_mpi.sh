@@ -36,7 +36,11 @@ expect_rc "rank 1 exits 3 after MPI_Init: the job ends with 3" 3 \
     within 600 "$DLRUN" $NP "$HELLO" exit 1 3
 expect_grep "  dlrun names rank 1 and its code" "rank 1 (host [^,]*, pid [0-9]*) exited with code 3; stopped 3 other ranks" "$TMP/err"
 
-expect_rc "--mpi=none: no server" 0 within 600 "$DLRUN" -np 2 --mpi=none "$HELLO"
+# each singleton in a TMPDIR of its own: two Open MPI singletons starting
+# at once share ompi.HOST.UID under one TMPDIR, and one's cleanup can pull
+# it from under the other's mkdir (orte_session_dir failed)
+expect_rc "--mpi=none: no server" 0 within 600 "$DLRUN" -np 2 --mpi=none sh -c \
+    'TMPDIR=$TMPDIR/singleton.$RANK; mkdir -p "$TMPDIR"; export TMPDIR; exec "$0"' "$HELLO"
 expect_eq "  so each rank is a world of its own (Open MPI's singleton)" \
     "$(grep -c '^hello 0 of 1 on ' "$TMP/out")" 2
 
