@@ -35,6 +35,7 @@
 #include "util/net.h"
 #include "job/preflight_run.h"
 #include "job/progress.h"
+#include "job/head_recovery.h"
 #include "place/nodeset.h"
 #include "job/status.h"
 #include "util/strv.h"
@@ -64,12 +65,12 @@ struct head {
     struct head_fault fault;        /* --spares: the node to blame, or -1 */
     atomic_long lost_ms, lost_seen_ms;  /* a lost agent: found, last seen
                                            (the broker thread's writes) */
-    /* this attempt follows a node fault: its excluded node's recovery
-     * (an index in j->nodeset->excl, -1: none), read by the broker
-     * thread; when every rank ran again (0: not yet), its write */
     const struct nodeset *ns;
+    /* this attempt follows a node fault: its excluded node's recovery
+     * (an index in j->nodeset->excl, -1: none); its end, which the
+     * broker thread sees and the summary takes */
     long recover;
-    atomic_long up_ms;
+    struct head_recovery rec;
 };
 
 int head_wanted(const struct job *j)
@@ -102,15 +103,8 @@ static void watch_heartbeats(struct head *h)
  * ranks run again, the recovery's end, and with -v its line. */
 static void watch_recovery(struct head *h)
 {
-    struct ns_recovery rec;
-    char line[200];
-
-    if (h->recover < 0 || atomic_load(&h->up_ms) || !h->prog.all_ranks)
-        return;
-    rec = h->ns->excl[h->recover].rec;
-    rec.up_ms = clock_ms();
-    atomic_store(&h->up_ms, rec.up_ms);
-    progress_step("%s", nodeset_recovery_line(&rec, line, sizeof line));
+    if (h->recover >= 0 && h->prog.all_ranks)
+        head_recovery_up(&h->rec, clock_ms());
 }
 
 /* Every 250 ms in the broker thread: heartbeats, and -v's steps. */
@@ -439,8 +433,9 @@ static int head_supervise(struct job *j, struct head *h,
     if (j->preflight)
         pf = preflight_collect_start(j, h->addr, h->token, &sv);
     rc = supervise_run(&sv);
-    if (h->recover >= 0 && atomic_load(&h->up_ms))   /* before the summary */
-        j->nodeset->excl[h->recover].rec.up_ms = atomic_load(&h->up_ms);
+    /* before the summary; the broker thread says nothing more of it */
+    if (h->recover >= 0)
+        j->nodeset->excl[h->recover].rec.up_ms = head_recovery_close(&h->rec);
     if (j->preflight) {     /* a table, not a job's outcome */
         rc = preflight_collect_end(pf, j, &sv);
         goto out;
@@ -524,6 +519,8 @@ static void head_attempt(void *ctx, const struct engine *e,
         end->rc = say_fail(EXIT_FAIL, "out of memory");
         return;
     }
+    head_recovery_init(&h.rec, h.recover >= 0 ?
+                       &j->nodeset->excl[h.recover].rec : NULL);
     /* the Gloo store first: the broker tells it where agents connect from */
     if (horovod_begin(j) != 0)
         goto out;
@@ -553,6 +550,7 @@ out:
     status_head_end();
     head_stop_broker(&h);
     head_free(&h);
+    head_recovery_destroy(&h.rec);
     envset_free_envp(aj.envp);
     envset_free(&add);
     strv_free(&args);
