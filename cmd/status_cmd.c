@@ -1,6 +1,7 @@
 /* status_cmd.c - `dlrun status [--json]`: the running jobs of this user
  * (lib/observe/jobscan.h reads them) as a table or one JSON object. */
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd.h"
 #include "observe/jobscan.h"
@@ -49,6 +50,33 @@ static void print_steps(const struct js_job *jb)
     }
 }
 
+/* --spares: the spares held and taken, each node excluded and why. */
+static void print_spares(const struct js_job *jb, double now)
+{
+    int held = jb->spares_held[0] != '\0', taken = 0;
+
+    if (!jb->spares)
+        return;
+    for (const char *c = jb->spares_held; *c; c++)
+        held += *c == ',';
+    for (int i = 0; i < jb->nexcl; i++)
+        taken += jb->excl[i].spare[0] != '\0';
+    printf("  spares: %d held%s%s%s, %d taken", held, held ? " (" : "",
+           jb->spares_held, held ? ")" : "", taken);
+    for (int i = 0, k = 0; i < jb->nexcl; i++)
+        if (jb->excl[i].spare[0])
+            printf("%s%s", k++ ? "," : " (", jb->excl[i].spare);
+    printf("%s\n", taken ? ")" : "");
+    for (int i = 0; i < jb->nexcl; i++) {
+        const struct js_excluded *e = &jb->excl[i];
+        printf("  excluded %s (attempt %d, %.0f s ago): %s", e->host,
+               e->attempt, now - e->time, e->reason);
+        if (e->spare[0])
+            printf("; %s in its place", e->spare);
+        printf("\n");
+    }
+}
+
 static void print_job(const struct js_job *jb, double now)
 {
     int gpu = 0;    /* the GPU columns when NVML read some rank's GPUs */
@@ -61,6 +89,7 @@ static void print_job(const struct js_job *jb, double now)
            jb->cmd);
     if (jb->note[0])
         printf("  (%s)\n", jb->note);
+    print_spares(jb, now);
     printf("  %-5s %-16s %-8s %-5s %6s %-10s%s %-8s %s\n", "RANK", "HOST",
            "PID", "STATE", "CPU%", "RSS", gpu ? "  GPU% GPU MEM   " : "",
            "RESTARTS", "LAST OUTPUT");
@@ -96,6 +125,50 @@ static void json_steps(const struct js_job *jb)
     printf("]}");
 }
 
+/* A comma list ("n5,n6") as a JSON array of strings. */
+static void json_list(const char *list)
+{
+    char item[600];
+
+    printf("[");
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        snprintf(item, sizeof item, "%.*s", (int)n, p);
+        printf("%s", p == list ? "" : ",");
+        json_string(stdout, item);
+        p += n + (p[n] == ',');
+    }
+    printf("]");
+}
+
+static void json_spares(const struct js_job *jb)
+{
+    printf(",\"spares\":{\"held\":");
+    json_list(jb->spares_held);
+    printf(",\"taken\":[");
+    for (int i = 0, k = 0; i < jb->nexcl; i++)
+        if (jb->excl[i].spare[0]) {
+            printf("%s", k++ ? "," : "");
+            json_string(stdout, jb->excl[i].spare);
+        }
+    printf("]},\"excluded_nodes\":[");
+    for (int i = 0; i < jb->nexcl; i++) {
+        const struct js_excluded *e = &jb->excl[i];
+        printf("%s{\"host\":", i ? "," : "");
+        json_string(stdout, e->host);
+        printf(",\"reason\":");
+        json_string(stdout, e->reason);
+        printf(",\"attempt\":%d,\"time\":%.3f,\"spare\":", e->attempt,
+               e->time);
+        if (e->spare[0])
+            json_string(stdout, e->spare);
+        else
+            printf("null");
+        printf("}");
+    }
+    printf("]");
+}
+
 static void json_job(const struct js_job *jb, double now, int first)
 {
     printf("%s{\"pid\":%d,\"command\":", first ? "{\"jobs\":[" : ",",
@@ -121,6 +194,8 @@ static void json_job(const struct js_job *jb, double now, int first)
     printf("]");
     if (jb->nsteps)     /* only where the ranks report their steps */
         json_steps(jb);
+    if (jb->spares)     /* only a job with --spares */
+        json_spares(jb);
     printf("}");
 }
 

@@ -16,6 +16,7 @@
 #include "observe/jobstatus.h"
 #include "observe/nvmlstat.h"
 #include "observe/procstat.h"
+#include "place/nodeset.h"
 #include "rendezvous/client.h"
 #include "run/output.h"
 #include "run/supervise.h"
@@ -80,6 +81,24 @@ static void put_header(FILE *m, const struct job *j, double started)
     fprintf(m, "dlrun-status 1\npid %d\nstarted %.3f\nnodes %d\nranks %d\n"
             "restarts %d\ncmd %s\n", (int)getpid(), started, j->plan.nnodes,
             j->plan.nranks, j->restart, cmdline);
+}
+
+/* --spares: the spares held ("spares HOST,HOST" or "spares -") and each
+ * node excluded ("excluded ATTEMPT TIME HOST SPARE REASON", SPARE "-"
+ * when none took its place), after the head's header. */
+static void put_spares(FILE *m, const struct nodeset *ns)
+{
+    if (!ns)
+        return;
+    fputs("spares", m);
+    for (size_t i = 0; i < ns->nspare; i++)
+        fprintf(m, "%c%s", i ? ',' : ' ', ns->a->nodes[ns->nactive + i].name);
+    fputs(ns->nspare ? "\n" : " -\n", m);
+    for (size_t i = 0; i < ns->nexcl; i++) {
+        const struct ns_excluded *e = &ns->excl[i];
+        fprintf(m, "excluded %d %.3f %s %s %s\n", e->attempt, e->time,
+                e->host, e->spare[0] ? e->spare : "-", e->reason);
+    }
 }
 
 struct status_watch *job_status_create(const struct job *j, const int *ranks,
@@ -292,6 +311,7 @@ void status_head_begin(const struct job *j, const char *addr,
         !(m = membuf_open(&b)))
         return;
     put_header(m, j, clock_wall());
+    put_spares(m, j->nodeset);
     fprintf(m, "broker %s\ntoken %s\n", addr, token);
     snprintf(name, sizeof name, "job-%d", (int)getpid());
     text = membuf_close(&b);

@@ -29,6 +29,32 @@ static int steps_line(const char *line, struct js_job *jb)
     return 1;
 }
 
+/* A --spares line ("spares", "excluded") into jb; 1 when it was one. */
+static int spares_line(const char *line, struct js_job *jb)
+{
+    struct js_excluded *e = &jb->excl[jb->nexcl < JS_MAX_EXCLUDED ? jb->nexcl
+                                      : JS_MAX_EXCLUDED - 1];
+    int at = 0;
+
+    if (sscanf(line, "spares %599s", jb->spares_held) == 1) {
+        jb->spares = 1;
+        if (strcmp(jb->spares_held, "-") == 0)
+            jb->spares_held[0] = '\0';
+        return 1;
+    }
+    if (strncmp(line, "excluded ", 9) != 0)
+        return 0;
+    if (sscanf(line, "excluded %d %lf %255s %255s %n", &e->attempt, &e->time,
+               e->host, e->spare, &at) == 4 && at > 0 &&
+        jb->nexcl < JS_MAX_EXCLUDED) {
+        snprintf(e->reason, sizeof e->reason, "%s", line + at);
+        if (strcmp(e->spare, "-") == 0)
+            e->spare[0] = '\0';
+        jb->nexcl++;
+    }
+    return 1;
+}
+
 size_t jobscan_header(const char *text, size_t len, struct js_job *jb)
 {
     size_t i = 0;
@@ -46,7 +72,7 @@ size_t jobscan_header(const char *text, size_t len, struct js_job *jb)
             sscanf(line, "restarts %d", &jb->restarts) != 1 &&
             sscanf(line, "broker %299s", jb->broker) != 1 &&
             sscanf(line, "token %79s", jb->token) != 1 &&
-            !steps_line(line, jb) &&
+            !steps_line(line, jb) && !spares_line(line, jb) &&
             strncmp(line, "dlrun-status ", 13) != 0) {
             if (strncmp(line, "cmd ", 4) != 0)
                 break;      /* the first rank line */

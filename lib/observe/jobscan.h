@@ -20,6 +20,17 @@ struct js_steps {
     double ratio;           /* the median over rate; 0 when rate is 0 */
 };
 
+#define JS_MAX_EXCLUDED 64  /* excluded nodes read per job at most */
+
+/* A node a job with --spares excluded after a fault in it. */
+struct js_excluded {
+    char host[256];
+    char spare[256];        /* the spare that took its place, "" none */
+    int attempt;            /* the attempt it failed in, from 1 */
+    double time;            /* wall-clock seconds */
+    char reason[200];       /* "no heartbeat for 10 s (link down?)" */
+};
+
 /* One running job. */
 struct js_job {
     int pid, nodes, ranks, restarts;    /* its dlrun's pid; the world */
@@ -33,6 +44,10 @@ struct js_job {
     int nsteps;
     double step_median;
     char step_unit[8];      /* "node" or "rank": what a row is */
+    int spares;             /* it holds spares (--spares): the two below */
+    char spares_held[600];  /* the spares not taken yet, "n5,n6"; "" none */
+    struct js_excluded excl[JS_MAX_EXCLUDED];   /* in the order excluded */
+    int nexcl;
 };
 
 /* Called for each running job (borrowed for the call). */
@@ -48,7 +63,10 @@ int jobscan_each(const char *dir, js_job_fn fn, void *ctx, int *njobs,
 /* The header lines of a job file's text (len bytes) into job: "pid N",
  * "started T", "nodes N", "ranks N", "restarts N", "broker ADDR",
  * "token HEX", "cmd LINE", "stepmedian M UNIT", "steps HOST RATE RATIO
- * RANKS" (at most JS_MAX_STEPS).  Returns where the rank lines begin. */
+ * RANKS" (at most JS_MAX_STEPS), and a head's with --spares: "spares
+ * HOST,HOST" ("spares -": none held), "excluded ATTEMPT TIME HOST SPARE
+ * REASON" (SPARE "-": none took its place; at most JS_MAX_EXCLUDED).
+ * Returns where the rank lines begin. */
 size_t jobscan_header(const char *text, size_t len, struct js_job *job);
 
 #endif

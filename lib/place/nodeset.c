@@ -54,6 +54,7 @@ static int record_excluded(struct nodeset *ns, const char *host,
     snprintf(e->host, sizeof e->host, "%s", host);
     snprintf(e->reason, sizeof e->reason, "%s", reason);
     e->attempt = attempt;
+    e->spare[0] = '\0';
     e->time = time;
     memset(&e->rec, 0, sizeof e->rec);
     return 0;
@@ -79,6 +80,8 @@ int nodeset_exclude(struct nodeset *ns, const char *host, const char *reason,
     swap_nodes(ns->a, first_spare, last_spare);
     ns->nspare--;
     *spare = ns->a->nodes[i].name;
+    snprintf(ns->excl[ns->nexcl - 1].spare, sizeof ns->excl->spare, "%s",
+             *spare);
     return 1;
 }
 

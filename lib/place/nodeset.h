@@ -33,6 +33,7 @@ struct ns_excluded {
     char host[256];
     char reason[200];       /* "no heartbeat for 10 s (link down?)" */
     int attempt;            /* the attempt it failed in, from 1 */
+    char spare[256];        /* the spare that took its place, "" none */
     double time;            /* wall clock (clock_wall) */
     struct ns_recovery rec;
 };

@@ -3,13 +3,15 @@
  * a one-node dlrun's file appears 300 ms after the start (a job of a few
  * milliseconds costs none), then once a second, with the header, each
  * rank's line and the age of its last output line; it goes with the
- * watch.  The head's file names its broker and token until it ends. */
+ * watch.  The head's file names its broker and token until it ends, and
+ * with --spares the spares held and the nodes excluded. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "job/status.h"
+#include "place/nodeset.h"
 #include "observe/jobstatus.h"
 #include "run/output.h"
 #include "run/supervise.h"
@@ -102,6 +104,38 @@ static void head(struct job *j, const char *file)
     ok(access(file, F_OK) < 0, "  and not written again after it");
 }
 
+/* --spares: n3 held, then n2 excluded and n3 in its place. */
+static void head_spares(const char *file)
+{
+    struct job j = { 0 };
+    struct nodeset ns;
+    struct err err = { "" };
+    const char *spare = NULL;
+    char buf[4096];
+
+    if (!ok(hosts_parse("n1:1,n2:1,n3:1", &j.alloc, &err) == 0 &&
+            nodeset_init(&ns, &j.alloc, 1, &err) == 0 &&
+            plan_build(&j.alloc, &j.opt.plan, &j.plan, &err) == 0,
+            "a job of n1, n2 with n3 held"))
+        return;
+    j.nodeset = &ns;
+    status_head_begin(&j, "10.0.0.1:4000", "abcd");
+    ok(strstr(slurp(file, buf, sizeof buf), "\nspares n3\nbroker ") != NULL,
+       "--spares: the spare held");
+    ok(!strstr(buf, "excluded"), "  nothing excluded yet");
+    status_head_end();
+    nodeset_exclude(&ns, "n2", "no heartbeat for 10 s (link down?)", 1,
+                    100.5, &spare, &err);
+    status_head_begin(&j, "10.0.0.1:4001", "abcd");
+    ok(strstr(slurp(file, buf, sizeof buf), "\nspares -\nexcluded 1 100.500 "
+              "n2 n3 no heartbeat for 10 s (link down?)\nbroker ") != NULL,
+       "  the next attempt's: none held, n2 excluded, n3 in its place");
+    status_head_end();
+    plan_free(&j.plan);
+    nodeset_free(&ns);
+    alloc_free(&j.alloc);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/t_status.XXXXXX", file[200], sub[64];
@@ -119,6 +153,7 @@ int main(void)
     snprintf(file, sizeof file, "%s/job-%d", sub, (int)getpid());
     one_node(&j, file);
     head(&j, file);
+    head_spares(file);
     plan_free(&j.plan);
     alloc_free(&j.alloc);
     rmdir(sub);

@@ -86,6 +86,37 @@ static void steps(void)
     is_str(text + at, "0 h 1 R", "the rank lines begin after them");
 }
 
+/* A head's --spares lines (job/status.c writes them after the header). */
+static void spares(void)
+{
+    struct js_job j = { 0 };
+    const char text[] = "dlrun-status 1\npid 42\ncmd dlrun a\nspares n5,n6\n"
+                        "excluded 1 100.500 n2 n4 no heartbeat for 10 s "
+                        "(link down?)\nexcluded 2 130.250 n3 - rank 0 was "
+                        "killed by signal 9 (Killed)\nexcluded x\n"
+                        "broker 10.0.0.1:5000\n0 h 1 R";
+    struct js_job none = { 0 };
+    const char text2[] = "pid 42\nspares -\n";
+    size_t at = jobscan_header(text, sizeof text - 1, &j);
+
+    ok(j.spares, "a job with --spares");
+    is_str(j.spares_held, "n5,n6", "  the spares held");
+    is_int(j.nexcl, 2, "  two nodes excluded (a bad line skipped)");
+    is_str(j.excl[0].host, "n2", "  the first: its host");
+    is_str(j.excl[0].spare, "n4", "    the spare in its place");
+    ok(j.excl[0].attempt == 1 && j.excl[0].time == 100.5, "    attempt, time");
+    is_str(j.excl[0].reason, "no heartbeat for 10 s (link down?)",
+           "    its reason, whole");
+    is_str(j.excl[1].spare, "", "  the second: no spare took its place");
+    is_str(j.excl[1].reason, "rank 0 was killed by signal 9 (Killed)",
+           "    its reason");
+    is_str(j.broker, "10.0.0.1:5000", "  the lines after them read");
+    is_str(text + at, "0 h 1 R", "  the rank lines begin after them");
+    jobscan_header(text2, sizeof text2 - 1, &none);
+    ok(none.spares && none.spares_held[0] == '\0' && none.nexcl == 0,
+       "\"spares -\": none held");
+}
+
 int main(void)
 {
     char dir[] = "/tmp/t_jobscan.XXXXXX", text[512], *line = NULL;
@@ -99,6 +130,7 @@ int main(void)
 
     header();
     steps();
+    spares();
     if (!mkdtemp(dir))
         return ok(0, "mkdtemp"), tap_done();
     snprintf(r.host, JS_HOST, "node1");

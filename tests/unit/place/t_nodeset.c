@@ -80,12 +80,14 @@ static void test_exclude(void)
     is_str(nodeset_excluded_list(&ns, buf, sizeof buf), "node2", "  the list");
     is_str(ns.excl[0].reason, "no heartbeat for 10 s", "  the reason kept");
     is_int(ns.excl[0].attempt, 1, "  the attempt kept");
+    is_str(ns.excl[0].spare, "node4", "  the spare that took its place");
     is_int(nodeset_exclude(&ns, "node2", "again", 2, 6.0, &spare, &err), -1,
            "an excluded node cannot be excluded again");
     ok(strstr(err.msg, "node2") != NULL, "  names it");
     is_int(nodeset_exclude(&ns, "node1", "rank 0 killed by signal 9", 2, 7.0,
                            &spare, &err), 1, "node1 excluded");
     is_str(spare, "node5", "  the last spare");
+    is_str(ns.excl[1].spare, "node5", "  kept with it");
     is_str(order(&ns), "node5 node4 node3||node1 node2", "  no spare left");
     is_str(nodeset_excluded_list(&ns, buf, sizeof buf), "node2,node1",
            "  both, in order");
