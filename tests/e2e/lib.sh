@@ -5,6 +5,14 @@ E2E=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$E2E/../.." && pwd)
 : "${DLRUN:=$TOP/build/dlrun}"
 TMP=$(mktemp -d /tmp/dlrun-t.XXXXXX)
+# MPICH's UCX opens every network device of this namespace in MPI_Init.
+# The test cluster's bring-up and teardown (another test's, beside this
+# one) add and remove veth devices here, and a device gone between UCX's
+# listing and its open fails MPI_Init with "No such device", the reference
+# mpiexec.hydra's as well as dlrun's.  One-host tests keep UCX on loopback;
+# use_cluster lifts it (each node's namespace has its own devices).
+UCX_NET_DEVICES=lo
+export UCX_NET_DEVICES
 trap 'rm -rf "$TMP"' EXIT
 nfail=0
 
@@ -140,6 +148,7 @@ use_cluster() {
     # the daemons live in sbin, which a CI shell's PATH may lack
     PATH=$PATH:/usr/sbin:/sbin
     export PATH
+    unset UCX_NET_DEVICES
     [ "$(id -u)" -eq 0 ] || skip "skip: needs root to build the Slurm test cluster"
     for c in nsenter unshare slurmctld slurmd srun munged tini; do
         command -v "$c" >/dev/null 2>&1 || skip "skip: $c not installed"
