@@ -12,7 +12,13 @@
  *
  * Signals go to srun, which forwards them to every task of the step (the
  * agents), as scancel --signal would; destroy() starts with SIGTERM, on
- * which the agents end their ranks and exit, and with them the step. */
+ * which the agents end their ranks and exit, and with them the step.
+ *
+ * --overlap: a step one of whose nodes lost its link stays RUNNING at the
+ * controller, holding its CPUs on every other node, long after srun ended
+ * (Slurm 22.05 keeps it past marking the node down).  After a node fault
+ * (--spares) the next attempt's step would wait for them forever
+ * ("Requested nodes are busy"); an overlapping step shares them. */
 #include "launchers/launcher.h"
 
 #include <stdio.h>
@@ -42,6 +48,7 @@ static void srun_argv(const struct agent_job *job, const char *nodes,
     strv_addf(a, "--ntasks=%d", job->nnodes);
     strv_addf(a, "--ntasks-per-node=1");
     strv_addf(a, "--kill-on-bad-exit=1");
+    strv_addf(a, "--overlap");
     strv_addf(a, "--cpu-bind=none");
     strv_addf(a, "--mpi=none");
     strv_addf(a, "--export=ALL");

@@ -1,12 +1,14 @@
 /* t_launcher.c - the launcher contract: which backend detect() and
  * --launcher pick (and the one line for a bad name), and what the local
- * backend's signal() and destroy() do to the ranks it started. */
+ * backend's signal() and destroy() do to the ranks it started, and the
+ * srun step the srun backend starts. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -281,6 +283,69 @@ static void ssh_signals(void)
     is_int(launcher_ssh.signal(&run, SIGTERM), 0, "ssh: SIGTERM can");
 }
 
+/* Start job with launcher_srun, srun being a script in a new folder that
+ * writes its arguments; they go into got (size n).  0 when it ran. */
+static int fake_srun(const struct agent_job *job, char *got, size_t n)
+{
+    char dir[] = "/tmp/t_launcher.srun.XXXXXX", path[64], args[64];
+    const char *old = getenv("PATH");
+    char *saved = old ? strdup(old) : NULL;
+    struct sv_rank procs[1] = { { 0 } };
+    struct launched run = { .procs = procs };
+    struct err err = { "" };
+    int rc = -1;
+    FILE *f;
+
+    got[0] = 0;
+    if (!mkdtemp(dir))
+        goto out;
+    snprintf(path, sizeof path, "%s/srun", dir);
+    snprintf(args, sizeof args, "%s/args", dir);
+    if ((f = fopen(path, "w"))) {
+        fprintf(f, "#!/bin/sh\necho \"$*\" >%s\n", args);
+        fclose(f);
+    }
+    chmod(path, 0755);
+    setenv("PATH", dir, 1);     /* execvpe looks in ours */
+    if (launcher_srun.start(&(struct launch_req){ .agents = job }, &run, &err) == 0 &&
+        status_of(procs[0].pid) == 0 && (f = fopen(args, "r"))) {
+        rc = fgets(got, (int)n, f) ? 0 : -1;
+        fclose(f);
+    }
+    unlink(args);
+    unlink(path);
+    rmdir(dir);
+out:
+    if (saved)
+        setenv("PATH", saved, 1);
+    free(saved);
+    return rc;
+}
+
+/* srun's agents step: one task per node, on exactly the plan's nodes,
+ * overlapping (the step of an attempt whose node lost its link may still
+ * hold their CPUs). */
+static void srun_step(void)
+{
+    struct plan p = two_nodes(1);
+    char got[512];
+    char *agent_args[] = { "/bin/dlrun", "agent", NULL }, *prog[] = { "prog", NULL };
+    int nodes[2] = { 0, 1 };
+    sigset_t mask;
+    struct agent_job job = { .plan = &p, .nodes = nodes, .nnodes = 2,
+                             .agent_args = agent_args, .prog = prog,
+                             .child_mask = &mask, .envp = env_path, .lifeline = -1 };
+
+    sigemptyset(&mask);
+    ok(fake_srun(&job, got, sizeof got) == 0, "the fake srun ran");
+    ok(strstr(got, "--nodes=2 --ntasks=2 --ntasks-per-node=1 ") != NULL,
+       "one agent per node");
+    ok(strstr(got, " --overlap ") != NULL, "--overlap: shares what an "
+       "unreachable node's old step holds");
+    ok(strstr(got, " --nodelist=localhost,dlrun-no-such-host.invalid ") &&
+       strstr(got, " /bin/dlrun agent -- prog"), "the plan's nodes, then the agent");
+}
+
 int main(void)
 {
     prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -291,5 +356,6 @@ int main(void)
     term_then_kill();
     forward_two();
     ssh_signals();
+    srun_step();
     return tap_done();
 }
