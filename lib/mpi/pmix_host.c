@@ -37,6 +37,7 @@ void pmix_host_stop(struct pmix_host *s) { (void)s; }
 
 #else
 
+#include <ctype.h>
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -114,15 +115,14 @@ static pmix_status_t host_fence(const pmix_proc_t procs[], size_t nprocs,
 {
     struct pmix_host *s = the_server;
 
-    (void)procs;
-    (void)nprocs;
     (void)info;
     (void)ninfo;
     if (!s || !s->o.broker) {
         cbfunc(PMIX_SUCCESS, data, ndata, cbdata, NULL, NULL);
         return PMIX_SUCCESS;
     }
-    return pmix_host_fence_remote(s, data, ndata, cbfunc, cbdata) == 0 ?
+    return pmix_host_fence_remote(s, procs, nprocs, data, ndata, cbfunc,
+                                  cbdata) == 0 ?
            PMIX_SUCCESS : PMIX_ERROR;
 }
 
@@ -180,7 +180,7 @@ static pmix_server_module_t host_module = {
     .lookup = pmix_host_lookup,
     .unpublish = pmix_host_unpublish,
     .connect = pmix_host_connect,
-    .disconnect = pmix_host_connect,
+    .disconnect = pmix_host_disconnect,
     .spawn = pmix_host_spawn,
 };
 
@@ -264,6 +264,13 @@ struct pmix_host *pmix_host_start(const struct pmix_host_opts *o,
     }
     s->o = *o;
     snprintf(s->job_id, sizeof s->job_id, "%s", o->job_id);
+    /* Open MPI's connect/accept joins "JOBID:NSPACE" pairs with ':' and
+     * splits them again: a broker's "HOST:PORT" in the namespace broke
+     * it.  Every agent maps the id alike. */
+    for (char *c = s->job_id; *c; c++)
+        if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-' &&
+            *c != '_')
+            *c = '-';
     s->o.job_id = s->job_id;
     s->self_node = o->plan->rank_node[o->ranks[0]];
     if (o->dir && strlen(o->dir) < sizeof tmp)

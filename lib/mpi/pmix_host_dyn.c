@@ -4,11 +4,12 @@
  *
  * Every upcall answers: a lookup that waits (PMIX_WAIT) is answered when
  * its names are published, at its PMIX_TIMEOUT (or LOOKUP_WAIT_S when it
- * names none), or with an error when the namespace ends.  Names and
- * connections are served among the ranks of one node; where other nodes
- * host ranks (a broker), what spans them is refused at once with
- * PMIX_ERR_NOT_SUPPORTED instead of a table only this node sees.  Spawn
- * is refused everywhere, and the owner told (pmix_host_opts.log).
+ * names none), or with an error when the namespace ends.  On one node the
+ * names are this table's; where other nodes host ranks (a broker), names
+ * and the connects that span nodes go through the broker
+ * (pmix_host_dyn_remote.c), so every node sees the same.  Connects that
+ * name another namespace, and spawn, are refused at once, spawn with a
+ * line to the owner (pmix_host_opts.log).
  */
 #ifdef HAVE_PMIX
 #include <stdio.h>
@@ -23,9 +24,11 @@
 #define LOOKUP_WAIT_S 300       /* a PMIX_WAIT lookup without PMIX_TIMEOUT */
 #define TICK_MS 100             /* how often deadlines are checked */
 
-static pmix_status_t names_status(int rc)
+pmix_status_t pmix_host_names_status(int rc)
 {
     switch (rc) {
+    case -1: return PMIX_ERROR;
+    case NAMES_TIMEOUT: return PMIX_ERR_TIMEOUT;
     case NAMES_OK: return PMIX_SUCCESS;
     case NAMES_DUPLICATE: return PMIX_ERR_DUPLICATE_KEY;
     case NAMES_NOT_OWNER: return PMIX_ERR_NO_PERMISSIONS;
@@ -35,14 +38,14 @@ static pmix_status_t names_status(int rc)
 }
 
 /* Attributes are "pmix."-named; what a program publishes is not. */
-static int is_attribute(const char *key)
+int pmix_host_is_attribute(const char *key)
 {
     return strncmp(key, "pmix.", 5) == 0;
 }
 
 /* What a value publishes: a string (with its NUL) or a byte object, the
  * types MPI_Publish_name and Open MPI's connect/accept use.  0 / -1. */
-static int value_bytes(const pmix_value_t *v, const void **p, size_t *len)
+int pmix_host_value_bytes(const pmix_value_t *v, const void **p, size_t *len)
 {
     if (v->type == PMIX_STRING && v->data.string) {
         *p = v->data.string;
@@ -66,13 +69,13 @@ static pmix_status_t publish_locked(struct pmix_host *s,
     for (size_t i = 0; i < ninfo && rc == PMIX_SUCCESS; i++) {
         const void *p = NULL;
         size_t len = 0;
-        if (is_attribute(info[i].key))
+        if (pmix_host_is_attribute(info[i].key))
             continue;
-        if (value_bytes(&info[i].value, &p, &len) < 0)
+        if (pmix_host_value_bytes(&info[i].value, &p, &len) < 0)
             return PMIX_ERR_NOT_SUPPORTED;
-        rc = names_status(names_publish(s->names, proc->nspace, proc->rank,
-                                        info[i].key, info[i].value.type, p,
-                                        len));
+        rc = pmix_host_names_status(names_publish(s->names, proc->nspace,
+                                                  proc->rank, info[i].key,
+                                                  info[i].value.type, p, len));
     }
     return rc;
 }
@@ -87,7 +90,7 @@ pmix_status_t pmix_host_publish(const pmix_proc_t *proc,
     if (!s || !s->names)
         return PMIX_ERR_NOT_SUPPORTED;
     if (s->o.broker)
-        return PMIX_ERR_NOT_SUPPORTED;
+        return pmix_host_publish_remote(s, proc, info, ninfo, cbfunc, cbdata);
     pthread_mutex_lock(&s->names_lock);
     rc = publish_locked(s, proc, info, ninfo);
     pthread_mutex_unlock(&s->names_lock);
@@ -97,17 +100,18 @@ pmix_status_t pmix_host_publish(const pmix_proc_t *proc,
     return PMIX_SUCCESS;
 }
 
-/* One lookup's way back to libpmix. */
-struct lookup_cb {
-    pmix_lookup_cbfunc_t cbfunc;
-    void *cbdata;
-};
-
-/* Load hit h into pd as the type it was published with.  0 / -1. */
+/* Load hit h into pd as the type it was published with.  0 / -1 (out
+ * of memory, or a record across nodes of a type never published). */
 static int load_hit(pmix_pdata_t *pd, const struct names_hit *h)
 {
-    void *copy = malloc(h->len ? h->len : 1);
+    const char *b = h->val;
+    void *copy = NULL;
 
+    if (h->type != PMIX_STRING && h->type != PMIX_BYTE_OBJECT)
+        return -1;
+    if (h->type == PMIX_STRING && (h->len == 0 || b[h->len - 1] != '\0'))
+        return -1;
+    copy = malloc(h->len ? h->len : 1);
     if (!copy)
         return -1;
     memcpy(copy, h->val, h->len);
@@ -133,8 +137,8 @@ static void pdata_free(pmix_pdata_t *pd, size_t n)
 }
 
 /* libpmix copies the data before its callback returns. */
-static void lookup_answer(void *ctx, int status, const struct names_hit *hits,
-                          size_t nhits)
+void pmix_host_lookup_answer(void *ctx, int status,
+                             const struct names_hit *hits, size_t nhits)
 {
     struct lookup_cb *l = ctx;
     pmix_pdata_t *pd = nhits ? calloc(nhits, sizeof *pd) : NULL;
@@ -143,8 +147,8 @@ static void lookup_answer(void *ctx, int status, const struct names_hit *hits,
     while (pd && n < nhits && load_hit(&pd[n], &hits[n]) == 0)
         n++;
     if (status == NAMES_OK && n < nhits)
-        status = NAMES_NOMEM;
-    l->cbfunc(names_status(status), status == NAMES_OK ? pd : NULL,
+        status = pd ? -1 : NAMES_NOMEM;
+    l->cbfunc(pmix_host_names_status(status), status == NAMES_OK ? pd : NULL,
               status == NAMES_OK ? n : 0, l->cbdata);
     pdata_free(pd, n);
     free(l);
@@ -176,7 +180,7 @@ pmix_status_t pmix_host_lookup(const pmix_proc_t *proc, char **keys,
     int rc;
 
     (void)proc;
-    if (!s || !s->names || s->o.broker)
+    if (!s || !s->names)
         return PMIX_ERR_NOT_SUPPORTED;
     if (!keys || !keys[0])
         return PMIX_ERR_BAD_PARAM;
@@ -185,9 +189,12 @@ pmix_status_t pmix_host_lookup(const pmix_proc_t *proc, char **keys,
         return PMIX_ERR_NOMEM;
     l->cbfunc = cbfunc;
     l->cbdata = cbdata;
+    if (s->o.broker)
+        return pmix_host_lookup_remote(s, keys, lookup_deadline(info, ninfo),
+                                       l);
     pthread_mutex_lock(&s->names_lock);
     rc = names_lookup(s->names, keys, lookup_deadline(info, ninfo),
-                      lookup_answer, l);
+                      pmix_host_lookup_answer, l);
     pthread_mutex_unlock(&s->names_lock);
     if (rc < 0) {
         free(l);
@@ -205,51 +212,114 @@ pmix_status_t pmix_host_unpublish(const pmix_proc_t *proc, char **keys,
 
     (void)info;
     (void)ninfo;
-    if (!s || !s->names || s->o.broker)
+    if (!s || !s->names)
         return PMIX_ERR_NOT_SUPPORTED;
+    /* across nodes only named keys: this node does not know which names
+     * its ranks published through the broker */
+    if (s->o.broker && (!keys || !keys[0]))
+        return PMIX_ERR_NOT_SUPPORTED;
+    if (s->o.broker)
+        return pmix_host_unpublish_remote(s, proc, keys, cbfunc, cbdata);
     pthread_mutex_lock(&s->names_lock);
     rc = names_unpublish(s->names, proc->nspace, proc->rank,
                          keys && keys[0] ? keys : NULL);
     pthread_mutex_unlock(&s->names_lock);
     if (rc != NAMES_OK)
-        return names_status(rc);
+        return pmix_host_names_status(rc);
     cbfunc(PMIX_SUCCESS, cbdata);
     return PMIX_SUCCESS;
 }
 
-/* 1 when every process of procs is one of this node's ranks: libpmix has
- * gathered them all before it calls connect, so nothing is left to wait
- * for. */
-static int all_here(const struct pmix_host *s, const pmix_proc_t procs[],
-                    size_t nprocs)
+/* The ranks of procs (*ranks malloc'd, caller frees; a wildcard stands
+ * for every rank) and the number of nodes that host them.  0, or -1 when
+ * a process is of another namespace, not a rank of the job, or memory
+ * is short. */
+int pmix_host_set_of(const struct pmix_host *s, const pmix_proc_t procs[],
+                     size_t nprocs, uint32_t **ranks, size_t *n, int *nnodes)
 {
     const struct plan *p = s->o.plan;
+    unsigned char *on = calloc((size_t)p->nnodes + 1, 1);
+    size_t cap = nprocs + (size_t)p->nranks;
 
+    *n = 0;
+    *nnodes = 0;
+    *ranks = malloc(cap * sizeof **ranks);
+    if (!on || !*ranks)
+        goto fail;
     for (size_t i = 0; i < nprocs; i++) {
+        pmix_rank_t r = procs[i].rank;
         if (!PMIX_CHECK_NSPACE(procs[i].nspace, s->nspace))
-            return 0;
-        if (!s->o.broker)
+            goto fail;
+        if (r == PMIX_RANK_WILDCARD) {
+            for (int k = 0; k < p->nranks; k++)
+                (*ranks)[(*n)++] = (uint32_t)k;
             continue;
-        if (procs[i].rank >= (pmix_rank_t)p->nranks ||
-            p->rank_node[procs[i].rank] != s->self_node)
-            return 0;
+        }
+        if (r >= (pmix_rank_t)p->nranks)
+            goto fail;
+        (*ranks)[(*n)++] = r;
     }
-    return 1;
+    for (size_t i = 0; i < *n; i++)
+        if (!on[p->rank_node[(*ranks)[i]]]++)
+            (*nnodes)++;
+    free(on);
+    return 0;
+fail:
+    free(on);
+    free(*ranks);
+    *ranks = NULL;
+    return -1;
 }
 
-/* Connect and disconnect: one function serves both. */
+/* A PMIX_TIMEOUT among info: its deadline (clock_ms), else -1. */
+static long info_deadline(const pmix_info_t info[], size_t ninfo)
+{
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_TIMEOUT) &&
+            info[i].value.type == PMIX_INT && info[i].value.data.integer > 0)
+            return clock_ms() + info[i].value.data.integer * 1000L;
+    return -1;
+}
+
+/* Connect (op 'c') or disconnect ('d').  libpmix has gathered this
+ * node's participants before it calls: a set of this node's ranks alone
+ * is complete; one that spans nodes meets the others through the broker.
+ * Without a broker every rank is here. */
+static pmix_status_t connect_op(char op, const pmix_proc_t procs[],
+                                size_t nprocs, const pmix_info_t info[],
+                                size_t ninfo, pmix_op_cbfunc_t cbfunc,
+                                void *cbdata)
+{
+    struct pmix_host *s = pmix_host_the_server();
+    uint32_t *ranks = NULL;
+    size_t n = 0;
+    int nnodes = 0;
+    pmix_status_t rc = PMIX_SUCCESS;
+
+    if (!s || pmix_host_set_of(s, procs, nprocs, &ranks, &n, &nnodes) < 0)
+        return PMIX_ERR_NOT_SUPPORTED;
+    if (s->o.broker && nnodes > 1)
+        rc = pmix_host_connect_remote(s, op, ranks, n, nnodes,
+                                      info_deadline(info, ninfo), cbfunc,
+                                      cbdata);
+    else
+        cbfunc(PMIX_SUCCESS, cbdata);
+    free(ranks);
+    return rc;
+}
+
 pmix_status_t pmix_host_connect(const pmix_proc_t procs[], size_t nprocs,
                                 const pmix_info_t info[], size_t ninfo,
                                 pmix_op_cbfunc_t cbfunc, void *cbdata)
 {
-    struct pmix_host *s = pmix_host_the_server();
+    return connect_op('c', procs, nprocs, info, ninfo, cbfunc, cbdata);
+}
 
-    (void)info;
-    (void)ninfo;
-    if (!s || !all_here(s, procs, nprocs))
-        return PMIX_ERR_NOT_SUPPORTED;
-    cbfunc(PMIX_SUCCESS, cbdata);
-    return PMIX_SUCCESS;
+pmix_status_t pmix_host_disconnect(const pmix_proc_t procs[], size_t nprocs,
+                                   const pmix_info_t info[], size_t ninfo,
+                                   pmix_op_cbfunc_t cbfunc, void *cbdata)
+{
+    return connect_op('d', procs, nprocs, info, ninfo, cbfunc, cbdata);
 }
 
 /* MPI_Comm_spawn: not served.  The root gets the error at once; the
@@ -313,6 +383,7 @@ void pmix_host_names_clear(struct pmix_host *s)
 {
     if (!s->names)
         return;
+    pmix_host_dyn_drain(s);
     pthread_mutex_lock(&s->names_lock);
     names_clear(s->names);
     pthread_mutex_unlock(&s->names_lock);

@@ -142,34 +142,90 @@ static struct exchange *exchange_new(const struct pmix_host *s)
     return x;
 }
 
-int pmix_host_fence_remote(struct pmix_host *s, const char *data,
-                           size_t ndata, pmix_modex_cbfunc_t cbfunc,
-                           void *cbdata)
+/* Mark in x->has_ranks the nodes of ranks (n); set *whole when they are
+ * every rank of the job, *here_only when they are all on this node. */
+static void fence_nodes(const struct pmix_host *s, struct exchange *x,
+                        const uint32_t *ranks, size_t n, int *whole,
+                        int *here_only)
+{
+    const struct plan *p = s->o.plan;
+    unsigned char *seen = calloc((size_t)p->nranks, 1);
+    int distinct = 0;
+
+    *here_only = 1;
+    for (size_t i = 0; i < n; i++) {
+        x->has_ranks[p->rank_node[ranks[i]]] = 1;
+        if (p->rank_node[ranks[i]] != s->self_node)
+            *here_only = 0;
+        if (seen && !seen[ranks[i]]++)
+            distinct++;
+    }
+    /* no memory to count: treat it as a part (numbered per set) */
+    *whole = seen && distinct == p->nranks;
+    free(seen);
+}
+
+/* Name x's keys: fences of the whole namespace count in fence_seq, a
+ * part's in its own sequence.  0 / -1. */
+static int fence_prefix(struct pmix_host *s, struct exchange *x,
+                        const uint32_t *ranks, size_t n, int whole)
+{
+    char set[NAMES_SET_ID_LEN];
+    unsigned seq = 0;
+
+    if (whole) {
+        /* the whole namespace: every node counts the same fences in the
+         * same order */
+        snprintf(x->prefix, sizeof x->prefix, "pmix.%.150s.f%u", s->nspace,
+                 ++s->fence_seq);
+        return 0;
+    }
+    names_set_id(ranks, n, set);
+    if (pmix_host_next_seq(s, 'f', set, &seq) < 0)
+        return -1;
+    snprintf(x->prefix, sizeof x->prefix, "pmix.%.150s.fs.%s.%u", s->nspace,
+             set, seq);
+    return 0;
+}
+
+int pmix_host_fence_remote(struct pmix_host *s, const pmix_proc_t procs[],
+                           size_t nprocs, const char *data, size_t ndata,
+                           pmix_modex_cbfunc_t cbfunc, void *cbdata)
 {
     struct exchange *x = exchange_new(s);
-    const struct plan *p = s->o.plan;
+    uint32_t *ranks = NULL;
+    size_t n = 0;
+    int nnodes = 0, whole = 0, here_only = 0;
 
-    if (!x)
-        return -1;
-    x->has_ranks = calloc((size_t)p->nnodes, 1);
+    if (!x || pmix_host_set_of(s, procs, nprocs, &ranks, &n, &nnodes) < 0)
+        goto fail;
+    x->has_ranks = calloc((size_t)s->o.plan->nnodes, 1);
     x->data = malloc(ndata + 1);
-    if (!x->has_ranks || !x->data) {
+    if (!x->has_ranks || !x->data)
+        goto fail;
+    fence_nodes(s, x, ranks, n, &whole, &here_only);
+    if (!whole && here_only) {
+        /* libpmix gathered this node's part: nothing else takes part */
+        free(ranks);
         exchange_free(x);
-        return -1;
+        cbfunc(PMIX_SUCCESS, data, ndata, cbdata, NULL, NULL);
+        return 0;
     }
+    if (fence_prefix(s, x, ranks, n, whole) < 0)
+        goto fail;
+    free(ranks);
     if (ndata)
         memcpy(x->data, data, ndata);
     x->ndata = ndata;
-    for (int r = 0; r < p->nranks; r++)
-        x->has_ranks[p->rank_node[r]] = 1;
-    /* every fence of MPI spans the whole namespace, so every node counts
-     * the same fences in the same order */
-    snprintf(x->prefix, sizeof x->prefix, "pmix.%.150s.f%u", s->nspace,
-             ++s->fence_seq);
     x->node = s->self_node;
     x->cbfunc = cbfunc;
     x->cbdata = cbdata;
     return start_thread(fence_thread, x);
+fail:
+    free(ranks);
+    if (x)
+        exchange_free(x);
+    return -1;
 }
 
 /* Ask: take a request number from the owner's counter, post the rank,

@@ -20,7 +20,9 @@ enum {
     NAMES_DUPLICATE,        /* publish: the key is taken */
     NAMES_NOT_OWNER,        /* unpublish: another process published it */
     NAMES_NOMEM,
-    NAMES_CLEARED           /* the table was cleared while waiting */
+    NAMES_CLEARED,          /* the table was cleared while waiting */
+    NAMES_TIMEOUT           /* a connect across nodes: the deadline
+                               passed (pmix_names_remote.h) */
 };
 
 struct pmix_names;

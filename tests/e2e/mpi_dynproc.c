@@ -13,7 +13,9 @@
  *                      through MPI_Lookup_name after a barrier (Open MPI's
  *                      lookup does not wait for the name by default)
  *   mpi_dynproc join   ranks 0 and 1 join over a TCP socket of their own
- *                      (MPI_Comm_join), the others wait at a barrier
+ *                      (MPI_Comm_join; rank 1 connects to rank 0's host
+ *                      name, another node's perhaps), the others wait at
+ *                      a barrier
  *   mpi_dynproc spawn  MPI_Comm_spawn of /bin/true over MPI_COMM_SELF (only
  *                      for a server that refuses it: the call must fail)
  * Every rank prints "RANK ok" on success; a failed call prints the MPI
@@ -25,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 
@@ -127,30 +130,39 @@ static int halves(int by_lookup)
     return 0;
 }
 
-/* Rank 0 listens on 127.0.0.1, sends the port to rank 1, which
- * connects: the socket of each. */
+/* Rank 0 listens on every address, sends its host name and port to
+ * rank 1 (on another node, perhaps), which connects: the socket of each. */
 static int join_socket(void)
 {
     struct sockaddr_in a = { .sin_family = AF_INET };
+    struct addrinfo hints = { .ai_family = AF_INET,
+                              .ai_socktype = SOCK_STREAM }, *ai = NULL;
     socklen_t alen = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), s = -1, port = 0;
+    char host[256] = "", port[16];
+    int fd = socket(AF_INET, SOCK_STREAM, 0), s = -1, p = 0;
 
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
     if (rank == 0) {
         if (bind(fd, (struct sockaddr *)&a, sizeof a) < 0 || listen(fd, 1) < 0 ||
             getsockname(fd, (struct sockaddr *)&a, &alen) < 0)
             return -1;
-        port = ntohs(a.sin_port);
-        MPI_Send(&port, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+        p = ntohs(a.sin_port);
+        gethostname(host, sizeof host - 1);
+        MPI_Send(&p, 1, MPI_INT, 1, 0, MPI_COMM_WORLD);
+        MPI_Send(host, sizeof host, MPI_CHAR, 1, 0, MPI_COMM_WORLD);
         s = accept(fd, NULL, NULL);
         close(fd);
         return s;
     }
-    MPI_Recv(&port, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    a.sin_port = htons((unsigned short)port);
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) < 0)
+    MPI_Recv(&p, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(host, sizeof host, MPI_CHAR, 0, 0, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
+    snprintf(port, sizeof port, "%d", p);
+    if (getaddrinfo(host, port, &hints, &ai) != 0)
         return -1;
-    return fd;
+    s = connect(fd, ai->ai_addr, ai->ai_addrlen);
+    freeaddrinfo(ai);
+    return s < 0 ? -1 : fd;
 }
 
 static int join(void)

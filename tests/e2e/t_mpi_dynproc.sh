@@ -36,6 +36,25 @@ for k in 2 3 4; do
         all_ok "dlrun $mode" $k
     done
 done
+# across two nodes: the agents (DLRUN_RELAY_SIM_MS) serve their node's
+# ranks and meet through the head's broker.  The "nodes" share this host,
+# where Open MPI's shared-memory transport crashes between ranks it takes
+# for other nodes' (any program, not only these calls): TCP only.
+SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
+for hosts in sim1:1,sim2:1 sim1:2,sim2:1 sim1:2,sim2:2; do
+    k=$(($(echo "$hosts" | sed 's/sim[0-9]:\([0-9]\)/\1/g; s/,/ + /g')))
+    for mode in pub send lookup join; do
+        expect_rc "dlrun -H $hosts mpi_dynproc $mode (2 nodes)" 0 within $GUARD \
+            env $NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN OMPI_MCA_btl=self,tcp DLRUN_RELAY_SIM_MS=0 \
+            "$DLRUN" $SIM -H "$hosts" "$PROG" $mode
+        all_ok "dlrun -H $hosts $mode" $k
+    done
+done
+expect_rc "dlrun -H sim1:1,sim2:1 mpi_dynproc spawn: MPI_Comm_spawn fails at once" 3 within $GUARD \
+    env $NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN OMPI_MCA_btl=self,tcp DLRUN_RELAY_SIM_MS=0 \
+    "$DLRUN" $SIM -H sim1:1,sim2:1 "$PROG" spawn
+expect_grep "  with an MPI error" "MPI_Comm_spawn failed: MPI_ERR_SPAWN" "$TMP/out"
+
 # over MPI_COMM_SELF: with more ranks in the spawning communicator Open
 # MPI 4.1 leaves the others waiting for a root whose spawn failed
 expect_rc "dlrun -np 2 mpi_dynproc spawn: MPI_Comm_spawn fails" 3 within $GUARD \
