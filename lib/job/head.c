@@ -370,12 +370,20 @@ static void head_end(const struct head *h, const struct supervise *sv,
 /* How the job ended (a line), whether it starts again, and the summary
  * of the last attempt (the broker still holds the agents' reports).
  * Returns the exit code. */
-static int head_finish(const struct job *j, struct head *h,
+static int head_finish(struct job *j, struct head *h,
                        const struct supervise *sv, int rc,
                        const struct engine *e, struct engine_end *end)
 {
+    int out;
+
     rc = head_outcome(j, h, sv, rc);
     head_end(h, sv, rc, end);
+    /* a node fault below --nnodes MIN ends the job, with its summary */
+    if (engine_again(e, end) &&
+        (out = head_nodes_exhausted(j, &h->fault, *e->restart + 1)) != 0) {
+        rc = end->rc = out;
+        end->failed = 0;
+    }
     if (j->opt.summary && !engine_again(e, end)) {
         end->failed = 0;    /* the last attempt, even if the summary fails */
         if (head_summary(j, h->addr, h->token, h->failed_rank,

@@ -87,13 +87,22 @@ void head_classify_silent(const struct job *j, const struct supervise *sv,
                           const char *bye, int rank, struct head_fault *f);
 
 /* Before restart number restart (of max) after f: exclude its node, take
- * a spare in its place, plan again on the new node set (f's moments and
- * the plan's kept in the excluded node's ns_recovery), and say so in one
+ * a spare in its place (none left, with --nnodes MIN:MAX above MIN: no
+ * node in its place), plan again on the new node set (f's moments and the
+ * plan's kept in the excluded node's ns_recovery), and say so in one
  * line.  1: done and said; 0: nothing of its own (no --spares or no node
  * fault: the caller says its line); -1: the job cannot start again (said
  * why). */
 int head_replace_node(struct job *j, const struct head_fault *f, int restart,
                       int max);
+
+/* After an attempt that ended with f, which would start again (attempt:
+ * its number, from 1): with --nnodes MIN:MAX, no spare left and the job on
+ * MIN nodes, f's node is excluded and the job cannot go on: one line and
+ * EXIT_NODES (EXIT_FAIL when out of memory).  0: not so (the restart goes
+ * on, through head_replace_node). */
+int head_nodes_exhausted(struct job *j, const struct head_fault *f,
+                         int attempt);
 
 /* --spares: "DLRUN_EXCLUDED_NODES=LIST" into env (the ranks' -x values
  * the agents get).  0 / -1 when out of memory; 0 without --spares. */

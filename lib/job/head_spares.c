@@ -1,7 +1,8 @@
-/* head_spares.c - --spares on the head's side: whether an attempt ended
- * with a node fault, the node excluded and a spare planned in its place
- * (lib/place/nodeset.h holds the node set), what the ranks are told and
- * the line for the next submission. */
+/* head_spares.c - --spares and --nnodes MIN:MAX on the head's side:
+ * whether an attempt ended with a node fault, the node excluded and a
+ * spare planned in its place or the job planned again on fewer nodes
+ * (lib/place/nodeset.h holds the node set), the end when too few are
+ * left, what the ranks are told and the line for the next submission. */
 #include "job/head.h"
 
 #include <limits.h>
@@ -102,6 +103,22 @@ static int head_replan(struct job *j)
     return job_prepare_planned(j, 1);
 }
 
+/* host's node out of ns after f: a spare in its place (*spare), else
+ * with --nnodes MIN:MAX above MIN no node (*spare NULL: one node fewer).
+ * 1: out; 0: it stays (no spare, the job cannot shrink); -1 with err. */
+static int take_out(struct nodeset *ns, const char *host,
+                    const struct head_fault *f, int restart,
+                    const char **spare, struct err *err)
+{
+    int rc = nodeset_exclude(ns, host, f->reason, restart, clock_wall(),
+                             spare, err);
+
+    if (rc != 0 || !ns->min_nodes || nodeset_exhausted(ns))
+        return rc;
+    return nodeset_shrink(ns, host, f->reason, restart, clock_wall(),
+                          err) < 0 ? -1 : 1;
+}
+
 int head_replace_node(struct job *j, const struct head_fault *f, int restart,
                       int max)
 {
@@ -113,8 +130,7 @@ int head_replace_node(struct job *j, const struct head_fault *f, int restart,
     if (!j->nodeset || f->node < 0 || f->node >= j->plan.nnodes)
         return 0;
     host = j->plan.nodes[f->node].host;
-    rc = nodeset_exclude(j->nodeset, host, f->reason, restart, clock_wall(),
-                         &spare, &err);
+    rc = take_out(j->nodeset, host, f, restart, &spare, &err);
     if (rc < 0)
         return say_fail(-1, "cannot exclude node %s: %s", host, err.msg);
     if (rc == 0) {
@@ -130,9 +146,38 @@ int head_replace_node(struct job *j, const struct head_fault *f, int restart,
     if (head_replan(j) != 0)
         return -1;
     rec->planned_ms = clock_ms();
-    say("node %s excluded: %s; spare %s in; restarting %d ranks, attempt %d "
-        "of %d", host, f->reason, spare, j->plan.nranks, restart + 1, max + 1);
+    if (spare)
+        say("node %s excluded: %s; spare %s in; restarting %d ranks, attempt "
+            "%d of %d", host, f->reason, spare, j->plan.nranks, restart + 1,
+            max + 1);
+    else
+        say("node %s excluded: %s; no spare left; shrinking to %d node%s (%d "
+            "rank%s), attempt %d of %d", host, f->reason, j->plan.nnodes,
+            j->plan.nnodes == 1 ? "" : "s", j->plan.nranks,
+            j->plan.nranks == 1 ? "" : "s", restart + 1, max + 1);
     return 1;
+}
+
+int head_nodes_exhausted(struct job *j, const struct head_fault *f,
+                         int attempt)
+{
+    struct nodeset *ns = j->nodeset;
+    struct err err = { "" };
+    const char *host;
+
+    if (!ns || f->node < 0 || f->node >= j->plan.nnodes ||
+        !nodeset_exhausted(ns))
+        return 0;
+    host = j->plan.nodes[f->node].host;
+    if (nodeset_shrink(ns, host, f->reason, attempt, clock_wall(), &err) < 0)
+        return say_fail(EXIT_FAIL, "cannot exclude node %s: %s", host,
+                        err.msg);
+    return say_fail(EXIT_NODES, "node %s excluded: %s; no spare left and "
+                    "%zu node%s remain%s, fewer than --nnodes %zu:%zu's "
+                    "minimum: the job ends; run it again on more nodes or "
+                    "with a lower MIN", host, f->reason, ns->nactive,
+                    ns->nactive == 1 ? "" : "s", ns->nactive == 1 ? "s" : "",
+                    ns->min_nodes, ns->max_nodes);
 }
 
 int head_wire_excluded(const struct job *j, struct strv *env)
@@ -155,11 +200,11 @@ void head_spares_end(const struct job *j)
     if (!ns || !ns->nexcl)
         return;
     nodeset_excluded_list(ns, list, sizeof list);
-    if (!exclude && j->alloc.kind == ALLOC_JOB)
+    nodeset_next_submission(ns, exclude, next, sizeof next);
+    if ((!exclude && j->alloc.kind == ALLOC_JOB) || !next[0])
         say("excluded node%s: %s; leave %s out of the next submission",
             ns->nexcl == 1 ? "" : "s", list, ns->nexcl == 1 ? "it" : "them");
     else
         say("excluded node%s: %s; for the next submission: %s",
-            ns->nexcl == 1 ? "" : "s", list,
-            nodeset_next_submission(ns, exclude, next, sizeof next));
+            ns->nexcl == 1 ? "" : "s", list, next);
 }

@@ -31,6 +31,15 @@
 
 extern char **environ;
 
+/* An allocation of several nodes dlrun starts agents on: a scheduler's
+ * job, -H or --hostfile (--spares, --nnodes MIN:MAX). */
+static int job_in_allocation(const struct job *j)
+{
+    enum alloc_kind k = j->alloc.kind;
+
+    return k == ALLOC_JOB || k == ALLOC_HOSTS || k == ALLOC_HOSTFILE;
+}
+
 /* torchrun's multi-node lines on a host without a scheduler or host list
  * mean one launcher per node started by hand: `dlrun run` does that
  * (j->by_hand, job/nodes.c); plan and env cannot show such a group. */
@@ -43,11 +52,14 @@ static int torch_by_hand(struct job *j)
 
     int elastic = t->nnodes_max > j->opt.plan.nodes;
 
-    if (elastic && (j->alloc.kind != ALLOC_LOCAL || !j->by_hand_ok))
+    /* in an allocation the node set shrinks within MIN:MAX (job_spares) */
+    if (elastic && !job_in_allocation(j) &&
+        (j->alloc.kind != ALLOC_LOCAL || !j->by_hand_ok))
         return say_fail(EXIT_USAGE, "torchrun's --nnodes %d:%d (elastic): "
-                        "only with one dlrun per node started by hand "
-                        "(--rdzv-backend c10d --rdzv-endpoint HOST:PORT, no "
-                        "scheduler, dlrun run); else give --nnodes N",
+                        "only in an allocation (a scheduler's job, -H, "
+                        "--hostfile) or with one dlrun per node started by "
+                        "hand (--rdzv-backend c10d --rdzv-endpoint HOST:PORT, "
+                        "no scheduler, dlrun run); else give --nnodes N",
                         j->opt.plan.nodes, t->nnodes_max);
     if (!t->used || (j->opt.plan.nodes <= 1 && !elastic) ||
         j->alloc.kind != ALLOC_LOCAL)
@@ -150,15 +162,42 @@ static int job_topology_slots(struct job *j)
     return 0;
 }
 
-/* --spares: the allocation's last nodes held back from the plan. */
+/* --nnodes MIN:MAX in an allocation: at most MAX nodes, the others
+ * spares, the job may shrink to MIN (lib/place/nodeset.h); the plan is
+ * made on every active node, its world size follows them. */
+static int job_elastic(struct job *j)
+{
+    struct plan_request *req = &j->opt.plan;
+    struct err err = { "" };
+
+    if (req->ranks)
+        return say_fail(EXIT_USAGE, "--nnodes %d:%d with -np %d: the world "
+                        "size follows the nodes when the job shrinks; give "
+                        "--nproc-per-node instead of -np", req->nodes,
+                        j->opt.torch.nnodes_max, req->ranks);
+    if (nodeset_limit(j->nodeset, req->nodes, j->opt.torch.nnodes_max,
+                      &err) < 0)
+        return say_fail(EXIT_USAGE, "%s", err.msg);
+    req->nodes = 0;
+    progress_step("--nnodes %zu:%zu: %zu node%s, shrinking to %zu at the "
+                  "fewest", j->nodeset->min_nodes, j->nodeset->max_nodes,
+                  j->nodeset->nactive, j->nodeset->nactive == 1 ? "" : "s",
+                  j->nodeset->min_nodes);
+    return 0;
+}
+
+/* --spares: the allocation's last nodes held back from the plan; and
+ * --nnodes MIN:MAX in an allocation (job_elastic). */
 static int job_spares(struct job *j)
 {
     struct err err = { "" };
-    enum alloc_kind k = j->alloc.kind;
+    int elastic = j->opt.torch.nnodes_max > j->opt.plan.nodes &&
+                  job_in_allocation(j) && !j->by_hand;
+    int rc;
 
-    if (!j->opt.spares)
+    if (!j->opt.spares && !elastic)
         return 0;
-    if (k != ALLOC_JOB && k != ALLOC_HOSTS && k != ALLOC_HOSTFILE)
+    if (!job_in_allocation(j))
         return say_fail(EXIT_USAGE, "--spares %d: only for an allocation of "
                         "several nodes (a scheduler's job, -H or --hostfile), "
                         "not %s", j->opt.spares, j->alloc.source);
@@ -166,10 +205,17 @@ static int job_spares(struct job *j)
         return say_fail(EXIT_FAIL, "out of memory");
     if (nodeset_init(j->nodeset, &j->alloc, j->opt.spares, &err) < 0)
         return say_fail(EXIT_USAGE, "%s", err.msg);
-    if (!j->opt.max_restarts)
+    if (elastic && (rc = job_elastic(j)) != 0)
+        return rc;
+    if (!j->opt.max_restarts && j->opt.spares)
         say("warning: --spares %d without --max-restarts: a node fault ends "
             "the job (each restart on a spare counts against "
             "--max-restarts)", j->opt.spares);
+    else if (!j->opt.max_restarts && j->nodeset->nactive >
+             j->nodeset->min_nodes)
+        say("warning: --nnodes %zu:%zu without --max-restarts: a node fault "
+            "ends the job (each restart on fewer nodes counts against "
+            "--max-restarts)", j->nodeset->min_nodes, j->nodeset->max_nodes);
     progress_step("spares: %zu node%s held in reserve", j->nodeset->nspare,
                   j->nodeset->nspare == 1 ? "" : "s");
     return 0;

@@ -33,6 +33,19 @@ static void swap_nodes(struct alloc *a, size_t i, size_t k)
     a->nodes[k] = t;
 }
 
+/* Node from moved to index to, the nodes between shifted by one: their
+ * order kept. */
+static void move_node(struct alloc *a, size_t from, size_t to)
+{
+    struct alloc_node t = a->nodes[from];
+
+    if (from < to)
+        memmove(&a->nodes[from], &a->nodes[from + 1], (to - from) * sizeof t);
+    else if (from > to)
+        memmove(&a->nodes[to + 1], &a->nodes[to], (from - to) * sizeof t);
+    a->nodes[to] = t;
+}
+
 /* The active node called host, or -1. */
 static long active_index(const struct nodeset *ns, const char *host)
 {
@@ -65,7 +78,7 @@ int nodeset_exclude(struct nodeset *ns, const char *host, const char *reason,
                     struct err *err)
 {
     long i = active_index(ns, host);
-    size_t first_spare = ns->nactive, last_spare = ns->nactive + ns->nspare - 1;
+    size_t first_spare = ns->nactive;
 
     *spare = NULL;
     if (i < 0)
@@ -77,12 +90,54 @@ int nodeset_exclude(struct nodeset *ns, const char *host, const char *reason,
         return err_set(err, "out of memory");
     /* the spare takes the node's place; the node goes past the spares */
     swap_nodes(ns->a, (size_t)i, first_spare);
-    swap_nodes(ns->a, first_spare, last_spare);
+    move_node(ns->a, first_spare, first_spare + ns->nspare - 1);
     ns->nspare--;
     *spare = ns->a->nodes[i].name;
     snprintf(ns->excl[ns->nexcl - 1].spare, sizeof ns->excl->spare, "%s",
              *spare);
     return 1;
+}
+
+int nodeset_limit(struct nodeset *ns, int min, int max, struct err *err)
+{
+    if (min < 1 || max < min)
+        return err_set(err, "--nnodes %d:%d: give 1 <= MIN <= MAX", min, max);
+    if (ns->nactive < (size_t)min)
+        return err_set(err, "--nnodes %d:%d: the allocation has %zu node%s "
+                       "and %zu of them %s held as spare%s: fewer than %d to "
+                       "run on; ask for more nodes, or lower MIN or --spares",
+                       min, max, ns->total, ns->total == 1 ? "" : "s",
+                       ns->nspare, ns->nspare == 1 ? "is" : "are",
+                       ns->nspare == 1 ? "" : "s", min);
+    if (ns->nactive > (size_t)max) {    /* the nodes past MAX: spares */
+        ns->nspare += ns->nactive - (size_t)max;
+        ns->nactive = (size_t)max;
+        ns->a->nnodes = ns->nactive;
+    }
+    ns->min_nodes = (size_t)min;
+    ns->max_nodes = (size_t)max;
+    return 0;
+}
+
+int nodeset_shrink(struct nodeset *ns, const char *host, const char *reason,
+                   int attempt, double time, struct err *err)
+{
+    long i = active_index(ns, host);
+
+    if (i < 0)
+        return err_set(err, "node %s is not one the job runs on",
+                       host ? host : "(unknown)");
+    if (record_excluded(ns, host, reason, attempt, time) < 0)
+        return err_set(err, "out of memory");
+    /* past the spares, first of the excluded */
+    move_node(ns->a, (size_t)i, ns->nactive + ns->nspare - 1);
+    ns->a->nnodes = --ns->nactive;
+    return ns->nactive >= ns->min_nodes && ns->nactive > 0;
+}
+
+int nodeset_exhausted(const struct nodeset *ns)
+{
+    return ns->min_nodes && !ns->nspare && ns->nactive <= ns->min_nodes;
 }
 
 int nodeset_add_attempt(struct nodeset *ns, const struct plan *p)
@@ -145,7 +200,7 @@ char *nodeset_next_submission(const struct nodeset *ns, const char *exclude,
 
     if (n)
         buf[0] = '\0';
-    if (!ns->nexcl || n < 4)
+    if (!ns->nexcl || n < 4 || (!exclude && !ns->nactive && !ns->nspare))
         return buf;
     if (exclude)
         snprintf(buf, n, "%s%s", exclude,

@@ -1,6 +1,7 @@
-/* nodeset.h - which of an allocation's nodes the job runs on (--spares):
- * the active nodes the plan is made on, the spares held in reserve, the
- * nodes excluded after a node fault (and why), and each attempt's world.
+/* nodeset.h - which of an allocation's nodes the job runs on (--spares,
+ * --nnodes MIN:MAX): the active nodes the plan is made on, the spares held
+ * in reserve, the nodes excluded after a node fault (and why), the fewest
+ * nodes the job may shrink to, and each attempt's world.
  * Pure: it reorders the allocation's nodes, nothing is started.
  *
  * The allocation's node array keeps every node (its strings stay where
@@ -48,6 +49,8 @@ struct nodeset {
     struct alloc *a;        /* borrowed, reordered (see above) */
     size_t total;           /* the allocation's nodes */
     size_t nactive, nspare;
+    size_t min_nodes, max_nodes;    /* --nnodes MIN:MAX (nodeset_limit);
+                                       0: the job never shrinks */
     struct ns_excluded *excl;   /* owned, nexcl entries */
     size_t nexcl;
     struct ns_attempt *att;     /* owned, natt entries */
@@ -69,6 +72,26 @@ int nodeset_exclude(struct nodeset *ns, const char *host, const char *reason,
                     int attempt, double time, const char **spare,
                     struct err *err);
 
+/* --nnodes MIN:MAX in an allocation: the job runs on at most max nodes,
+ * and the active nodes past max join the spares (held in reserve before
+ * the --spares ones, as torchrun's agents past MAX wait to join); with no
+ * spare left a node fault shrinks the job down to min nodes
+ * (nodeset_shrink).  Call after nodeset_init.  0 / -1 with err (fewer than
+ * min nodes to run on, or not 1 <= min <= max). */
+int nodeset_limit(struct nodeset *ns, int min, int max, struct err *err);
+
+/* Exclude the active node host without a spare in its place (when
+ * nodeset_exclude found none): the job runs on one node fewer (host
+ * recorded as nodeset_exclude does).  1: at least min_nodes remain, the
+ * job may go on; 0: fewer remain (host excluded all the same: the job
+ * cannot go on); -1 with err when host is not active or out of memory. */
+int nodeset_shrink(struct nodeset *ns, const char *host, const char *reason,
+                   int attempt, double time, struct err *err);
+
+/* Is the next node fault the end: --nnodes MIN:MAX given, no spare left
+ * and the job on min_nodes nodes? */
+int nodeset_exhausted(const struct nodeset *ns);
+
 /* Record an attempt's world from its plan p.  0 / -1 when out of memory. */
 int nodeset_add_attempt(struct nodeset *ns, const struct plan *p);
 
@@ -79,7 +102,8 @@ char *nodeset_excluded_list(const struct nodeset *ns, char *buf, size_t n);
 /* The words for the next submission without the excluded nodes, into buf:
  * the scheduler's exclude (borrowed: "sbatch/salloc --exclude=") and the
  * excluded list, or when exclude is NULL "-H " and the allocation's other
- * nodes.  Returns buf ("" when nothing was excluded). */
+ * nodes.  Returns buf ("" when nothing was excluded, or no node is left
+ * for the host list). */
 char *nodeset_next_submission(const struct nodeset *ns, const char *exclude,
                               char *buf, size_t n);
 

@@ -505,6 +505,12 @@ int scriptreq_render(const struct script_req *r, const struct site_profile *p,
             sched_join(names, sizeof names, 0, -1, "|", "|"));
         goto out;
     }
+    if (r->spares && j.nodes > 0 && r->spares >= j.nodes) {
+        say("--spares %d: the job asks for %ld node%s; hold fewer in "
+            "reserve than it has, or ask for more nodes (-N)", r->spares,
+            j.nodes, j.nodes == 1 ? "" : "s");
+        goto out;
+    }
     add_no_kill(r, &l, j.sched);
     if (load_template(r, p, &j, &path, &tmpl) < 0)
         goto out;

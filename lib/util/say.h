@@ -21,6 +21,8 @@ enum {
     EXIT_FAIL = 1,      /* a run-time failure that is not the user's input */
     EXIT_USAGE = 2,     /* bad option, bad input, inconsistent allocation */
     EXIT_STALL = 124,   /* --stall-timeout: every rank idle that long */
+    EXIT_NODES = 125,   /* --nnodes MIN:MAX: a node fault left fewer than
+                           MIN nodes and no spare */
     EXIT_NOEXEC = 126,  /* program found but not executable */
     EXIT_NOTFOUND = 127 /* program not found */
 };

@@ -210,9 +210,16 @@ torch2() {
 torch2 "static, 2 nodes" --nnodes=2 --node_rank=@NR@ --master_addr=127.0.0.1 --master_port=@P@ --nproc_per_node=2 probe.py
 torch2 "rendezvous c10d, 2 nodes" --nnodes=2 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:@P@ probe.py
 torch2 "static, a failing rank" --nnodes=2 --node_rank=@NR@ --master_addr=127.0.0.1 --master_port=@P@ --nproc_per_node=1 probe.py --fail=1
-# a line dlrun refuses: elastic where a host list fixes the nodes
-expect_rc "torchrun elastic 1:4 with a host list: refused" 2 "$DLRUN" -H localhost:2 --nnodes=1:4 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 probe.py
-expect_grep "  names the dlrun way" "only with one dlrun per node started by hand" "$TMP/err"
+# elastic with a host list: the list's nodes are the allocation, the job
+# runs on at most MAX of them and shrinks to MIN after node faults
+# (t_shrink_local.sh); torchrun has no host list to compare with
+mkdir -p "$TMP/el"
+expect_rc "torchrun elastic 1:4 with a host list: runs on its one node" 0 env PROBE_TORCH=1 PROBE_OUT="$TMP/el" "$DLRUN" -H localhost:2 --nnodes=1:4 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 probe.py
+expect_grep "  one rank, a world of 1" '"size": "1"' "$TMP/el/rank.0"
+expect_eq "  nothing said" "$(cat "$TMP/err")" ""
+# a line dlrun refuses: elastic on this host alone, outside dlrun run
+expect_rc "torchrun elastic 1:4, dlrun plan on this host alone: refused" 2 "$DLRUN" plan --nnodes=1:4 --nproc_per_node=1 --rdzv_id=100 --rdzv_backend=c10d --rdzv_endpoint=127.0.0.1:29400 probe.py
+expect_grep "  names the dlrun ways" "only in an allocation (a scheduler's job, -H, --hostfile) or with one dlrun per node started by hand" "$TMP/err"
 expect_eq "  one line" "$(wc -l <"$TMP/err")" 1
 
 # --- Open MPI's mpirun (its man page, Horovod's docs/mpirun.rst, the seeds) ---

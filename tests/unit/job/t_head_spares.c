@@ -3,7 +3,8 @@
  * exit code, dlrun told to stop, no --spares), a node excluded and the job
  * planned again on a spare with its one line, no spare left, what the
  * ranks are told (DLRUN_EXCLUDED_NODES) and the line for the next
- * submission. */
+ * submission; with --nnodes MIN:MAX the job planned again on fewer nodes,
+ * and below MIN its end. */
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -184,6 +185,52 @@ static void test_replace(struct said *k)
     alloc_free(&j.alloc);
 }
 
+/* --nnodes 2:3 on 3 nodes of 2 slots, no spare */
+static void test_shrink(struct said *k)
+{
+    struct head_fault f = { 1, "its agent ended with code 137 (killed?)",
+                            1000, 1500, 1700 };
+    struct err err = { "" };
+    struct nodeset ns;
+    struct job j;
+
+    if (!ok(job_on(&j, &ns, "n1:2,n2:2,n3:2", 0) == 0 &&
+            nodeset_limit(&ns, 2, 3, &err) == 0, "--nnodes 2:3 on 3 nodes"))
+        return;
+    is_int(head_nodes_exhausted(&j, &f, 1), 0, "3 nodes, MIN 2: not the end");
+    k->n = 0;
+    is_int(head_replace_node(&j, &f, 1, 3), 1, "n2's fault: the job shrinks");
+    is_str(k->last, "node n2 excluded: its agent ended with code 137 "
+           "(killed?); no spare left; shrinking to 2 nodes (4 ranks), attempt "
+           "2 of 4", "  one line");
+    is_int(k->n, 1, "  only it");
+    ok(j.plan.nnodes == 2 && j.plan.nranks == 4, "  planned again: 4 ranks");
+    is_str(j.plan.nodes[1].host, "n3", "  n3 is node 1");
+    ok(ns.excl[0].rec.down_ms == 1700 && ns.excl[0].rec.planned_ms > 0,
+       "  the recovery's moments kept");
+    f.node = -1;
+    is_int(head_nodes_exhausted(&j, &f, 2), 0, "a program fault at MIN: "
+           "not the end");
+    is_int(head_replace_node(&j, &f, 2, 3), 0, "  nor a shrink");
+    f.node = 0;
+    k->n = 0;
+    is_int(head_nodes_exhausted(&j, &f, 2), EXIT_NODES,
+           "n1's fault at MIN: the end");
+    is_str(k->last, "node n1 excluded: its agent ended with code 137 "
+           "(killed?); no spare left and 1 node remains, fewer than --nnodes "
+           "2:3's minimum: the job ends; run it again on more nodes or with "
+           "a lower MIN", "  one line");
+    is_int(k->n, 1, "  only it");
+    is_int((int)ns.nexcl, 2, "  n1 recorded");
+    is_int(ns.excl[1].attempt, 2, "  in attempt 2");
+    head_spares_end(&j);
+    is_str(k->last, "excluded nodes: n2,n1; for the next submission: -H n3:2",
+           "the end: the node left");
+    job_done(&j);
+    nodeset_free(&ns);
+    alloc_free(&j.alloc);
+}
+
 int main(void)
 {
     struct said k = { 0 };
@@ -191,6 +238,7 @@ int main(void)
     say_set_sink(said_keep, &k);
     test_classify();
     test_replace(&k);
+    test_shrink(&k);
     test_silent();
     return tap_done();
 }

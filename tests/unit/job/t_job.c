@@ -3,7 +3,9 @@
  * one node refused with its line, the job's private folder and the root
  * cause a rank wrote into its TORCHELASTIC_ERROR_FILE (the earliest of
  * several, said in one line; the folder goes with job_free), and the
- * per-task exec of a program that is not there (127, the rank named). */
+ * per-task exec of a program that is not there (127, the rank named);
+ * torchrun's --nnodes MIN:MAX in an allocation (-H): at most MAX nodes,
+ * the others spares, -np and too few nodes refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 
 #include "job/job.h"
 #include "place/envout.h"
+#include "place/nodeset.h"
 #include "util/say.h"
 #include "where/hostfile.h"
 #include "said.h"
@@ -64,6 +67,50 @@ static void node_rank(struct said *k)
            "node: exit 2");
     is_str(k->last, "torchrun's --node-rank 2 with one node: node ranks run "
            "from 0 to --nnodes - 1", "  said");
+    job_free(&j);
+}
+
+/* -H sim[1-5] --spares 1 --nnodes MIN:MAX, --nproc-per-node 2 (np: -np) */
+static int elastic_job(struct job *j, int min, int max, int np)
+{
+    memset(j, 0, sizeof *j);
+    j->opt.alloc.hosts = "sim[1-5]";
+    j->opt.rdv.master_addr = "127.0.0.1";
+    j->opt.rdv.master_port = 29512;
+    j->opt.bind.bind = BIND_NONE;
+    j->opt.bind.gpu = GPU_BIND_NONE;
+    j->opt.torch.used = 1;
+    j->opt.torch.node_rank = -1;
+    j->opt.plan.nodes = min;
+    j->opt.torch.nnodes_max = max;
+    j->opt.plan.per_node = 2;
+    j->opt.plan.ranks = np;
+    j->opt.spares = 1;
+    j->opt.max_restarts = 3;
+    return job_prepare(j, 0);
+}
+
+static void elastic(struct said *k)
+{
+    struct job j;
+
+    if (ok(elastic_job(&j, 2, 3, 0) == 0, "-H, 5 nodes, --spares 1 "
+           "--nnodes 2:3: prepared")) {
+        ok(j.plan.nnodes == 3 && j.plan.nranks == 6, "  6 ranks on 3 nodes");
+        ok(j.nodeset && j.nodeset->nspare == 2 && j.nodeset->min_nodes == 2,
+           "  sim4 (past MAX) and sim5 spares; MIN 2");
+    }
+    job_free(&j);
+    ok(elastic_job(&j, 2, 8, 0) == 0 && j.plan.nnodes == 4 &&
+       j.nodeset->nspare == 1, "--nnodes 2:8: the 4 nodes not held as spare");
+    job_free(&j);
+    is_int(elastic_job(&j, 5, 8, 0), EXIT_USAGE, "--nnodes 5:8, 4 to run "
+           "on: exit 2");
+    ok(strstr(k->last, "fewer than 5 to run on") != NULL, "  said");
+    job_free(&j);
+    is_int(elastic_job(&j, 2, 3, 8), EXIT_USAGE, "with -np: exit 2");
+    ok(strstr(k->last, "give --nproc-per-node instead of -np") != NULL,
+       "  said");
     job_free(&j);
 }
 
@@ -123,6 +170,7 @@ int main(void)
     say_set_sink(said_keep, &k);
     rank_env();
     node_rank(&k);
+    elastic(&k);
     root_cause(&k);
     exec_missing(&k);
     return tap_done();

@@ -1,6 +1,7 @@
 /* t_nodeset.c - spares held back from the plan, a node excluded and a
- * spare taking its place, the next submission's words, which signals are
- * a node's fault. */
+ * spare taking its place, --nnodes MIN:MAX (the nodes past MAX held as
+ * spares, the job shrinking to MIN, below it the end), the next
+ * submission's words, which signals are a node's fault. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,107 @@ static void test_exclude(void)
     alloc_free(&a);
 }
 
+/* --nnodes 2:3 --spares 1 on 5 nodes: 3 active, node4 (past MAX) and
+ * node5 spares; two faults take them, two more shrink to 2 and below. */
+static void test_shrink(void)
+{
+    struct alloc a;
+    struct nodeset ns;
+    struct plan p;
+    struct plan_request req = { .per_node = 3 };
+    struct err err = { "" };
+    const char *spare = NULL;
+    char buf[256];
+
+    make_alloc(&a, 5, 1);
+    nodeset_init(&ns, &a, 1, &err);
+    is_int(nodeset_limit(&ns, 3, 2, &err), -1, "--nnodes 3:2: refused");
+    is_int(nodeset_limit(&ns, 5, 6, &err), -1, "MIN 5 with 4 to run on: refused");
+    ok(strstr(err.msg, "has 5 nodes and 1 of them is held as spare") != NULL,
+       "  says why");
+    is_str(order(&ns), "node1 node2 node3 node4|node5", "  nothing changed");
+    is_int(nodeset_limit(&ns, 2, 3, &err), 0, "--nnodes 2:3");
+    is_str(order(&ns), "node1 node2 node3|node4 node5",
+           "  3 active; node4, past MAX, the first spare");
+    is_int(a.nnodes, 3, "  the plan sees 3 nodes");
+    ok(!nodeset_exhausted(&ns), "  not exhausted");
+    nodeset_exclude(&ns, "node2", "x", 1, 1.0, &spare, &err);
+    is_str(spare, "node4", "a fault: node4 in");
+    nodeset_exclude(&ns, "node1", "x", 2, 2.0, &spare, &err);
+    is_str(spare, "node5", "another: node5 in");
+    is_str(order(&ns), "node5 node4 node3||node1 node2", "  no spare left");
+    ok(!nodeset_exhausted(&ns), "  3 nodes, MIN 2: not exhausted");
+    is_int(nodeset_exclude(&ns, "node4", "y", 3, 3.0, &spare, &err), 0,
+           "a third: no spare");
+    is_int(nodeset_shrink(&ns, "node4", "agent killed", 3, 3.0, &err), 1,
+           "  shrunk: 2 nodes remain");
+    is_str(order(&ns), "node5 node3||node4 node1 node2",
+           "  node4 out, the others in their order");
+    is_int(a.nnodes, 2, "  the plan sees 2 nodes");
+    is_str(nodeset_excluded_list(&ns, buf, sizeof buf), "node2,node1,node4",
+           "  recorded");
+    is_str(ns.excl[2].reason, "agent killed", "  its reason");
+    is_int(plan_build(&a, &req, &p, &err), 0, "planned again");
+    ok(p.nnodes == 2 && p.nranks == 6, "  6 ranks on 2 nodes");
+    is_str(p.nodes[1].host, "node3", "  node3 is node 1");
+    plan_free(&p);
+    ok(nodeset_exhausted(&ns), "  at MIN: exhausted");
+    is_int(nodeset_shrink(&ns, "node4", "z", 4, 4.0, &err), -1,
+           "an excluded node: not again");
+    is_int(nodeset_shrink(&ns, "node3", "lost", 4, 4.0, &err), 0,
+           "below MIN: 0");
+    is_str(order(&ns), "node5||node3 node4 node1 node2", "  node3 out all the same");
+    is_str(nodeset_next_submission(&ns, NULL, buf, sizeof buf), "-H node5",
+           "  the next submission: the one left");
+    nodeset_shrink(&ns, "node5", "lost", 5, 5.0, &err);
+    is_int(a.nnodes, 0, "the last one out: no node");
+    is_str(nodeset_next_submission(&ns, NULL, buf, sizeof buf), "",
+           "  no host list to give");
+    is_str(nodeset_next_submission(&ns, "--exclude=", buf, sizeof buf),
+           "--exclude=node2,node1,node4,node3,node5", "  the exclude still");
+    nodeset_free(&ns);
+    is_int(a.nnodes, 5, "free: 5 nodes again");
+    alloc_free(&a);
+}
+
+/* Three spares come in in their order. */
+static void test_spare_order(void)
+{
+    struct alloc a;
+    struct nodeset ns;
+    struct err err = { "" };
+    const char *spare = NULL;
+
+    make_alloc(&a, 5, 1);
+    nodeset_init(&ns, &a, 3, &err);
+    nodeset_exclude(&ns, "node1", "x", 1, 1.0, &spare, &err);
+    is_str(spare, "node3", "the first spare first");
+    is_str(order(&ns), "node3 node2|node4 node5|node1", "  the others in order");
+    nodeset_exclude(&ns, "node2", "x", 2, 2.0, &spare, &err);
+    is_str(spare, "node4", "  then the second");
+    nodeset_free(&ns);
+    alloc_free(&a);
+}
+
+/* --nnodes 2:4 on 3 nodes, no --spares: every node runs, no spare. */
+static void test_limit_fits(void)
+{
+    struct alloc a;
+    struct nodeset ns;
+    struct err err = { "" };
+
+    make_alloc(&a, 3, 1);
+    nodeset_init(&ns, &a, 0, &err);
+    is_int(nodeset_limit(&ns, 2, 4, &err), 0, "--nnodes 2:4 on 3 nodes");
+    ok(ns.nactive == 3 && ns.nspare == 0 && a.nnodes == 3, "  all 3 run");
+    ok(!nodeset_exhausted(&ns), "  may shrink to 2");
+    nodeset_free(&ns);
+    nodeset_init(&ns, &a, 0, &err);
+    ok(!nodeset_exhausted(&ns), "no --nnodes MIN:MAX: never exhausted");
+    nodeset_free(&ns);
+    alloc_free(&a);
+}
+
 static void test_attempts(void)
 {
     struct alloc a;
@@ -180,6 +282,9 @@ int main(void)
 {
     test_init();
     test_exclude();
+    test_spare_order();
+    test_shrink();
+    test_limit_fits();
     test_attempts();
     test_signals();
     test_recovery();

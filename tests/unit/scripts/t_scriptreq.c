@@ -156,7 +156,7 @@ static void rendered(const char *tmpl)
 }
 
 /* --spares N: on the dlrun line; Slurm's job gets --no-kill (once, even
- * when given), PBS's nothing of the kind. */
+ * when given), PBS's nothing of the kind; N not fewer than -N refused. */
 static void spares(const char *tmpl)
 {
     char *cmdv[] = { "python", "t.py", NULL }, *text = NULL;
@@ -189,6 +189,16 @@ static void spares(const char *tmpl)
     ok(scriptreq_render(&r, NULL, fake_parse, NULL, &text, &sched) == EXIT_OK &&
        text && !strstr(text, "no-kill") && strstr(words, "--spares 1"),
        "pbs: no such directive, --spares on the line");
+    free(text);
+    text = NULL;
+    r.v[SITE_NODES] = "1";
+    ok(scriptreq_render(&r, NULL, fake_parse, NULL, &text, &sched) ==
+       EXIT_USAGE && !text && strcmp(said, "--spares 1: the job asks for 1 "
+       "node; hold fewer in reserve than it has, or ask for more nodes (-N)")
+       == 0, "-N 1 --spares 1: refused in one line");
+    r.v[SITE_NODES] = "2";
+    ok(scriptreq_render(&r, NULL, fake_parse, NULL, &text, &sched) ==
+       EXIT_OK && text, "-N 2 --spares 1: kept");
     free(text);
     scriptreq_free(&r);
 }
