@@ -59,8 +59,9 @@ static int torch_by_hand(struct job *j)
                         "only in an allocation (a scheduler's job, -H, "
                         "--hostfile) or with one dlrun per node started by "
                         "hand (--rdzv-backend c10d --rdzv-endpoint HOST:PORT, "
-                        "no scheduler, dlrun run); else give --nnodes N",
-                        j->opt.plan.nodes, t->nnodes_max);
+                        "no scheduler, dlrun run), not %s; else give "
+                        "--nnodes N", j->opt.plan.nodes, t->nnodes_max,
+                        j->alloc.source);
     if (!t->used || (j->opt.plan.nodes <= 1 && !elastic) ||
         j->alloc.kind != ALLOC_LOCAL)
         return t->node_rank > 0 && j->opt.plan.nodes <= 1 ?

@@ -312,7 +312,10 @@ int runopts_parse(int argc, char **argv, struct options *o)
     o->plan.oversubscribe |= o->plan.deal;  /* Hydra never refuses */
     o->bind.oversubscribe = o->plan.oversubscribe;
     o->alloc.want_ranks = o->plan.ranks;
-    o->alloc.want_nodes = o->plan.nodes;
+    /* --nnodes MIN:MAX asks for up to MAX (an interactive step's one task
+     * then means the job's allocation, as with -N MAX) */
+    o->alloc.want_nodes = o->torch.nnodes_max > o->plan.nodes ?
+                          o->torch.nnodes_max : o->plan.nodes;
     o->alloc.want_per_node = o->plan.per_node;
     o->prog = first;
     rc = dialect_finish(o, argc, argv);

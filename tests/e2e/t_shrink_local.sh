@@ -6,8 +6,9 @@
 # ranks a node: the agent of sim2 killed takes the spare, the agent of
 # sim3 killed then shrinks the job to 2 nodes (4 ranks, every framework's
 # variables following) and it ends well; a third node fault, below MIN,
-# ends the job with one line and exit 125.  Elastic --nnodes with -np and
-# --spares not fewer than the job's nodes at script time are refused.
+# ends the job with one line and exit 125.  An salloc shell's allocation
+# takes MIN:MAX too, one srun task refuses it.  Elastic --nnodes with -np
+# and --spares not fewer than the job's nodes at script time are refused.
 . "$(dirname "$0")/lib.sh"
 CLEAN="$NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN DLRUN_RELAY_SIM_MS=0"
 mark_sleep shrink
@@ -86,6 +87,15 @@ env $CLEAN "$DLRUN" $SIM -H 'sim[1-2]' --nnodes 2:3 --max-restarts 1 \
 expect_eq "exit 3 at MIN: dlrun ends with 3" "$?" 3
 expect_grep "  restarted on the same nodes" "restarting the job on 2 nodes (restart 1 of 1)" "$TMP/prog.out"
 expect_eq "  nothing excluded" "$(grep -c excluded "$TMP/prog.out")" 0
+
+# --- under Slurm (the captured environments of an salloc -N2 shell and of
+# one srun task in it): the job's allocation shrinks; one task of a step
+# is no allocation dlrun starts ---
+FIX=$TOP/tests/fixtures/slurm
+expect_rc "salloc -N2: --nnodes 1:2 planned on both nodes" 0 env -i PATH="$PATH" $(grep -v '^#' "$FIX/salloc-N2.env") "$DLRUN" plan --nnodes 1:2 --nproc-per-node 2 --max-restarts 1 true
+expect_grep "  4 ranks on 2 nodes" "^layout: *4 ranks on 2 nodes" "$TMP/out"
+expect_rc "an srun task: --nnodes 1:2 refused" 2 env -i PATH="$PATH" $(grep -v '^#' "$FIX/salloc-step-rank0.env") "$DLRUN" plan --nnodes 1:2 --nproc-per-node 2 true
+expect_grep "  names where" "(elastic): only in an allocation .*, not slurm-step; else give --nnodes N" "$TMP/err"
 
 # --- refused ---
 expect_rc "--nnodes 2:3 with -np: refused" 2 env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]' --nnodes 2:3 -np 4 true

@@ -157,6 +157,23 @@ static void test_unset_export(void)
     options_free(&o);
 }
 
+/* --nnodes MIN:MAX asks the allocation for up to MAX nodes (an
+ * interactive step's one task then means the job's nodes, as -N MAX). */
+static void test_nnodes_want(void)
+{
+    char *elastic[] = { "run", "--nnodes", "1:3", "prog", NULL };
+    char *fixed[] = { "run", "--nnodes", "2", "prog", NULL };
+    struct options o;
+
+    ok(runopts_parse(4, elastic, &o) == 0 && o.plan.nodes == 1 &&
+       o.torch.nnodes_max == 3 && o.alloc.want_nodes == 3,
+       "--nnodes 1:3: MIN 1, MAX 3, up to 3 wanted");
+    options_free(&o);
+    ok(runopts_parse(4, fixed, &o) == 0 && o.alloc.want_nodes == 2,
+       "--nnodes 2: 2 wanted");
+    options_free(&o);
+}
+
 /* --no-cgroup: off; by default on (a cgroup where one can be made). */
 static void test_no_cgroup(void)
 {
@@ -204,6 +221,7 @@ int main(void)
         run_case(k);
     test_unset_export();
     test_no_cgroup();
+    test_nnodes_want();
     test_hydra_deal();
     is_int(dialect_of("/usr/bin/mpirun"), D_MPIRUN, "mpirun's dialect");
     is_int(dialect_of("mpiexec.hydra"), D_MPIRUN, "Hydra's");
