@@ -36,6 +36,7 @@
 #include "job/preflight_run.h"
 #include "job/progress.h"
 #include "job/head_recovery.h"
+#include "job/head_requeue.h"
 #include "place/nodeset.h"
 #include "job/status.h"
 #include "util/strv.h"
@@ -71,6 +72,7 @@ struct head {
      * broker thread sees and the summary takes */
     long recover;
     struct head_recovery rec;
+    struct head_requeue requeue;    /* --spares: the job requeues itself */
 };
 
 int head_wanted(const struct job *j)
@@ -378,9 +380,16 @@ static int head_finish(struct job *j, struct head *h,
 
     rc = head_outcome(j, h, sv, rc);
     head_end(h, sv, rc, end);
-    /* a node fault below --nnodes MIN ends the job, with its summary */
+    /* no node left for the faulty one's place: a job that may be
+     * requeued is, without it; below --nnodes MIN the job ends, with its
+     * summary */
     if (engine_again(e, end) &&
-        (out = head_nodes_exhausted(j, &h->fault, *e->restart + 1)) != 0) {
+        head_requeue_check(j, &h->fault, &h->requeue)) {
+        head_requeue_exclude(j, &h->requeue, *e->restart + 1);
+        end->failed = 0;
+    } else if (engine_again(e, end) &&
+               (out = head_nodes_exhausted(j, &h->fault,
+                                           *e->restart + 1)) != 0) {
         rc = end->rc = out;
         end->failed = 0;
     }
@@ -390,7 +399,7 @@ static int head_finish(struct job *j, struct head *h,
                          sv->signal_received, rc) < 0)
             rc = rc ? rc : EXIT_FAIL;
     }
-    return rc;
+    return head_requeue(j, &h->requeue, rc);     /* after the summary */
 }
 
 /* Where the signals dlrun receives go: through the broker when the

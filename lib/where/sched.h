@@ -65,7 +65,28 @@ struct sched {
                                    ("sbatch/salloc --exclude="), or NULL */
     const char *no_kill;        /* the directive that keeps a job alive
                                    when one of its nodes fails ("--no-kill":
-                                   dlrun script --spares), or NULL */
+                                   dlrun script --spares), or NULL.  Not
+                                   read back: from inside a job no Slurm
+                                   command tells it (22.05: neither the
+                                   environment nor scontrol show job) */
+
+    /* --- a job that requeues itself without its failed nodes (--spares
+     * with no spare left: lib/job/head_requeue.c); each command a
+     * NULL-terminated argv in which "{id}" stands for the job id (the
+     * value of job_var) and "{nodes}" for the nodes to exclude (a comma
+     * list); job_show NULL: its jobs cannot --- */
+    const char *const *job_show;    /* prints the job as KEY=VALUE words */
+    const char *const *requeueable; /* the words job_show prints, all of
+                                       them, for a job that may requeue
+                                       itself; NULL-terminated */
+    const char *excluded_key;       /* job_show's word of the nodes the job
+                                       excludes: "ExcNodeList=" */
+    const char *excluded_none;      /* its value when it excludes none */
+    const char *const *const *requeue_without;  /* run in order: put the
+                                       job back in its queue held, set the
+                                       nodes it excludes ({nodes}: those it
+                                       excluded before too), release it;
+                                       NULL-terminated */
 
     /* --- its job scripts (lib/scripts, dlrun script and submit) --- */
     const char *template_file;  /* "slurm.sh.in", in the template folders */

@@ -304,6 +304,22 @@ static const struct sched_task_vars task_vars = {
 
 static const char *const submit[] = { "sbatch", "--parsable", NULL };
 
+/* Requeued held first: the excluded nodes can be set only on a pending
+ * job, and the requeue ends this one's processes (TERM, KILL after
+ * KillWait), so the release comes once the list is set. */
+static const char *const job_show[] = {
+    "scontrol", "show", "job", "-o", "{id}", NULL,
+};
+static const char *const requeueable[] = { "Requeue=1", "BatchFlag=1", NULL };
+static const char *const hold[] = { "scontrol", "requeuehold", "{id}", NULL };
+static const char *const set_excluded[] = {
+    "scontrol", "update", "JobId={id}", "ExcNodeList={nodes}", NULL,
+};
+static const char *const release[] = { "scontrol", "release", "{id}", NULL };
+static const char *const *const requeue_without[] = {
+    hold, set_excluded, release, NULL,
+};
+
 const struct sched sched_slurm = {
     .name = "slurm", .title = "Slurm", .sources = sources,
     .probe = SCHED_PROBE_TASKS,
@@ -312,6 +328,9 @@ const struct sched sched_slurm = {
     .cgroup_gpus = 1,
     .launcher = "srun", .exclude = "sbatch/salloc --exclude=",
     .no_kill = "--no-kill",
+    .job_show = job_show, .requeueable = requeueable,
+    .excluded_key = "ExcNodeList=", .excluded_none = "(null)",
+    .requeue_without = requeue_without,
     .template_file = "slurm.sh.in", .directive = "#SBATCH",
     /* --parsable: "123" or "123;cluster" */
     .submit = submit, .id_end = ";\n",

@@ -46,6 +46,12 @@ static void row_complete(const struct sched *s)
              "why not", s->name);
     ok(s->requeue_signal && *s->requeue_signal &&
        !s->requeue_cmd != !s->no_requeue, what);
+    snprintf(what, sizeof what, "%s: requeued without nodes: all or nothing",
+             s->name);
+    ok(!s->job_show ? !s->requeueable && !s->excluded_key &&
+                      !s->requeue_without
+                    : s->requeueable && s->excluded_key && s->excluded_none &&
+                      s->requeue_without && s->requeue_without[0], what);
 }
 
 static void rows(void)
