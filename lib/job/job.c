@@ -26,6 +26,7 @@
 #include "util/tmpdir.h"
 #include "where/hostname.h"
 #include "where/mpidetect.h"
+#include "where/pmic.h"
 #include "where/pmixc.h"
 #include "where/sched.h"
 
@@ -222,6 +223,20 @@ static int job_spares(struct job *j)
     return 0;
 }
 
+/* An MPI program keeps the launcher's PMI_FD to itself unless
+ * --pmix-rendezvous (place/rdv.c), and a look that runs nothing (dlrun
+ * plan: not collective) leaves it to the dlrun that runs: the allocation
+ * then opens no PMI session to read the node layout (PMI_PORT's is
+ * dlrun's own, finalized after). */
+static void job_pmi_off(struct job *j, int collective)
+{
+    char why[160];
+
+    j->opt.alloc.pmi_off = !collective || (j->opt.rdv.pmix != RDV_PMIX_ON &&
+        (j->opt.mpmd_first || (j->opt.progv &&
+         mpidetect_argv_why(j->opt.progv, getenv("PATH"), why, sizeof why))));
+}
+
 int job_prepare(struct job *j, int collective)
 {
     struct err err = { "" };
@@ -233,8 +248,10 @@ int job_prepare(struct job *j, int collective)
         return say_fail(EXIT_FAIL, "%s", err.msg);
     progress_enable(j->opt.verbose && !j->agent);
     progress_straggler(j->opt.straggler_factor);
+    job_pmi_off(j, collective);
     if (alloc_detect(&j->opt.alloc, environ, &j->alloc, &err) < 0)
-        return say_fail(EXIT_USAGE, "%s", err.msg);
+        return say_fail(pmic_the_timed_out() ? EXIT_PMI_TIMEOUT : EXIT_USAGE,
+                        "%s", err.msg);
     if (!collective && job_topology_slots(j) != 0)
         return EXIT_USAGE;
     if ((rc = job_ssh_aliases(j)) != 0)
@@ -317,8 +334,9 @@ int job_prepare_planned(struct job *j, int collective)
         progress_step("MASTER_PORT %d: %s", j->rdv.port, j->rdv.port_from);
         return 0;
     }
-    if (collective)
-        return say_fail(EXIT_USAGE, "%s", err.msg);
+    if (collective || pmic_the_timed_out())
+        return say_fail(pmic_the_timed_out() ? EXIT_PMI_TIMEOUT : EXIT_USAGE,
+                        "%s", err.msg);
     /* `plan` for hosts this machine cannot resolve still shows the plan */
     snprintf(j->rdv.addr, sizeof j->rdv.addr, "(unresolved)");
     snprintf(j->rdv.addr_from, sizeof j->rdv.addr_from, "%.150s", err.msg);

@@ -52,13 +52,20 @@ void plan_count_local(struct plan *p)
     }
 }
 
-/* mpirun without PMIx: only our node's name and the sizes are known. */
-static int plan_partial(const struct alloc *a, struct plan *p, struct err *err)
+/* Each rank's node: the launcher's PMI_process_mapping, else block
+ * order with the same ranks on every node.  The number of nodes, or -1. */
+static int partial_nodes(const struct alloc *a, struct plan *p,
+                         struct err *err)
 {
     const struct alloc_task *t = &a->task;
-    int nnodes = t->size / t->local_size;
+    int nnodes = 0;
 
-    if (t->size % t->local_size != 0 || t->node_rank >= nnodes)
+    for (int r = 0; a->pmi_node && r < t->size; r++)
+        nnodes = a->pmi_node[r] >= nnodes ? a->pmi_node[r] + 1 : nnodes;
+    if (!a->pmi_node)
+        nnodes = t->size / t->local_size;
+    if ((!a->pmi_node && t->size % t->local_size != 0) ||
+        t->node_rank >= nnodes)
         return err_set(err, "%s: cannot tell which node each rank is on "
                        "(task %d of %d, %d on this node); pass -H or use a "
                        "block or cyclic distribution", a->source, t->rank,
@@ -66,7 +73,18 @@ static int plan_partial(const struct alloc *a, struct plan *p, struct err *err)
     if (plan_alloc(p, t->size, nnodes, err) < 0)
         return -1;
     for (int r = 0; r < t->size; r++)
-        p->rank_node[r] = r / t->local_size;
+        p->rank_node[r] = a->pmi_node ? a->pmi_node[r] : r / t->local_size;
+    return nnodes;
+}
+
+/* mpirun without PMIx: only our node's name and the sizes are known. */
+static int plan_partial(const struct alloc *a, struct plan *p, struct err *err)
+{
+    const struct alloc_task *t = &a->task;
+    int nnodes = partial_nodes(a, p, err);
+
+    if (nnodes < 0)
+        return -1;
     plan_count_local(p);
     /* mpirun: only our host is known; Slurm with a distribution we cannot
      * recompute: every node is known but not which ranks it has */
@@ -75,7 +93,8 @@ static int plan_partial(const struct alloc *a, struct plan *p, struct err *err)
     p->nodes[t->node_rank].host = a->nnodes > 1 ?
         a->nodes[t->node_rank].name : a->nodes[0].name;
     p->partial = 1;
-    p->layout = "as mpirun started them (block, same ranks on every node)";
+    p->layout = a->pmi_node ? "as the launcher's PMI_process_mapping says" :
+                "as mpirun started them (block, same ranks on every node)";
     return 0;
 }
 

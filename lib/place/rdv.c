@@ -5,7 +5,7 @@
  * given; loopback for a one-node job) or the resolved name of a remote
  * one.  Port: --master-port; else in per-task and per-node mode under a
  * PMIx server (srun --mpi=pmix, mpirun), or else a simple PMI-1 server
- * (mpiexec.hydra's PMI_FD), agreed through it (rank 0 picks a free port
+ * (mpiexec.hydra's PMI_FD or PMI_PORT), agreed through it (rank 0 picks a free port
  * and publishes it with its address) unless an exported
  * MASTER_PORT is there, as a program srun or mpirun started reads it;
  * else that one or the port derived from the job and step id
@@ -133,34 +133,33 @@ static int agree_pmix(const struct alloc *a, const struct plan *p,
     return 0;
 }
 
-/* Under a simple PMI-1 server (mpiexec.hydra's PMI_FD), as agree_pmix.
- * Hydra's proxy closes the connection at cmd=finalize (pmic.h), so the
- * task finalizes unless its program is MPI and will init PMI again:
- * finalizing would fail its MPI_Init, and its MPI_Finalize ends what
- * dlrun began (a rank that inits and exits without finalize ends the
- * whole job in Hydra); Hydra only: Slurm's pmi2 plugin does not serve
- * that second init. */
+/* Under a simple PMI-1 server (mpiexec.hydra's PMI_FD or PMI_PORT, flux
+ * run's or srun --mpi=pmi2's PMI_FD), as agree_pmix, on the process's one
+ * connection (the one the allocation read the node layout on, if any);
+ * rdv_resolve ends it. */
 static int agree_pmi(const struct alloc *a, const struct plan *p,
                      const struct rdv_opts *o, char **envp, struct rdv *out,
                      struct err *err)
 {
-    int port = 0, fin = !(p->per_task && o->prog_mpi);
+    struct pmic *c = pmic_the(envp, err);
+    int port = 0;
 
     if (a->task.rank == 0 && (port = net_free_port(err)) < 0)
         return -1;
-    if (pmic_agree_master(envp, a->task.rank, out->addr, sizeof out->addr,
-                          &port, fin, err) < 0) {
+    if (!c || pmic_agree_master(c, a->task.rank, out->addr, sizeof out->addr,
+                                &port, err) < 0) {
         char why[sizeof err->msg];
 
         snprintf(why, sizeof why, "%s", err->msg);
-        return err_set(err, "agreeing MASTER_PORT through PMI (PMI_FD): "
-                       "%.300s; --no-pmix-rendezvous derives it instead, or "
-                       "pass --master-port", why);
+        return err_set(err, "agreeing MASTER_PORT through PMI: %.300s; "
+                       "--no-pmix-rendezvous derives it instead, or pass "
+                       "--master-port", why);
     }
     out->port = port;
     snprintf(out->port_from, sizeof out->port_from,
-             "free port of rank 0's host, agreed through PMI over PMI_FD "
-             "(%s)", o->pmix == RDV_PMIX_ON ? "--pmix-rendezvous" :
+             "free port of rank 0's host, agreed through PMI over %s "
+             "(%s)", c->own ? "PMI_PORT" : "PMI_FD",
+             o->pmix == RDV_PMIX_ON ? "--pmix-rendezvous" :
              p->per_task ? "program not MPI" : "dlrun starts the ranks");
     return 0;
 }
@@ -335,9 +334,9 @@ int rdv_wants_pmi(const struct plan *p, const struct rdv_opts *o,
                        1);
 }
 
-int rdv_resolve(const struct alloc *a, const struct plan *p,
-                const struct rdv_opts *o, char **envp, struct rdv *out,
-                struct err *err)
+static int resolve(const struct alloc *a, const struct plan *p,
+                   const struct rdv_opts *o, char **envp, struct rdv *out,
+                   struct err *err)
 {
     int tasks = p->per_task || p->self_node >= 0;
     int pmi_fd = pmic_server(envp) && pmic_fd_open(envp);
@@ -371,5 +370,22 @@ int rdv_resolve(const struct alloc *a, const struct plan *p,
     } else {
         return derive_port(a, p, o, server, out, err);
     }
+    return 0;
+}
+
+/* The process's PMI-1 connection (the allocation's layout, the agreement)
+ * ends here: finalized unless this task becomes an MPI program, which
+ * inits PMI again on the same PMI_FD (pmic.h); a failure to resolve
+ * leaves it as it is (dlrun exits). */
+int rdv_resolve(const struct alloc *a, const struct plan *p,
+                const struct rdv_opts *o, char **envp, struct rdv *out,
+                struct err *err)
+{
+    int keep = p->per_task && o->prog_mpi && o->collective;
+
+    if (resolve(a, p, o, envp, out, err) < 0)
+        return -1;
+    if (pmic_the_end(!keep, err) < 0)
+        return err_prefix(err, "ending dlrun's PMI session");
     return 0;
 }

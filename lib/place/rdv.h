@@ -51,11 +51,14 @@ int rdv_wants_pmix(const struct plan *p, const struct rdv_opts *o,
                    char **envp);
 
 /* The same decision under a simple PMI-1 server (PMI_FD: mpiexec.hydra,
- * srun --mpi=pmi2) where no PMIx server is there.  envp borrowed. */
+ * srun --mpi=pmi2; PMI_PORT: mpiexec.hydra -pmi-port) where no PMIx
+ * server is there.  envp borrowed. */
 int rdv_wants_pmi(const struct plan *p, const struct rdv_opts *o,
                   char **envp);
 
-/* Decide addr and port for the plan.  envp is borrowed.  0 / -1 with err. */
+/* Decide addr and port for the plan, then end the process's PMI-1
+ * session (where/pmic.h: finalized unless a per-task MPI program takes it
+ * over).  envp is borrowed.  0 / -1 with err. */
 int rdv_resolve(const struct alloc *a, const struct plan *p,
                 const struct rdv_opts *o, char **envp, struct rdv *out,
                 struct err *err);

@@ -20,6 +20,8 @@ enum {
     EXIT_OK = 0,
     EXIT_FAIL = 1,      /* a run-time failure that is not the user's input */
     EXIT_USAGE = 2,     /* bad option, bad input, inconsistent allocation */
+    EXIT_PMI_TIMEOUT = 3, /* a PMI launcher did not answer within
+                             DLRUN_PMI_TIMEOUT (a task never came) */
     EXIT_STALL = 124,   /* --stall-timeout: every rank idle that long */
     EXIT_NODES = 125,   /* --nnodes MIN:MAX: a node fault left fewer than
                            MIN nodes and no spare */

@@ -148,6 +148,7 @@ void alloc_free(struct alloc *a)
     }
     free(a->nodes);
     free(a->task_node);
+    free(a->pmi_node);
     free(a->jobid);
     free(a->stepid);
     free(a->gpus);

@@ -62,6 +62,10 @@ struct alloc {
     int has_task;                   /* 1: task below describes this process */
     struct alloc_task task;
     int *task_node;                 /* owned or NULL: node index of each task */
+    int *pmi_node;                  /* owned or NULL: node index of each task
+                                       from the launcher's
+                                       PMI_process_mapping, when only this
+                                       host's name is known (plan_partial) */
     int default_ranks;              /* ranks when no -np given; 0 = all slots */
     int spread_ok;                  /* slots are only the scheduler's task
                                        count (sbatch -N4 --ntasks-per-node=1):
@@ -88,6 +92,10 @@ struct alloc_request {
     int want_ranks;                 /* -np, 0 when not given */
     int want_nodes;                 /* -N, 0 when not given */
     int want_per_node;              /* --nproc-per-node, 0 when not given */
+    int pmi_off;                    /* no PMI_FD session to read the node
+                                       layout: the program keeps the
+                                       launcher's PMI to itself (an MPI
+                                       program), or nothing runs (plan) */
 };
 
 /* Probe the sources in order and read the first that applies into *a
@@ -117,6 +125,16 @@ const char *alloc_getenv(char **envp, const char *name);
  * and empty: none), else the NVIDIA driver's (/proc/driver/nvidia/gpus),
  * else 0.  One rank per GPU by default; torchrun's --nproc-per-node gpu. */
 int alloc_local_gpu_count(char **envp);
+
+/* This task's rank, size and node layout from the PMI-1 server envp
+ * names (where/pmic.h's pmic_the: the process's one connection, left
+ * open): rank and size the server's, each task's node from its
+ * PMI_process_mapping into a->pmi_node (owned by a), the number of nodes
+ * into *nnodes, a->task's numbers from them (their *_from name PMI).  1
+ * when read, 0 when the server publishes no mapping (a->task has rank
+ * and size only), -1 with err. */
+int alloc_pmi_layout(char **envp, struct alloc *a, int *nnodes,
+                     struct err *err);
 
 /* Parse VALUE of variable NAME as an int in [min, max]; 0 / -1 with err. */
 int alloc_getint(char **envp, const char *name, int min, int max, int *out,

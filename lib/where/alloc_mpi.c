@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "where/pmic.h"
+#include "where/pmimap.h"
 #include "where/pmixc.h"
 
 struct mpi_vars {
@@ -168,17 +170,18 @@ const struct alloc_source alloc_source_ompi = {
 static int mpich_detect(const struct alloc_request *req, char **envp)
 {
     (void)req;
-    return alloc_getenv(envp, mpich_vars.rank) &&
-           alloc_getenv(envp, mpich_vars.size);
+    return (alloc_getenv(envp, mpich_vars.rank) &&
+            alloc_getenv(envp, mpich_vars.size)) ||
+           (alloc_getenv(envp, "PMI_PORT") && alloc_getenv(envp, "PMI_ID"));
 }
 
-static int mpich_read(const struct alloc_request *req, char **envp,
-                      struct alloc *a, struct err *err)
+/* The task from Hydra's variables alone: block order assumed. */
+static int mpich_env(const struct alloc_request *req, char **envp,
+                     struct alloc *a, struct err *err)
 {
-    const char *kvs = alloc_getenv(envp, "PMI_KVSNAME");
-
-    if (kvs && !(a->jobid = strdup(kvs)))
-        return err_set(err, "out of memory");
+    if (!alloc_getenv(envp, mpich_vars.rank))
+        return err_set(err, "PMI_PORT is set but its server named no "
+                       "rank: use srun or -H instead");
     if (!alloc_getenv(envp, mpich_vars.local_size)) {
         /* Hydra without local ids (old versions): a single node is all we
          * can say nothing about; ask for the missing fact instead. */
@@ -192,6 +195,92 @@ static int mpich_read(const struct alloc_request *req, char **envp,
     if (wants_layout(req, &a->task) && a->task.size == a->task.local_size)
         return one_node(a, err);
     return mpi_block(&mpich_vars, a, err);
+}
+
+int alloc_pmi_layout(char **envp, struct alloc *a, int *nnodes,
+                     struct err *err)
+{
+    struct alloc_task *t = &a->task;
+    struct pmic *c = pmic_the(envp, err);
+    struct err miss = { "" };
+    char map[1025];
+
+    if (!c)
+        return -1;
+    t->rank = c->rank;
+    t->size = c->size;
+    t->rank_from = c->own ? "PMI_PORT's server" : "PMI_RANK";
+    t->size_from = c->own ? "PMI_PORT's server" : "PMI_SIZE";
+    if (pmic_get(c, "PMI_process_mapping", map, sizeof map, &miss) < 0)
+        return c->missing ? 0 : err_set(err, "%s", miss.msg);
+    if (!(a->pmi_node = calloc((size_t)t->size, sizeof *a->pmi_node)))
+        return err_set(err, "out of memory");
+    if (pmimap_nodes(map, t->size, a->pmi_node, nnodes, err) < 0)
+        return err_prefix(err, "%s", c->launcher);
+    pmimap_local(a->pmi_node, t->size, t->rank, &t->local_rank,
+                 &t->local_size);
+    t->node_rank = a->pmi_node[t->rank];
+    t->local_rank_from = t->local_size_from = t->node_rank_from =
+        "PMI_process_mapping";
+    return 1;
+}
+
+/* MPI_LOCALRANKID and MPI_LOCALNRANKS, where Hydra set them, must say
+ * what the mapping says. */
+static int mpich_cross(char **envp, const struct alloc_task *t,
+                       struct err *err)
+{
+    int lr = t->local_rank, ls = t->local_size;
+
+    if ((alloc_getenv(envp, mpich_vars.local_rank) &&
+         alloc_getint(envp, mpich_vars.local_rank, 0, 1 << 24, &lr, err) < 0) ||
+        (alloc_getenv(envp, mpich_vars.local_size) &&
+         alloc_getint(envp, mpich_vars.local_size, 1, 1 << 24, &ls, err) < 0))
+        return -1;
+    if (lr != t->local_rank || ls != t->local_size)
+        return err_set(err, "MPI_LOCALRANKID=%d and MPI_LOCALNRANKS=%d but "
+                       "the launcher's PMI_process_mapping makes rank %d the "
+                       "%d. of %d on node %d: they disagree; start dlrun "
+                       "from a fresh mpiexec", lr, ls, t->rank,
+                       t->local_rank + 1, t->local_size, t->node_rank);
+    return 0;
+}
+
+/* Rank, size and layout from the launcher's PMI server (PMI_PORT names
+ * no rank any other way). */
+static int mpich_pmi(const struct alloc_request *req, char **envp,
+                     struct alloc *a, struct err *err)
+{
+    struct alloc_task *t = &a->task;
+    int nnodes = 0, got = alloc_pmi_layout(envp, a, &nnodes, err);
+
+    if (got < 0)
+        return -1;
+    if (got == 0)   /* no mapping: the variables say the rest */
+        return mpich_env(req, envp, a, err);
+    if (mpich_cross(envp, t, err) < 0)
+        return -1;
+    a->has_task = 1;
+    snprintf(a->why, sizeof a->why, "rank %d of %d from %s (started by "
+             "mpiexec), %d node%s from its PMI_process_mapping", t->rank,
+             t->size, pmic_launcher(envp), nnodes, nnodes == 1 ? "" : "s");
+    if (nnodes == 1 && wants_layout(req, t))
+        return one_node(a, err);
+    return add_this_host(a, err);
+}
+
+static int mpich_read(const struct alloc_request *req, char **envp,
+                      struct alloc *a, struct err *err)
+{
+    const char *kvs = alloc_getenv(envp, "PMI_KVSNAME");
+
+    if (kvs && !(a->jobid = strdup(kvs)))
+        return err_set(err, "out of memory");
+    /* a PMI_PORT connection is dlrun's own: the program opens another */
+    if (pmic_server(envp) && pmic_fd_open(envp) &&
+        (alloc_getenv(envp, "PMI_PORT") || !req->pmi_off))
+        return mpich_pmi(req, envp, a, err);
+    return mpich_env(req, envp, a, err);
 }
 
 const struct alloc_source alloc_source_mpich = {

@@ -9,7 +9,11 @@
 # leaves the PMI connection open for it: Hydra refuses a second init after
 # a finalize); --no-pmix-rendezvous derives the port again and rank 0
 # refuses the held one in one line.  Across two Hydra hosts the ranks get
-# rank 0's address through PMI as well (no --master-addr).
+# rank 0's address through PMI as well (no --master-addr), and their node
+# layout from PMI_process_mapping (cyclic -ppn 1, uneven -hosts a:2,b:3).
+# Under mpiexec.hydra -pmi-port (PMI_PORT, a TCP server; no PMI_RANK)
+# the same, the rank from the server.  A task that never reaches the
+# barrier: DLRUN_PMI_TIMEOUT, one line naming Hydra, exit 3.
 . "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 CLEAN="$NO_SCHED"
@@ -69,6 +73,49 @@ expect_eq "  3 ranks have rank 0's address through PMI, no --master-addr" \
     cat "$TMP/two"
 expect_eq "  4 ranks, one address and port" \
     "$(grep -h '^DLRUN_MASTER_[AP]' "$TMP/two" | sort -u | wc -l)" 2
+
+# --- the node layout from PMI_process_mapping ---
+expect_rc "mpiexec.hydra -n 4 -ppn 1 -hosts localhost,127.0.0.1 (cyclic) dlrun env" 0 \
+    within 120 env $CLEAN TMPF="$TMP/out" mpiexec.hydra -launcher fork -n 4 -ppn 1 \
+    -hosts localhost,127.0.0.1 sh -c 'exec "$0" env >"$TMPF.$PMI_RANK"' "$DLRUN"
+for r in 0 1 2 3; do
+    expect_grep "  rank $r on node $((r % 2)) (cyclic), from the mapping" \
+        "^NODE_RANK='$((r % 2))'  # PMI_process_mapping$" "$TMP/out.$r" ||
+        cat "$TMP/out.$r"
+done
+expect_grep "  rank 3 the second on its node" "^LOCAL_RANK='1'" "$TMP/out.3"
+expect_rc "mpiexec.hydra -n 5 -hosts localhost:2,127.0.0.1:3 (uneven) dlrun env" 0 \
+    within 120 env $CLEAN TMPF="$TMP/un" mpiexec.hydra -launcher fork -n 5 \
+    -hosts localhost:2,127.0.0.1:3 sh -c 'exec "$0" env >"$TMPF.$PMI_RANK"' "$DLRUN"
+expect_grep "  rank 4 the third of three on node 1" \
+    "^LOCAL_RANK='2'" "$TMP/un.4" || cat "$TMP/un.4"
+expect_grep "  node 1" "^NODE_RANK='1'" "$TMP/un.4"
+expect_grep "  rank 1 the second of two on node 0" "^LOCAL_WORLD_SIZE='2'" "$TMP/un.1"
+
+# --- mpiexec.hydra -pmi-port: PMI_PORT, the rank from the server ---
+expect_rc "mpiexec.hydra -pmi-port -n 4 dlrun env" 0 \
+    within 120 env $CLEAN mpiexec.hydra -launcher fork -pmi-port -n 4 "$DLRUN" env
+cp "$TMP/out" "$TMP/port"
+expect_eq "  4 ranks from PMI_PORT's server" \
+    "$(grep -c "^RANK='[0-3]'  # PMI_PORT's server$" "$TMP/port")" 4 || cat "$TMP/port"
+expect_eq "  one port, agreed through PMI over PMI_PORT" \
+    "$(grep -c "^MASTER_PORT='[0-9]*'  # free port of rank 0's host, agreed through PMI over PMI_PORT (program not MPI)$" "$TMP/port")" 4
+expect_eq "  one address and port" \
+    "$(grep -h '^DLRUN_MASTER_[AP]' "$TMP/port" | sort -u | wc -l | tr -d ' ')" 2
+expect_rc "mpiexec.hydra -pmi-port -n 4 dlrun python3 meet.py" 0 \
+    within 120 env $CLEAN mpiexec.hydra -launcher fork -pmi-port -n 4 "$DLRUN" $PY "$TMP/meet.py"
+expect_grep "  rank 0 met ranks 1 to 3" "^met \[1, 2, 3\] on " "$TMP/out"
+
+# --- a task that never reaches the barrier: a timeout, not a hang ---
+within 60 env $CLEAN DLRUN_PMI_TIMEOUT=2 TMPF="$TMP/to" mpiexec.hydra -launcher fork -n 2 \
+    sh -c '[ "$PMI_RANK" = 0 ] || exec sleep 20
+"$0" env >/dev/null 2>"$TMPF.err"; echo "$?" >"$TMPF.rc"' "$DLRUN" >/dev/null 2>&1
+expect_eq "DLRUN_PMI_TIMEOUT=2, rank 1 never runs dlrun: rank 0 exits 3" \
+    "$(cat "$TMP/to.rc" 2>/dev/null)" 3
+expect_grep "  one line naming Hydra and the barrier" \
+    "^dlrun: .*mpiexec.hydra did not answer cmd=barrier_in on PMI_FD [0-9]* within 2 s (DLRUN_PMI_TIMEOUT): some task never reached it" "$TMP/to.err" ||
+    cat "$TMP/to.err"
+expect_eq "  one line" "$(wc -l <"$TMP/to.err" | tr -d ' ')" 1
 
 # --- the job runs on the agreed port ---
 expect_rc "mpiexec.hydra -n 3 dlrun python3 meet.py, the derived port held" 0 \

@@ -13,7 +13,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Turn "\n"-separated input into an environ array (inside text).  No
  * '/' survives, so host-file paths never name real files (/dev/stdin
- * would block), and no PMIX_* line, so no PMIx server is dialled. */
+ * would block), and no PMIX_*, PMI_FD or PMI_PORT line, so no PMIx or
+ * PMI server is dialled (fuzz_pmic and fuzz_pmimap take their wire). */
 static char **split_env(char *text, char **envp, size_t max)
 {
     size_t n = 0;
@@ -25,7 +26,9 @@ static char **split_env(char *text, char **envp, size_t max)
         char *next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
-        if (strchr(line, '=') && strncmp(line, "PMIX_", 5) != 0)
+        if (strchr(line, '=') && strncmp(line, "PMIX_", 5) != 0 &&
+            strncmp(line, "PMI_FD=", 7) != 0 &&
+            strncmp(line, "PMI_PORT=", 9) != 0)
             envp[n++] = line;
         line = next;
     }

@@ -1,8 +1,8 @@
 /* fuzz_pmic.c - libFuzzer target for the simple PMI-1 client: any bytes
  * as one wire line (pmic_field, pmic_reply), and the same bytes as
- * everything a PMI server answers on PMI_FD during the agreement of
- * rank 0's address (over a socketpair; the first byte picks the rank and
- * whether to finalize).  It never crashes or hangs; an agreement that
+ * everything a PMI server answers on PMI_FD during init and the agreement
+ * of rank 0's address or a get (over a socketpair; the first byte picks
+ * the rank, the get and whether to finalize).  It never crashes or hangs; an agreement that
  * succeeds has a port of 1-65535 and an address that fits. */
 #include <stdint.h>
 #include <stdio.h>
@@ -45,10 +45,19 @@ static void as_replies(const uint8_t *data, size_t size)
     snprintf(fdvar, sizeof fdvar, "PMI_FD=%d", sv[0]);
     if (write(sv[1], data + 1, size - 1) == (ssize_t)(size - 1)) {
         shutdown(sv[1], SHUT_WR);   /* EOF after the replies: no hang */
-        if (pmic_agree_master(envp, data[0] & 1, addr, sizeof addr, &port,
-                              (data[0] >> 1) & 1, &err) == 0 &&
-            (port < 1 || port > 65535 || strlen(addr) >= sizeof addr))
+        struct pmic c;
+        int rc = pmic_open(envp, 1000, &c, &err);
+
+        if (rc == 0 && (data[0] >> 2) & 1)
+            rc = pmic_get(&c, "PMI_process_mapping", sink, sizeof sink, &err);
+        else if (rc == 0)
+            rc = pmic_agree_master(&c, data[0] & 1, addr, sizeof addr, &port,
+                                   &err);
+        if (rc == 0 && (port < 1 || port > 65535 || strlen(addr) >= sizeof addr))
             abort();
+        if (rc == 0 && (data[0] >> 1) & 1)
+            pmic_finalize(&c, &err);
+        pmic_close(&c);
         shutdown(sv[0], SHUT_WR);
         while (read(sv[1], sink, sizeof sink) > 0)
             ;

@@ -141,6 +141,35 @@ static void check_per_task(void)
     alloc_free(&a);
 }
 
+/* mpiexec.hydra -n 4 -ppn 1 over two hosts: only this host is known, and
+ * the launcher's PMI_process_mapping says each rank's node (cyclic), not
+ * block order. */
+static void check_pmi_map(void)
+{
+    struct alloc a;
+    struct plan p;
+    struct err err = { "" };
+    struct plan_request none = { 0 };
+
+    make_alloc(&a, "here:2", 0);
+    a.source = "mpich";
+    a.kind = ALLOC_MPIRUN;
+    a.has_task = 1;
+    a.task = (struct alloc_task){ .rank = 1, .size = 4, .local_rank = 0,
+                                  .local_size = 2, .node_rank = 1 };
+    a.pmi_node = calloc(4, sizeof(int));
+    a.pmi_node[1] = a.pmi_node[3] = 1;
+    ok(plan_build(&a, &none, &p, &err) == 0, "per-task plan from the mapping");
+    ok(p.nnodes == 2 && p.rank_node[0] == 0 && p.rank_node[1] == 1 &&
+       p.rank_node[2] == 0 && p.rank_node[3] == 1, "  cyclic, as mapped");
+    is_int(p.rank_local[3], 1, "  rank 3 the second on node 1");
+    is_str(p.nodes[1].host, "here", "  this host is rank 1's node");
+    ok(p.nodes[0].host == NULL, "  rank 0's host unknown");
+    is_str(p.layout, "as the launcher's PMI_process_mapping says", "  said");
+    plan_free(&p);
+    alloc_free(&a);
+}
+
 /* srun --ntasks-per-node=1 dlrun --nproc-per-node 3: task 1 starts node 1's */
 static void check_per_node(void)
 {
@@ -272,6 +301,7 @@ int main(void)
 {
     check_plans();
     check_per_task();
+    check_pmi_map();
     check_per_node();
     check_env_launch();
     check_env_agent();

@@ -495,12 +495,15 @@ static void pmi_decision(void)
 }
 
 /* Rank 1 under mpiexec.hydra gets rank 0's address and port through PMI
- * (the server's replies waiting on a socketpair) and says so. */
+ * (the server's replies waiting on a socketpair: the node layout the
+ * allocation asks for first, then the agreement) and says so. */
 static void pmi_agreed(void)
 {
     static const char replies[] =
         "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n"
-        "cmd=my_kvsname kvsname=kvs_1\ncmd=barrier_out\n"
+        "cmd=my_kvsname kvsname=kvs_1\n"
+        "cmd=get_result rc=0 msg=success value=(vector,(0,1,2))\n"
+        "cmd=barrier_out\n"
         "cmd=get_result rc=0 msg=success value=10.1.2.3:23999\n"
         "cmd=finalize_ack\n";
     const char *vars[] = { "PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1",

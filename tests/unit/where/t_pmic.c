@@ -1,10 +1,15 @@
 /* t_pmic.c - the simple PMI-1 client: words of a wire line, reply checks,
- * whether the environment names a PMI_FD, and the whole agreement of
- * rank 0's address and port over a socketpair whose other end holds the
- * server's replies (written before the client runs: every request has one
- * reply line), then what the client sent: rank 0 puts, the others only
- * get, finalize only when asked. */
+ * whether the environment names a PMI_FD or PMI_PORT, and the whole
+ * agreement of rank 0's address and port over a socketpair whose other
+ * end holds the server's replies (written before the client runs: every
+ * request has one reply line), then what the client sent: rank 0 puts,
+ * the others only get, finalize only when asked; PMI_PORT's handshake
+ * over TCP to a thread that answers as mpiexec.hydra -pmi-port does; a
+ * server that never answers: the wait ends at the limit, naming it. */
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -53,12 +58,15 @@ static void server(void)
     char *hydra[] = { "PMI_FD=6", "PMI_RANK=0", "PMI_SIZE=2", NULL };
     char *bad[] = { "PMI_FD=6x", "PMI_RANK=0", "PMI_SIZE=2", NULL };
     char *port[] = { "PMI_PORT=h:1", "PMI_RANK=0", "PMI_SIZE=2", NULL };
+    char *port_id[] = { "PMI_PORT=h:1", "PMI_ID=3", NULL };
     char *norank[] = { "PMI_FD=6", NULL };
 
     is_int(pmic_server(none), 0, "no variables: no server");
     is_int(pmic_server(hydra), 1, "PMI_FD, PMI_RANK, PMI_SIZE: a server");
     is_int(pmic_server(bad), 0, "PMI_FD not a number: none");
-    is_int(pmic_server(port), 0, "PMI_PORT alone: not spoken");
+    is_int(pmic_server(port), 0, "PMI_PORT without PMI_ID: none");
+    is_int(pmic_server(port_id), 1, "PMI_PORT with PMI_ID: a server");
+    is_int(pmic_fd_open(port_id), 1, "  reachable (by connecting)");
     is_int(pmic_server(norank), 0, "PMI_FD without a rank: none");
 }
 
@@ -101,7 +109,16 @@ static int agree(int rank, const char *replies, int finalize, char *addr,
     if (write(sv[1], replies, strlen(replies)) != (ssize_t)strlen(replies))
         return -2;
     shutdown(sv[1], SHUT_WR);   /* past the replies: EOF, not a hang */
-    rc = pmic_agree_master(envp, rank, addr, alen, port, finalize, err);
+    {
+        struct pmic c;
+
+        rc = pmic_open(envp, 5000, &c, err);
+        if (rc == 0)
+            rc = pmic_agree_master(&c, rank, addr, alen, port, err);
+        if (rc == 0 && finalize)
+            rc = pmic_finalize(&c, err);
+        pmic_close(&c);
+    }
     shutdown(sv[0], SHUT_WR);
     n = read(sv[1], sent, len - 1);
     sent[n > 0 ? n : 0] = '\0';
@@ -141,7 +158,7 @@ static void agreement(void)
     is_int(agree(1, INIT "cmd=barrier_out\ncmd=get_result rc=-1 "
                  "msg=key_dlrun.master_not_found\n", 1, addr, sizeof addr,
                  &port, sent, sizeof sent, &err), -1, "a failed get fails");
-    ok(strstr(err.msg, "refused cmd=get (rc=-1: key_dlrun.master_not_found)") != NULL,
+    ok(strstr(err.msg, "refused cmd=get key=dlrun.master (rc=-1: key_dlrun.master_not_found)") != NULL,
        "  naming the request and the server's msg");
     is_int(agree(1, INIT "cmd=barrier_out\n"
                  "cmd=get_result rc=0 value=host:99999\n", 1, addr,
@@ -155,12 +172,92 @@ static void agreement(void)
 
 static void no_fd(void)
 {
-    char *envp[] = { NULL }, addr[16] = "a";
-    int port = 1;
+    char *envp[] = { NULL };
+    struct pmic c;
     struct err err = { "" };
 
-    ok(pmic_agree_master(envp, 0, addr, sizeof addr, &port, 1, &err) < 0 &&
-       strstr(err.msg, "PMI_FD"), "no PMI_FD: refused");
+    ok(pmic_open(envp, 100, &c, &err) < 0 && strstr(err.msg, "PMI_FD") &&
+       strstr(err.msg, "PMI_PORT"), "neither PMI_FD nor PMI_PORT: refused");
+}
+
+/* A server that never answers: each wait ends at the limit. */
+static void timeout(void)
+{
+    int sv[2];
+    char fdvar[32];
+    char *envp[] = { fdvar, "PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1", NULL };
+    struct pmic c;
+    struct err err = { "" };
+    const char *init = INIT;
+
+    if (!ok(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0, "a socketpair"))
+        return;
+    snprintf(fdvar, sizeof fdvar, "PMI_FD=%d", sv[0]);
+    ok(pmic_open(envp, 100, &c, &err) < 0 && c.timed_out &&
+       strstr(err.msg, "mpiexec.hydra did not answer cmd=init on PMI_FD") &&
+       strstr(err.msg, "within 100 ms (DLRUN_PMI_TIMEOUT)"),
+       "no answer to cmd=init: timed out, naming the launcher and the request");
+    ok(write(sv[1], init, strlen(init)) == (ssize_t)strlen(init) &&
+       pmic_open(envp, 200, &c, &err) == 0, "  answered: open");
+    ok(pmic_barrier(&c, &err) < 0 && c.timed_out &&
+       strstr(err.msg, "did not answer cmd=barrier_in") &&
+       strstr(err.msg, "some task never reached it"),
+       "a barrier some task never reaches: timed out, saying so");
+    ok(pmic_get(&c, "PMI_process_mapping", fdvar, sizeof fdvar, &err) < 0 &&
+       strstr(err.msg, "cmd=get key=PMI_process_mapping"), "a get names its key");
+    close(sv[0]);
+    close(sv[1]);
+}
+
+/* mpiexec.hydra -pmi-port: a TCP server, the handshake, then one line
+ * for each request. */
+static void *port_server(void *arg)
+{
+    int l = *(int *)arg, s = accept(l, NULL, NULL);
+    static const char r[] = "cmd=initack\ncmd=set size=4\ncmd=set rank=2\n"
+        "cmd=set debug=0\n" INIT "cmd=get_result rc=0 msg=success "
+        "value=(vector,(0,2,1))\ncmd=finalize_ack\n";
+    static char got[512];
+    ssize_t n, off = 0;
+
+    if (s < 0 || write(s, r, sizeof r - 1) != (ssize_t)sizeof r - 1)
+        return NULL;
+    while ((n = read(s, got + off, sizeof got - 1 - (size_t)off)) > 0)
+        off += n;
+    got[off] = '\0';
+    close(s);
+    return got;
+}
+
+static void port(void)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET };
+    socklen_t alen = sizeof a;
+    int l = socket(AF_INET, SOCK_STREAM, 0);
+    char var[64], map[64], *envp[] = { var, "PMI_ID=2", NULL };
+    void *sent = NULL;
+    pthread_t t;
+    struct pmic c;
+    struct err err = { "" };
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (!ok(l >= 0 && bind(l, (struct sockaddr *)&a, sizeof a) == 0 &&
+            listen(l, 1) == 0 &&
+            getsockname(l, (struct sockaddr *)&a, &alen) == 0 &&
+            pthread_create(&t, NULL, port_server, &l) == 0, "a TCP server"))
+        return;
+    snprintf(var, sizeof var, "PMI_PORT=127.0.0.1:%d", ntohs(a.sin_port));
+    ok(pmic_open(envp, 5000, &c, &err) == 0, "PMI_PORT: connected, init");
+    is_int(c.rank * 10 + c.size, 24, "  rank 2 of 4 from the server");
+    is_str(c.kvs, "kvs_7", "  its key-value space");
+    ok(pmic_get(&c, "PMI_process_mapping", map, sizeof map, &err) == 0 &&
+       strcmp(map, "(vector,(0,2,1))") == 0, "  the mapping");
+    ok(pmic_finalize(&c, &err) == 0, "  finalize");
+    pmic_close(&c);
+    pthread_join(t, &sent);
+    close(l);
+    ok(sent && strncmp(sent, "cmd=initack pmiid=2\ncmd=init ", 29) == 0,
+       "  the handshake names PMI_ID");
 }
 
 int main(void)
@@ -171,5 +268,7 @@ int main(void)
     fd_open();
     agreement();
     no_fd();
+    timeout();
+    port();
     return tap_done();
 }
