@@ -34,6 +34,7 @@
 
 #include "util/clock.h"
 #include "util/findprog.h"
+#include "where/pmic.h"
 #include "where/ranges.h"
 
 /* A flux query answers at once; one that hangs must not hang dlrun. */
@@ -250,8 +251,10 @@ static int task_one_node(int size, struct alloc *a, struct err *err)
     return 0;
 }
 
-/* FLUX_TASK_LOCAL_ID must be the task's place among its node's tasks. */
-static int task_local(char **envp, struct alloc *a, struct err *err)
+/* FLUX_TASK_LOCAL_ID must be the task's place among its node's tasks
+ * (in the map from, for the message). */
+static int task_local(char **envp, const char *from, struct alloc *a,
+                      struct err *err)
 {
     struct alloc_task *t = &a->task;
     int local = 0;
@@ -264,10 +267,10 @@ static int task_local(char **envp, struct alloc *a, struct err *err)
                      &t->local_rank, err) < 0)
         return -1;
     if (t->local_rank != local)
-        return err_set(err, "FLUX_TASK_LOCAL_ID=%d but 'flux job taskmap' "
-                       "makes task %d the %d%s on its node: Flux's variables "
-                       "disagree; run dlrun from a fresh flux run",
-                       t->local_rank, t->rank, local + 1,
+        return err_set(err, "FLUX_TASK_LOCAL_ID=%d but %s makes task %d "
+                       "the %d%s on its node: Flux's variables disagree; run "
+                       "dlrun from a fresh flux run", t->local_rank, from,
+                       t->rank, local + 1,
                        local == 0 ? "st" : local == 1 ? "nd" :
                        local == 2 ? "rd" : "th");
     a->has_task = 1;
@@ -286,20 +289,62 @@ static int task_is_shell(const struct alloc_request *req, int size)
                          req->want_per_node > 1);
 }
 
-static void task_names(struct alloc *a)
+static void task_names(struct alloc *a, const char *map)
 {
     a->task.size_from = "FLUX_JOB_SIZE";
     a->task.rank_from = "FLUX_TASK_RANK";
     a->task.local_rank_from = "FLUX_TASK_LOCAL_ID";
-    a->task.node_rank_from = "flux job taskmap";
-    a->task.local_size_from = "flux job taskmap";
+    a->task.node_rank_from = map;
+    a->task.local_size_from = map;
+}
+
+/* The job shell's PMI server (PMI_FD, unless the program keeps it: an MPI
+ * program) says each task's node (PMI_process_mapping), checked against
+ * Flux's variables: 1 when read, 0 when there is no server or no
+ * mapping, -1 with err. */
+static int task_pmi(const struct alloc_request *req, char **envp, int size,
+                    int nnodes, int rank, struct alloc *a, struct err *err)
+{
+    struct alloc_task *t = &a->task;
+    int n = 0, got;
+
+    if (req->pmi_off || !pmic_server(envp) || !pmic_fd_open(envp))
+        return 0;
+    if ((got = alloc_pmi_layout(envp, a, &n, err)) <= 0)
+        return got;
+    if (t->rank != rank || t->size != size || n != nnodes)
+        return err_set(err, "FLUX_TASK_RANK=%d, FLUX_JOB_SIZE=%d and "
+                       "FLUX_JOB_NNODES=%d but the job shell's PMI says "
+                       "rank %d of %d on %d node%s: they disagree; run dlrun "
+                       "from a fresh flux run", rank, size, nnodes, t->rank,
+                       t->size, n, n == 1 ? "" : "s");
+    return 1;
+}
+
+/* Several nodes: their names from flux job hostlist, each task's node
+ * from the PMI mapping (a->pmi_node) or flux job taskmap. */
+static int task_nodes(char **envp, const char *id, int size, int nnodes,
+                      struct alloc *a, struct err *err)
+{
+    if (task_hosts(envp, id, nnodes, a, err) < 0)
+        return -1;
+    if (!a->pmi_node)
+        return task_map(envp, id, size, a, err);
+    if (!(a->task_node = calloc((size_t)size, sizeof *a->task_node)))
+        return err_set(err, "out of memory");
+    memcpy(a->task_node, a->pmi_node, (size_t)size * sizeof *a->task_node);
+    for (size_t i = 0; i < a->nnodes; i++)
+        a->nodes[i].slots = 0;
+    for (int r = 0; r < size; r++)
+        a->nodes[a->task_node[r]].slots++;
+    return 0;
 }
 
 static int task_read(const struct alloc_request *req, char **envp,
                      struct alloc *a, struct err *err)
 {
     const char *id = alloc_getenv(envp, "FLUX_JOB_ID");
-    int size, nnodes, rank;
+    int size, nnodes, rank, pmi;
 
     if (!id || !alloc_getenv(envp, "FLUX_TASK_RANK"))
         return err_set(err, "FLUX_JOB_ID is set but FLUX_TASK_RANK is not: "
@@ -314,17 +359,20 @@ static int task_read(const struct alloc_request *req, char **envp,
         a->kind = job_source.kind;
         return job_read(req, envp, a, err);
     }
+    if ((pmi = task_pmi(req, envp, size, nnodes, rank, a, err)) < 0)
+        return -1;
     a->task.rank = rank;
     a->task.size = size;
-    task_names(a);
+    task_names(a, pmi ? "PMI_process_mapping" : "flux job taskmap");
     if (nnodes == 1 ? task_one_node(size, a, err) < 0 :
-        task_hosts(envp, id, nnodes, a, err) < 0 ||
-        task_map(envp, id, size, a, err) < 0)
+        task_nodes(envp, id, size, nnodes, a, err) < 0)
         return -1;
-    if (task_local(envp, a, err) < 0)
+    if (task_local(envp, pmi ? "the job shell's PMI_process_mapping" :
+                   "'flux job taskmap'", a, err) < 0)
         return -1;
     snprintf(a->why, sizeof a->why, "FLUX_JOB_ID=%.60s and FLUX_TASK_RANK=%d "
-             "(started by flux run)", id, a->task.rank);
+             "(started by flux run)%s", id, a->task.rank, pmi ? "; each "
+             "task's node from its PMI_process_mapping" : "");
     return dupstr(&a->jobid, id, err);
 }
 

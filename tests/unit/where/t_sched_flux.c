@@ -3,11 +3,17 @@
  * the nodes and the task map from flux job hostlist and taskmap, checked
  * against each other), the script of flux batch (FLUX_URI alone: flux
  * getattr), from the fixtures in tests/fixtures/flux with the stand-in
- * flux there first on PATH. */
+ * flux there first on PATH; under the job shell's PMI (PMI_FD a
+ * socketpair holding the replies) each task's node from
+ * PMI_process_mapping instead of flux job taskmap, checked against
+ * FLUX_TASK_LOCAL_ID and FLUX_JOB_NNODES. */
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "where/alloc.h"
+#include "where/pmic.h"
 #include "fixture.h"
 #include "tap.h"
 
@@ -167,6 +173,67 @@ static void probing(void)
     }
 }
 
+/* Task 5 of flux run -N2 -n8 (local id local) with the job shell's PMI
+ * answering mapping; the read's return value. */
+static int rd_pmi(const char *mapping, const char *local, struct alloc *a,
+                  struct err *err)
+{
+    char fdvar[32], replies[256];
+    const char *env[] = { "PATH=tests/fixtures/flux/bin",
+        "FLUX_JOB_ID=f1", "FLUX_JOB_SIZE=8", "FLUX_JOB_NNODES=2",
+        "FLUX_TASK_RANK=5", local, fdvar, "PMI_RANK=5", "PMI_SIZE=8",
+        "FLUX_STANDIN_HOSTLIST=n[1-2]", NULL };
+    struct alloc_request req = { 0 };
+    char **envp;
+    int sv[2], rc;
+
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+        return -2;
+    snprintf(fdvar, sizeof fdvar, "PMI_FD=%d", sv[0]);
+    snprintf(replies, sizeof replies, "cmd=response_to_init rc=0\n"
+             "cmd=my_kvsname kvsname=k\ncmd=get_result rc=0 value=%s\n",
+             mapping);
+    if (write(sv[1], replies, strlen(replies)) != (ssize_t)strlen(replies))
+        return -2;
+    envp = envp_of(env);
+    memset(a, 0, sizeof *a);
+    rc = alloc_source_find("flux-task")->read(&req, envp, a, err);
+    pmic_the_end(0, err);
+    close(sv[0]);
+    close(sv[1]);
+    envp_free(envp);
+    return rc;
+}
+
+static void pmi_layout(void)
+{
+    struct alloc a;
+    struct err err = { "" };
+
+    is_int(rd_pmi("(vector,(0,2,4))", "FLUX_TASK_LOCAL_ID=1", &a, &err), 0,
+           "flux run's PMI: task 5 read (no flux job taskmap asked)");
+    is_int(a.task.node_rank, 1, "  on node 1, from PMI_process_mapping");
+    is_str(a.task.node_rank_from, "PMI_process_mapping", "  named");
+    ok(a.nnodes == 2 && a.nodes[0].slots == 4 && a.nodes[1].slots == 4,
+       "  4 tasks on each of flux job hostlist's nodes");
+    alloc_free(&a);
+    is_int(rd_pmi("(vector,(0,2,1))", "FLUX_TASK_LOCAL_ID=2", &a, &err), 0,
+           "a cyclic mapping: read");
+    is_int(a.task.node_rank * 10 + a.task.local_rank, 12,
+           "  task 5 the third on node 1");
+    alloc_free(&a);
+    ok(rd_pmi("(vector,(0,2,4))", "FLUX_TASK_LOCAL_ID=0", &a, &err) < 0 &&
+       strstr(err.msg, "FLUX_TASK_LOCAL_ID=0 but the job shell's "
+              "PMI_process_mapping makes task 5 the 2nd"),
+       "FLUX_TASK_LOCAL_ID against the mapping: refused");
+    alloc_free(&a);
+    ok(rd_pmi("(vector,(0,1,8))", "FLUX_TASK_LOCAL_ID=5", &a, &err) < 0 &&
+       strstr(err.msg, "FLUX_JOB_NNODES=2 but the job shell's PMI says rank "
+              "5 of 8 on 1 node: they disagree"),
+       "FLUX_JOB_NNODES against the mapping: refused");
+    alloc_free(&a);
+}
+
 int main(void)
 {
     char host[256];
@@ -174,6 +241,7 @@ int main(void)
     alloc_this_host(host, sizeof host);
     for (size_t i = 0; i < sizeof frows / sizeof frows[0]; i++)
         fixture_check(&frows[i]);
+    pmi_layout();
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         struct source_row r = rows[i];
         char nodes[300];
