@@ -1,11 +1,13 @@
 /* t_head_requeue.c - --spares inside a Slurm job that may be requeued,
  * with a stand-in scontrol on PATH that logs its words: a node fault with
- * a spare left, a program fault, a job that may not be requeued (Requeue=0,
- * not a batch job, no job id) or whose scontrol fails: no requeue; with no
- * spare left the bad nodes (those excluded before and the faulty one) are
+ * a spare left, a program fault, --nnodes MIN:MAX above MIN (it shrinks),
+ * a job that may not be requeued (Requeue=0, not a batch job, no job id)
+ * or whose scontrol fails: no requeue; with no spare left (and MIN
+ * reached) the bad nodes (those excluded before and the faulty one) are
  * added to what the job excluded, it is requeued held, its ExcNodeList
  * set, released, in one line; a command that fails is tried again; a
- * requeue that cannot start ends the job, said. */
+ * requeue that cannot start ends the job, said; the node at fault is
+ * recorded as excluded. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +113,13 @@ static void check(struct job *j, struct nodeset *ns)
            "requeue");
     is_str(rq.bad, "n1,n2", "  the bad nodes: excluded before, at fault");
     is_str(rq.nodes, "n1,n2", "  excluded from now on");
+    ns->min_nodes = 1;
+    is_int(head_requeue_check(j, &f, &rq), 0, "--nnodes 1:2 on 2 nodes: it "
+           "shrinks, no requeue");
+    ns->min_nodes = 2;
+    is_int(head_requeue_check(j, &f, &rq), 1, "--nnodes 2:2, MIN reached: "
+           "requeue");
+    ns->min_nodes = 0;
     put("show", "JobId=77 Requeue=1 Restarts=2 BatchFlag=1 "
         "ExcNodeList=node[7-8] NodeList=n[1-3]\n");
     head_requeue_check(j, &f, &rq);
