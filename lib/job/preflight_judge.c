@@ -15,14 +15,16 @@
 
 #define CLOCK_BAD_MS 1000.0     /* a node this far off the head's clock */
 
-/* Add "; text" to why. */
-static void blame(struct pf_node *nd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void blame(struct pf_node *nd, const char *fmt, ...)
+/* Add "; text" to why; the first probe blamed is the node's probe. */
+static void blame(struct pf_node *nd, const char *probe, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void blame(struct pf_node *nd, const char *probe, const char *fmt, ...)
 {
     size_t n = strlen(nd->why);
     va_list ap;
 
+    if (!nd->probe[0])
+        snprintf(nd->probe, sizeof nd->probe, "%s", probe);
     if (n && n + 2 < sizeof nd->why) {
         memcpy(nd->why + n, "; ", 3);
         n += 2;
@@ -58,10 +60,10 @@ static void judge_missing(struct pf_node *nd)
     if (nd->why[0])
         return;
     if (nd->agent_code > 0)
-        blame(nd, "no report (its agent ended with code %d: not reachable, "
+        blame(nd, "report", "no report (its agent ended with code %d: not reachable, "
               "or dlrun cannot start there)", nd->agent_code);
     else
-        blame(nd, "no report (its agent did not start or cannot reach the "
+        blame(nd, "report", "no report (its agent did not start or cannot reach the "
               "head)");
 }
 
@@ -75,20 +77,20 @@ static void judge_node(struct pf_node *nd, const struct pf_norm *m)
         return;
     }
     if (strcmp(r->version, DLRUN_VERSION) != 0)
-        blame(nd, "dlrun %s there, %s here", r->version, DLRUN_VERSION);
+        blame(nd, "dlrun version", "dlrun %s there, %s here", r->version, DLRUN_VERSION);
     if (r->prog_err[0])
-        blame(nd, "%s", r->prog_err);
+        blame(nd, "program", "%s", r->prog_err);
     if (r->import_err[0])
-        blame(nd, "import %s: %s", r->import_mod, r->import_err);
+        blame(nd, "python imports", "import %s: %s", r->import_mod, r->import_err);
     if (m->gpus > 0 && r->gpus < m->gpus)
-        blame(nd, "%d GPUs visible, other nodes see %d", r->gpus < 0 ? 0 :
+        blame(nd, "GPUs", "%d GPUs visible, other nodes see %d", r->gpus < 0 ? 0 :
               r->gpus, m->gpus);
     if (m->nccl && !r->nccl[0])
-        blame(nd, "no NCCL library (other nodes have one)");
+        blame(nd, "NCCL", "no NCCL library (other nodes have one)");
     if (m->cuda && !r->cuda[0])
-        blame(nd, "no CUDA runtime (other nodes have one)");
+        blame(nd, "CUDA", "no CUDA runtime (other nodes have one)");
     if (isfinite(nd->offset_ms) && fabs(nd->offset_ms) > CLOCK_BAD_MS)
-        blame(nd, "clock %+.1f s off the head's", nd->offset_ms / 1000.0);
+        blame(nd, "clock", "clock %+.1f s off the head's", nd->offset_ms / 1000.0);
 }
 
 static int peers_reported(const struct pf_node *nd, int n)
@@ -109,7 +111,7 @@ static void judge_links(struct pf_node *nd, int n, const struct plan *p)
         if (!nd[i].have_links && n > 1) {
             /* waiting for a peer that never came: that peer's fault */
             if (nd[(i + 1) % n].have && peers_reported(nd, n))
-                blame(&nd[i], "no link results (it stopped before timing "
+                blame(&nd[i], "round trip", "no link results (it stopped before timing "
                       "them)");
             continue;
         }
@@ -117,12 +119,20 @@ static void judge_links(struct pf_node *nd, int n, const struct plan *p)
             const struct pf_link *l = &nd[i].links[k];
             if (l->rtt_us >= 0 || !nd[l->peer].have)
                 continue;
-            blame(&nd[i], "cannot reach %s: %s", p->nodes[l->peer].host,
+            blame(&nd[i], "round trip", "cannot reach %s: %s", p->nodes[l->peer].host,
                   l->err);
-            blame(&nd[l->peer], "%s cannot reach it: %s", p->nodes[i].host,
+            blame(&nd[l->peer], "round trip", "%s cannot reach it: %s", p->nodes[i].host,
                   l->err);
         }
     }
+}
+
+int pf_judge_one(struct pf_node *nd)
+{
+    const struct pf_norm none = { .gpus = -1 };
+
+    judge_node(nd, &none);
+    return nd->why[0] != '\0';
 }
 
 int pf_judge(struct pf_node *nd, int n, const struct plan *p)

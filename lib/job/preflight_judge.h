@@ -22,6 +22,9 @@ struct pf_node {
     double offset_ms;           /* its clock against the head's, NAN unknown */
     int agent_code;             /* its agent process's exit code, -1 unknown */
     char why[PF_WHY_MAX];       /* what is wrong, "" when nothing */
+    char probe[32];             /* the probe that found it first ("python
+                                   imports", "clock", "round trip"...), ""
+                                   when nothing */
 };
 
 /* The results as the caller shows them: one row per node of plan. */
@@ -42,6 +45,11 @@ struct pf_show {
  * offset_ms and agent_code, and the links every node timed.  Returns how
  * many nodes are bad. */
 int pf_judge(struct pf_node *nd, int n, const struct plan *p);
+
+/* One node alone (a spare's agent, held in reserve): its own faults,
+ * no comparison with other nodes and no links (its offset_ms may be
+ * NAN).  1 when it is bad (why and probe filled), else 0. */
+int pf_judge_one(struct pf_node *nd);
 
 /* After the table: say one line per bad node, then the verdict (and, in
  * a Slurm allocation, the --exclude that avoids them).  EXIT_OK when no

@@ -140,6 +140,24 @@ int nodeset_exhausted(const struct nodeset *ns)
     return ns->min_nodes && !ns->nspare && ns->nactive <= ns->min_nodes;
 }
 
+int nodeset_drop_spare(struct nodeset *ns, const char *host,
+                       const char *reason, int attempt, double time,
+                       struct err *err)
+{
+    size_t i = ns->nactive, last = ns->nactive + ns->nspare;
+
+    while (host && i < last && strcmp(ns->a->nodes[i].name, host) != 0)
+        i++;
+    if (!host || i == last)
+        return err_set(err, "node %s is not a spare", host ? host : "(none)");
+    if (record_excluded(ns, host, reason, attempt, time) < 0)
+        return err_set(err, "out of memory");
+    /* the spares after it move up: the next one taken stays the first */
+    move_node(ns->a, i, last - 1);
+    ns->nspare--;
+    return 0;
+}
+
 int nodeset_add_attempt(struct nodeset *ns, const struct plan *p)
 {
     struct ns_attempt *t = realloc(ns->att, (ns->natt + 1) * sizeof *t);

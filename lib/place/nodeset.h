@@ -91,6 +91,14 @@ int nodeset_shrink(struct nodeset *ns, const char *host, const char *reason,
 /* Is the next node fault the end: --nnodes MIN:MAX given, no spare left
  * and the job on min_nodes nodes? */
 int nodeset_exhausted(const struct nodeset *ns);
+/* Drop the spare host from the reserve before it was needed (its agent
+ * lost, or a probe failed: reason, attempt and time recorded as for an
+ * excluded node): it goes with the excluded nodes, the other spares keep
+ * their order.  0 / -1 with err when host is not a spare or out of
+ * memory. */
+int nodeset_drop_spare(struct nodeset *ns, const char *host,
+                       const char *reason, int attempt, double time,
+                       struct err *err);
 
 /* Record an attempt's world from its plan p.  0 / -1 when out of memory. */
 int nodeset_add_attempt(struct nodeset *ns, const struct plan *p);

@@ -68,7 +68,7 @@ static int reap(struct supervise *sv, int stopping)
             /* leftovers in its group (workers it forked) end with it */
             killpg(pid, SIGKILL);
             guard_forget(pid);
-            if (status != 0 && sv->failed < 0 && !stopping) {
+            if (status != 0 && sv->failed < 0 && !stopping && !r->idle) {
                 sv->failed = i;
                 first_fail = 1;
             }
@@ -80,7 +80,7 @@ static int reap(struct supervise *sv, int stopping)
 static int any_running(const struct supervise *sv)
 {
     for (int i = 0; i < sv->n; i++)
-        if (sv->ranks[i].running)
+        if (sv->ranks[i].running && !sv->ranks[i].idle)
             return 1;
     return 0;
 }
@@ -182,7 +182,7 @@ int supervise_run(struct supervise *sv)
     reap(sv, 1);
     rc = sv->failed >= 0 ? supervise_exit_code(sv->ranks[sv->failed].status) : 0;
     for (int i = 0; i < sv->n && rc == 0; i++)
-        rc = supervise_exit_code(sv->ranks[i].status);
+        rc = sv->ranks[i].idle ? 0 : supervise_exit_code(sv->ranks[i].status);
 out:
     if (sfd >= 0)
         close(sfd);

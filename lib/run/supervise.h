@@ -12,6 +12,9 @@ struct sv_rank {
     int running;
     int status;         /* wait status once it ended */
     double start, end;  /* wall-clock seconds (clock_wall) */
+    int idle;           /* a helper that runs nothing of the job (a spare
+                           node's agent): its end is kept but fails nothing,
+                           counts in no exit code and is not waited for */
 };
 
 struct output;

@@ -42,6 +42,26 @@ static void all_good(struct job *j, struct pf_node *nd, struct pf_link *l)
     ok(pf_judge(nd, 3, &j->plan) == 0, "every node as the others: none bad");
 }
 
+/* A spare's agent alone: its own faults only, nothing against others. */
+static void spare_alone(void)
+{
+    struct pf_node nd;
+
+    good(&nd, 3);
+    nd.r.gpus = 0;
+    nd.r.nccl[0] = '\0';
+    nd.offset_ms = NAN;
+    is_int(pf_judge_one(&nd), 0, "a spare alone: no GPUs and no NCCL are "
+           "no fault without others to compare");
+    snprintf(nd.r.import_mod, sizeof nd.r.import_mod, "torch");
+    snprintf(nd.r.import_err, sizeof nd.r.import_err,
+             "ModuleNotFoundError: No module named 'torch'");
+    is_int(pf_judge_one(&nd), 1, "  its import failing: bad");
+    is_str(nd.probe, "python imports", "  the probe named");
+    is_str(nd.why, "import torch: ModuleNotFoundError: No module named "
+           "'torch'", "  and why");
+}
+
 int main(void)
 {
     struct said s = { 0 };
@@ -64,6 +84,8 @@ int main(void)
     is_str(nd[1].why, "2 GPUs visible, other nodes see 4; no NCCL library "
            "(other nodes have one); clock -2.5 s off the head's",
            "each fault named");
+    is_str(nd[1].probe, "GPUs", "  the first probe that found one");
+    is_str(nd[0].probe, "", "  a good node: none");
     j.alloc.source = "slurm-job";
     j.alloc.kind = ALLOC_JOB;
     j.alloc.sched = sched_find("slurm");
@@ -84,6 +106,8 @@ int main(void)
     is_str(nd[1].why, "gpu1 cannot reach it: connection refused", "the peer");
     ok(strstr(nd[2].why, "no report (its agent ended with code 255") ==
        nd[2].why, "the missing node, with its agent's code");
+    ok(!strcmp(nd[0].probe, "round trip") && !strcmp(nd[2].probe, "report"),
+       "  the probes: round trip, report");
     s.n = 0;
     s.all[0] = '\0';
     j.alloc.source = "hosts";
@@ -93,5 +117,6 @@ int main(void)
     ok(strstr(s.all, "preflight failed on 3 of 3 nodes: gpu[1-3]\n") &&
        !strstr(s.all, "--exclude"), "the hosts folded; no --exclude outside "
        "Slurm");
+    spare_alone();
     return tap_done();
 }

@@ -207,6 +207,46 @@ static void test_limit_fits(void)
     alloc_free(&a);
 }
 
+/* A spare dropped before it was needed: the next one is taken instead. */
+static void test_drop_spare(void)
+{
+    struct alloc a;
+    struct nodeset ns;
+    struct err err = { "" };
+    const char *spare = NULL;
+    char buf[256];
+
+    make_alloc(&a, 6, 1);
+    nodeset_init(&ns, &a, 3, &err);
+    is_int(nodeset_drop_spare(&ns, "node4", "no heartbeat for 10 s", 1, 3.0,
+                              &err), 0, "spare node4 dropped");
+    is_str(order(&ns), "node1 node2 node3|node5 node6|node4",
+           "  the other spares keep their order, node4 past them");
+    is_int((int)ns.nspare, 2, "  2 spares left");
+    is_int(a.nnodes, 3, "  still 3 active nodes");
+    is_str(nodeset_excluded_list(&ns, buf, sizeof buf), "node4",
+           "  listed with the excluded");
+    is_str(ns.excl[0].reason, "no heartbeat for 10 s", "  its reason");
+    is_int(nodeset_drop_spare(&ns, "node2", "x", 1, 4.0, &err), -1,
+           "an active node is not a spare: refused");
+    ok(strstr(err.msg, "node2") != NULL, "  names it");
+    is_int(nodeset_drop_spare(&ns, "node4", "x", 1, 4.0, &err), -1,
+           "dropped twice: refused");
+    is_int(nodeset_exclude(&ns, "node1", "killed", 1, 5.0, &spare, &err), 1,
+           "node1 excluded");
+    is_str(spare, "node5", "  the first spare left came in");
+    is_int(nodeset_drop_spare(&ns, "node6", "probe 'program' failed", 2, 6.0,
+                              &err), 0, "the last spare dropped");
+    is_int((int)ns.nspare, 0, "  none left");
+    is_int(nodeset_exclude(&ns, "node2", "killed", 2, 7.0, &spare, &err), 0,
+           "  a node fault then finds no spare");
+    is_str(nodeset_next_submission(&ns, "sbatch --exclude=", buf, sizeof buf),
+           "sbatch --exclude=node4,node1,node6", "every one left out next time");
+    nodeset_free(&ns);
+    is_int(a.nnodes, 6, "free: 6 nodes again");
+    alloc_free(&a);
+}
+
 static void test_attempts(void)
 {
     struct alloc a;
@@ -285,6 +325,7 @@ int main(void)
     test_spare_order();
     test_shrink();
     test_limit_fits();
+    test_drop_spare();
     test_attempts();
     test_signals();
     test_recovery();

@@ -115,6 +115,26 @@ static void fail_fast(void)
     is_int(sv.signal_received, 0, "no signal was received");
 }
 
+/* An idle helper (a spare node's agent) fails nothing when it ends and
+ * holds nothing up while it runs. */
+static void idle_helpers(void)
+{
+    struct sv_rank r[3];
+    struct supervise sv;
+
+    rank(&r[0], 0, "sleep 0.2; exit 0");
+    rank(&r[1], -5, "exit 7");
+    rank(&r[2], -6, "exec sleep 600");
+    r[1].idle = r[2].idle = 1;
+    sv = sv_of(r, 3);
+    is_int(supervise_run(&sv), 0, "an idle helper's exit 7: the job's 0");
+    is_int(sv.failed, -1, "  no failure");
+    ok(exited(&r[1], 7), "  its end is kept");
+    ok(r[2].running, "  one still running is not waited for");
+    kill(r[2].pid, SIGKILL);
+    waitpid(r[2].pid, NULL, 0);
+}
+
 static void kill_timeout(void)
 {
     struct sv_rank r[2];
@@ -304,6 +324,7 @@ int main(void)
     exit_codes();
     all_good();
     fail_fast();
+    idle_helpers();
     kill_timeout();
     keep_going();
     signals();
