@@ -325,6 +325,10 @@ int agent_run(struct job *j, int argc, char **argv)
         goto out;
     if ((rc = agent_take_plan(j, &pw, &hc.cl)) != 0)
         goto out;
+    if (j->opt.spare_agent) {   /* a spare's: it runs no rank */
+        rc = agent_spare(j, argv + j->opt.prog, &hc);
+        goto out;
+    }
     self = find_self_node(j);
     tmpdir_quiet(self > 0);     /* a TMPDIR not used: the first node says it */
     if ((rc = agent_ready(j, argc)) != 0)

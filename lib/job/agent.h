@@ -14,4 +14,13 @@
  * when the plan has no rank on this node. */
 int agent_run(struct job *j, int argc, char **argv);
 
+struct headlink_conf;
+
+/* --spare-agent (agent_spare.c): the agent of a spare node held in
+ * reserve: beat (hc: the watchers' settings, filled here; its cl is
+ * handed on), probe the node for prog (borrowed, may be empty) and report,
+ * then run nothing until the head ends it.  The exit code, after saying
+ * why it failed. */
+int agent_spare(struct job *j, char **prog, struct headlink_conf *hc);
+
 #endif

@@ -113,6 +113,7 @@ const struct optp_opt dialect_table[] = {
     { "node", OPT_NODE, 1, D_ALL, 0, NULL },
     { "spawn", OPT_SPAWN, 1, D_ALL, 0, NULL },
     { "lifeline", OPT_LIFELINE, 0, D_ALL, 0, NULL },
+    { "spare-agent", OPT_SPARE_AGENT, 0, D_ALL, 0, NULL },
     { "token-file", OPT_TOKEN_FILE, 1, D_ALL, 0, NULL },
     /* torchrun */
     { "standalone", OPT_STANDALONE, 0, D_ALL, T, NULL },

@@ -33,6 +33,7 @@
 #include "job/horovod.h"
 #include "run/proc.h"
 #include "util/net.h"
+#include "job/preflight_judge.h"
 #include "job/preflight_run.h"
 #include "job/progress.h"
 #include "job/head_recovery.h"
@@ -425,13 +426,15 @@ static int head_supervise(struct job *j, struct head *h,
                           struct engine_end *end)
 {
     struct err err = { "" };
-    struct sv_rank *procs = calloc((size_t)aj->nnodes, sizeof *procs);
+    size_t spares = j->nodeset ? j->nodeset->nspare : 0;
+    struct sv_rank *procs = calloc((size_t)aj->nnodes + spares, sizeof *procs);
     struct supervise sv = { .ranks = procs,
                             .kill_timeout_ms = j->opt.kill_timeout_ms,
                             .keep_going = j->preflight };
     struct launched run = { .procs = procs };
     struct launcher_fwd fwd = { { l }, { &run } };
     struct pf_collect *pf = NULL;
+    struct head_reserve *reserve = NULL;
     int rc;
 
     if (!procs)
@@ -447,9 +450,12 @@ static int head_supervise(struct job *j, struct head *h,
     }
     sv.n = run.n;
     progress_step("agents started (%s, %d nodes)", l->name, aj->nnodes);
+    reserve = head_reserve_start(j, l, aj, h->addr, h->token, &sv,
+                                 procs + run.n);
     if (j->preflight)
         pf = preflight_collect_start(j, h->addr, h->token, &sv);
     rc = supervise_run(&sv);
+    head_reserve_end(reserve);  /* the spares' agents end with the attempt */
     /* before the summary; the broker thread says nothing more of it */
     if (h->recover >= 0)
         j->nodeset->excl[h->recover].rec.up_ms = head_recovery_close(&h->rec);
@@ -532,14 +538,15 @@ static void head_attempt(void *ctx, const struct engine *e,
         end->rc = hr->stop_rc;
         return;
     }
-    if (j->nodeset && nodeset_add_attempt(j->nodeset, &j->plan) < 0) {
+    if (j->nodeset && !j->preflight &&
+        nodeset_add_attempt(j->nodeset, &j->plan) < 0) {
         end->rc = say_fail(EXIT_FAIL, "out of memory");
         return;
     }
     head_recovery_init(&h.rec, h.recover >= 0 ?
                        &j->nodeset->excl[h.recover].rec : NULL);
     /* the Gloo store first: the broker tells it where agents connect from */
-    if (horovod_begin(j) != 0)
+    if (!j->preflight && horovod_begin(j) != 0)
         goto out;
     if (head_watch_init(&h, j, &err) < 0 ||
         head_start_broker(&h, j, &err) < 0) {
@@ -579,18 +586,94 @@ out:
         close(life[1]);
 }
 
+/* The table of a probe between attempts: its first bad node into the
+ * fault ctx (lib/job/preflight_judge.h). */
+static void probe_seen(void *ctx, const struct pf_table *t)
+{
+    struct head_fault *f = ctx;
+
+    for (int i = 0; i < t->plan->nnodes; i++)
+        if (t->nodes[i].why[0]) {
+            f->node = i;
+            snprintf(f->reason, sizeof f->reason, "probe '%s' failed: "
+                     "%.150s", t->nodes[i].probe, t->nodes[i].why);
+            return;
+        }
+}
+
+/* Probe the next attempt's nodes as a preflight does, without its lines:
+ * the first node that failed a probe into f (node -1: none, or the
+ * probes could not run; the head's lines said why). */
+static void head_probe(struct head_run *hr, const struct engine *e,
+                       struct head_fault *f)
+{
+    struct job *j = hr->j;
+    const struct pf_show show = { probe_seen, f };
+    struct head_fault keep = hr->fault;
+    struct engine_end end = { 0 };
+    long recover = hr->recover;
+    int fanout = j->opt.remote.fanout;
+
+    memset(f, 0, sizeof *f);
+    f->node = -1;
+    j->preflight = j->pf_quiet = 1;
+    j->pf_show = &show;
+    /* every agent from the head, as job_preflight's */
+    if (fanout < j->plan.nnodes)
+        j->opt.remote.fanout = j->plan.nnodes;
+    hr->recover = -1;
+    head_attempt(hr, e, &end);
+    hr->recover = recover;
+    hr->fault = keep;
+    j->opt.remote.fanout = fanout;
+    j->preflight = j->pf_quiet = 0;
+    j->pf_show = NULL;
+    f->fault_ms = f->detect_ms = f->down_ms = clock_ms();
+}
+
+/* --spares, before a restart: probe the next attempt's nodes; a node
+ * that fails is a node fault (excluded, a spare in, and the new node set
+ * probed again; below --nnodes MIN the job ends).  1: a line said so, 0:
+ * every node passed, -1: the job cannot start again (said why; its code
+ * in hr->stop_rc when not a plan's). */
+static int head_probe_nodes(struct head_run *hr, const struct engine *e)
+{
+    struct head_fault f;
+    int said = 0;
+
+    for (;;) {
+        size_t spares = hr->j->nodeset->nspare;
+        head_probe(hr, e, &f);
+        if (f.node < 0)
+            return said;
+        if ((hr->stop_rc = head_nodes_exhausted(hr->j, &f, *e->restart)) ||
+            head_replace_node(hr->j, &f, *e->restart, e->max_restarts) < 0)
+            return -1;
+        said = 1;
+        if (hr->j->nodeset->nspare == spares)   /* no new node to probe */
+            return said;
+    }
+}
+
 static void head_restarting(void *ctx, const struct engine *e)
 {
     struct head_run *hr = ctx;
-    const struct nodeset *ns = hr->j->nodeset;
+    struct nodeset *ns = hr->j->nodeset;
     size_t before = ns ? ns->nexcl : 0;
     int rc = head_replace_node(hr->j, &hr->fault, *e->restart,
                                e->max_restarts);
 
-    if (rc < 0)
+    if (rc >= 0 && ns) {
+        int probed = head_probe_nodes(hr, e);
+        rc = probed < 0 ? -1 : rc || probed;
+    }
+    if (rc < 0 && !hr->stop_rc)
         hr->stop_rc = EXIT_USAGE;
-    if (rc > 0 && ns && ns->nexcl > before)   /* a spare came in */
-        hr->recover = (long)ns->nexcl - 1;
+    if (rc > 0 && ns && ns->nexcl > before) {   /* a spare came in */
+        hr->recover = (long)before;
+        /* the probes of the new node set are part of its plan */
+        ns->excl[before].rec.planned_ms = clock_ms();
+    }
     if (rc != 0)
         return;
     say("restarting the job on %d nodes (restart %d of %d)",

@@ -104,6 +104,44 @@ int head_replace_node(struct job *j, const struct head_fault *f, int restart,
 int head_nodes_exhausted(struct job *j, const struct head_fault *f,
                          int attempt);
 
+/* --spares (head_reserve.c): the spares' agents of one attempt. */
+struct head_reserve;
+struct pf_node;
+
+/* Start the agents of j's spares like aj's (borrowed: the same
+ * environment, lifeline and relay options; the broker at addr, token),
+ * each a start of its own, their processes idle in room (one sv_rank
+ * each, after sv's: sv->n counts them) and watched from sv's hook.  A
+ * spare whose agent does not start is dropped.  NULL when j holds no
+ * spare (or in a preflight), or after saying why it cannot watch them. */
+struct head_reserve *head_reserve_start(struct job *j,
+                                        const struct launcher *l,
+                                        const struct agent_job *aj,
+                                        const char *addr, const char *token,
+                                        struct supervise *sv,
+                                        struct sv_rank *room);
+
+/* After sv's run: end the spares' agents still running, free r (NULL:
+ * nothing). */
+void head_reserve_end(struct head_reserve *r);
+
+/* One spare's agent as the head sees it between looks. */
+struct head_spare_watch {
+    long long hb;           /* its heartbeat counter at the last look */
+    long seen_ms;           /* when that counter last moved */
+    int judged;             /* its report was judged */
+};
+
+/* One look at a spare's agent at now_ms: running (its process) or its
+ * exit code, hb (its heartbeat counter, 0 while none), rep (its report,
+ * NULL while none: judged once, alone; borrowed, its why and probe
+ * filled), hb_ms the heartbeat timeout.  1 with why (n bytes: "no
+ * heartbeat for 10 s", "probe 'python imports' failed: ...") when the
+ * spare is to be dropped, else 0. */
+int head_spare_check(struct head_spare_watch *w, long now_ms, int running,
+                     int code, long long hb, struct pf_node *rep, int hb_ms,
+                     char *why, size_t n);
+
 /* --spares: "DLRUN_EXCLUDED_NODES=LIST" into env (the ranks' -x values
  * the agents get).  0 / -1 when out of memory; 0 without --spares. */
 int head_wire_excluded(const struct job *j, struct strv *env);

@@ -34,6 +34,8 @@ struct job {
                                report their nodes: job/preflight_run.h) */
     const struct pf_show *pf_show;  /* borrowed: how the caller shows the
                                preflight's table while it runs, or NULL */
+    int pf_quiet;           /* the preflight says no verdict (the head's
+                               probes between attempts: its lines) */
     struct bind_rank *bind; /* owned: per plan rank, or NULL (not bound);
                                entries of nodes not planned here are empty */
     int agent;              /* dlrun agent: start one node's ranks for a head */

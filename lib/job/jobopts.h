@@ -90,6 +90,9 @@ struct options {
     const char *spawn;      /* --spawn: plan nodes whose agents it starts */
     int lifeline;           /* --lifeline: stdin is the spawner's lifeline
                                (the secrets first, unless in the env) */
+    int spare_agent;        /* --spare-agent: the agent of a spare node
+                               held in reserve (--node: its index past the
+                               plan's nodes): probe, beat, run nothing */
     char **exports;         /* -x entries (owned array, borrowed strings) */
     int nexports;
     enum mpi_mode mpi;      /* --mpi; cmd_run resolves auto before launch */

@@ -191,6 +191,8 @@ int agent_preflight(struct job *j, char **prog)
 
     if (!c)
         goto out;
+    /* the probes' commands may look up their node by its name here */
+    setenv("DLRUN_NODE", j->plan.nodes[r.node].host, 1);
     pf_probe(&r, prog && prog[0] ? prog : NULL, j->opt.pf_import,
              j->opt.pf_timeout_s * 1000);
     r.node = j->plan.self_node;

@@ -205,7 +205,7 @@ int preflight_collect_end(struct pf_collect *c, const struct job *j,
     t.nbad = pf_judge(nd, n, &j->plan);
     if (j->pf_show)
         j->pf_show->fn(j->pf_show->ctx, &t);
-    rc = pf_verdict(nd, j);
+    rc = !j->pf_quiet ? pf_verdict(nd, j) : t.nbad ? EXIT_FAIL : EXIT_OK;
 out:
     for (int i = 0; nd && i < n; i++)
         free(nd[i].links);

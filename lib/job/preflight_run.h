@@ -30,7 +30,8 @@ struct pf_collect *preflight_collect_start(const struct job *j,
                                            struct supervise *sv);
 
 /* After the agents ended (sv: their processes): judge the nodes, show
- * the table through j->pf_show (when set), say the verdict, free c (NULL:
+ * the table through j->pf_show (when set), say the verdict (not with
+ * j->pf_quiet: the caller's lines), free c (NULL:
  * "no results").  0 when every node passed, EXIT_FAIL otherwise. */
 int preflight_collect_end(struct pf_collect *c, const struct job *j,
                           const struct supervise *sv);

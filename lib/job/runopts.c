@@ -157,6 +157,7 @@ static int options_remote(int c, char *v, struct options *o)
     case OPT_NODE: return optp_int("--node", v, 0, 1 << 24, &o->node);
     case OPT_SPAWN: o->spawn = v; return 0;
     case OPT_LIFELINE: o->lifeline = 1; return 0;
+    case OPT_SPARE_AGENT: o->spare_agent = 1; return 0;
     default: return -1;
     }
 }
@@ -242,7 +243,8 @@ static int options_one(int c, char *v, struct options *o)
     case OPT_LAUNCHER: case OPT_SSH_PORT: case OPT_SSH_USER:
     case OPT_SSH_IDENTITY: case OPT_SSH_KNOWN_HOSTS: case OPT_CONNECT_TIMEOUT:
     case OPT_REMOTE_DLRUN: case OPT_FANOUT: case OPT_HEARTBEAT: case OPT_WDIR:
-    case OPT_NODE: case OPT_SPAWN: case OPT_LIFELINE: case OPT_SSH_CONFIG:
+    case OPT_NODE: case OPT_SPAWN: case OPT_LIFELINE: case OPT_SPARE_AGENT:
+    case OPT_SSH_CONFIG:
         return options_remote(c, v, o);
     case OPT_RANKS_FILTER: return parse_filter(o, v);
     case OPT_STALL_TIMEOUT: return parse_stall(o, v);

@@ -89,14 +89,15 @@ static long long mem_available_mb(void)
     return kb < 0 ? -1 : kb / 1024;
 }
 
-/* Run argv with its stdout and stderr into out (PF_STR bytes) for at
- * most timeout_ms: its exit code, 124 when it ran too long, -1 when it
- * could not start. */
-static int run_capture(char *const *argv, char *out, int timeout_ms)
+/* Run argv with its stdout and stderr into out (n bytes) for at most
+ * timeout_ms: its exit code, 124 when it ran too long, -1 when it could
+ * not start. */
+static int run_capture(char *const *argv, char *out, size_t n,
+                       int timeout_ms)
 {
     struct err err = { "" };
 
-    return proc_capture(argv, 0, 1, timeout_ms, out, PF_STR, &err);
+    return proc_capture(argv, 0, 1, timeout_ms, out, n, &err);
 }
 
 /* The last non-empty line of s, in place (Python's error is there). */
@@ -115,12 +116,12 @@ static void last_line(char *s)
 /* The Python version of interpreter path, and the import of mod. */
 static void probe_python(struct pf_report *r, const char *mod, int timeout_ms)
 {
-    char code[PF_STR + 64];
+    char code[PF_STR + 64], out[8192];  /* a traceback: its last line */
     char *ver[] = { r->prog, "-c", "import sys; print(sys.version.split()[0])",
                     NULL };
     char *imp[] = { r->prog, "-c", code, NULL };
 
-    if (run_capture(ver, r->python, timeout_ms) != 0) {
+    if (run_capture(ver, r->python, PF_STR, timeout_ms) != 0) {
         snprintf(r->prog_err, PF_STR, "%.150s does not start", r->prog);
         r->python[0] = '\0';
         return;
@@ -129,8 +130,9 @@ static void probe_python(struct pf_report *r, const char *mod, int timeout_ms)
     if (!mod)
         return;
     snprintf(code, sizeof code, "import %s", mod);
-    int rc = run_capture(imp, r->import_err, timeout_ms);
-    last_line(r->import_err);
+    int rc = run_capture(imp, out, sizeof out, timeout_ms);
+    last_line(out);
+    snprintf(r->import_err, PF_STR, "%.*s", PF_STR - 1, out);
     if (rc == 124)
         snprintf(r->import_err, PF_STR, "import %.150s took over %d s", mod,
                  timeout_ms / 1000);
