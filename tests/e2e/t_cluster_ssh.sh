@@ -28,7 +28,7 @@ done
 KEY=$DLRUN_TEST_SSH_KEY KH=$DLRUN_TEST_KNOWN_HOSTS
 
 # --- every node by name and by address, from this (the root) namespace ---
-for n in 1 2 3 4; do
+for n in 1 2 3 4 5; do
     expect_rc "ssh root@node$n hostname" 0 sshc "$KH" "$KEY" "root@node$n" hostname
     expect_eq "  prints node$n" "$(cat "$TMP/out")" "node$n"
 done

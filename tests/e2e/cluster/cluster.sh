@@ -1,9 +1,10 @@
 #!/bin/sh
-# cluster.sh up|down|status|env - a real four-node Slurm cluster on one host,
+# cluster.sh up|down|status|env - a real five-node Slurm cluster on one host,
 # for dlrun's end-to-end tests.  Must run as root.
 #
-# Each "node" node1..node4 is a network namespace with its own address
-# ($NET.1..4, a veth into the bridge $BR) and its own hostname (a UTS
+# Each "node" node1..node5 is a network namespace with its own address
+# ($NET.1..5 on eth0 inside, a veth into the bridge $BR: `ip -n dlrun-node3
+# link set eth0 down` cuts node3 off) and its own hostname (a UTS
 # namespace), running its own slurmd.  munged and slurmctld run in the root
 # network namespace on the bridge address $CTL_ADDR.  /etc/hosts carries the
 # names, so node1 resolves to node1's address everywhere, as on a real cluster.
@@ -29,7 +30,8 @@ NET=10.77.0
 CTL_NAME=dlrun-ctl
 CTL_ADDR=$NET.254
 BR=dlrunbr0
-NODES="1 2 3 4"
+# Five: a job on four of them with one in reserve (--spares 1)
+NODES="1 2 3 4 5"
 HOSTS_BEGIN="# BEGIN dlrun-slurm test cluster, made by cluster.sh up"
 HOSTS_END="# END dlrun-slurm test cluster"
 UP_TIMEOUT=${DLRUN_CLUSTER_TIMEOUT:-300}
@@ -53,8 +55,18 @@ our_pids() {
         [ -f "$f" ] && pid_is_ours "$(cat "$f")" && cat "$f"
     done
     pgrep -f "$DIR/" 2>/dev/null
-    for n in $NODES; do ip netns pids "dlrun-node$n" 2>/dev/null; done
+    for n in $(any_nodes); do ip netns pids "dlrun-node$n" 2>/dev/null; done
     our_clients
+}
+
+# $NODES and the number of every other dlrun-nodeN namespace here: what a
+# cluster.sh with another node count left (a killed run of an older
+# checkout) goes too.
+# shellcheck disable=SC2086 # $NODES: a list of numbers
+any_nodes() {
+    { printf '%s\n' $NODES
+      ip netns list 2>/dev/null | sed -n 's/^dlrun-node\([0-9][0-9]*\)\( .*\)*$/\1/p'
+    } | sort -un
 }
 
 # A recorded pid may be stale after a reboot and now belong to someone else.
@@ -110,7 +122,7 @@ stop_all() {
 # Deleting a namespace destroys its end of the veth pair and with it ours;
 # the explicit deletes cover a namespace that was already gone.
 remove_network() {
-    for n in $NODES; do
+    for n in $(any_nodes); do
         ip netns del "dlrun-node$n" 2>/dev/null
         ip link del "dlrun-v$n" 2>/dev/null
     done
@@ -181,9 +193,13 @@ make_dirs() {
     done
 }
 
+# @NODES@: node[1-5]; @ADDRS@: their addresses in that order
 fill_template() {
+    first=${NODES%% *} last=${NODES##* }
+    addrs=$(for n in $NODES; do printf '%s.%s,' "$NET" "$n"; done)
     sed -e "s|@DIR@|$DIR|g" -e "s|@CTL_NAME@|$CTL_NAME|g" \
-        -e "s|@CTL_ADDR@|$CTL_ADDR|g" -e "s|@NET@|$NET|g" "$1" >"$2"
+        -e "s|@CTL_ADDR@|$CTL_ADDR|g" -e "s|@NET@|$NET|g" \
+        -e "s|@NODES@|node[$first-$last]|g" -e "s|@ADDRS@|${addrs%,}|g" "$1" >"$2"
 }
 
 make_network() {
@@ -331,8 +347,11 @@ show_logs() {
     sinfo -N 2>&1 | sed 's/^/sinfo: /' >&2
 }
 
+# shellcheck disable=SC2086 # $NODES: a list of numbers
+node_count() { set -- $NODES; echo $#; }
+
 all_idle() {
-    [ "$(sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$')" -eq 4 ]
+    [ "$(sinfo -h -N -o '%N %t' 2>/dev/null | grep -c ' idle$')" -eq "$(node_count)" ]
 }
 
 cmd_up() {
@@ -347,7 +366,7 @@ cmd_up() {
     start_slurmctld
     for n in $NODES; do start_slurmd "$n"; done
     start_all_sshd
-    wait_for "$UP_TIMEOUT" "all 4 nodes idle in sinfo" all_idle
+    wait_for "$UP_TIMEOUT" "all $(node_count) nodes idle in sinfo" all_idle
     say "up: $(sinfo -h -o '%D nodes %t' | tr '\n' ' ')(state in $DIR)"
 }
 
