@@ -140,7 +140,7 @@ start_broker() {
     done
 }
 
-# use_cluster: bring up the four-node Slurm test cluster of cluster/cluster.sh
+# use_cluster: bring up the five-node Slurm test cluster of cluster/cluster.sh
 # (or skip when it cannot be built here), tear it down on exit, put its
 # client variables in the environment and cd to $TMP, which every node
 # sees (they all run on this host).
@@ -250,3 +250,40 @@ exec sh -c "$*"
 EOS
     chmod +x "$TMP/agent"
 }
+
+# --- DDP with checkpoints (ddp_ckpt.py) on the test cluster's nodes ---
+# ddp_prepare WORLD: skip without torch; $PY; $CK, the checkpoint folder
+# every node shares; $REF, the weights' sum of WORLD ranks trained straight
+# through (before use_cluster: it needs no cluster); STEPS and STEP_SLEEP
+# exported for the ranks (pass them with -x)
+ddp_prepare() {
+    PY=/usr/bin/python3
+    "$PY" -c 'import torch' 2>/dev/null || skip "skip: no torch for $PY"
+    CK=$TMP/ckpt
+    mkdir -p "$CK"
+    STEPS=${STEPS:-40} STEP_SLEEP=${STEP_SLEEP:-0.2}
+    export STEPS STEP_SLEEP
+    REF=$("$PY" "$E2E/ddp_ckpt.py" --reference "$1")
+}
+# ddp_steps N WORLD: every rank did N steps or more
+ddp_steps() {
+    for r in $(seq 0 $(($2 - 1))); do
+        v=$(cat "$CK/step.$r" 2>/dev/null)
+        [ "${v:-0}" -ge "$1" ] || return 1
+    done
+}
+# ddp_wait N WORLD: until every rank did N steps (a hang guard: 2 minutes)
+ddp_wait() { for _ in $(seq 1200); do ddp_steps "$1" "$2" && return; sleep 0.1; done; }
+# ddp_host RANK ATTEMPT: where that rank ran
+ddp_host() { cat "$CK/host.$1.$2" 2>/dev/null; }
+# ddp_done OUT WORLD: OUT has every rank's last line, all STEPS steps done,
+# resumed from a checkpoint after the fault, with the weights of a run
+# straight through (to 1e-4: DDP sums the ranks' gradients in another order)
+ddp_done() {
+    expect_eq "  every rank did all $STEPS steps, resumed from a checkpoint, weights $REF" \
+        "$(awk -v s="$STEPS" -v w="$REF" '/^rank [0-9]*\// && $4 >= 1 && $6 > 0 &&
+            $8 == s && ($10 - w) ^ 2 < 1e-8 && $11 == "ok" { n++ } END { print n + 0 }' "$1")" "$2" ||
+        grep '^rank ' "$1" | sed 's/^/  | /'
+}
+# link_down NODE: NODE's only link (eth0 in its namespace) goes down
+link_down() { ip -n "dlrun-$1" link set eth0 down; }
