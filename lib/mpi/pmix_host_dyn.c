@@ -60,11 +60,21 @@ int pmix_host_value_bytes(const pmix_value_t *v, const void **p, size_t *len)
     return -1;
 }
 
+int pmix_host_first_read(const pmix_info_t info[], size_t ninfo)
+{
+    for (size_t i = 0; i < ninfo; i++)
+        if (PMIX_CHECK_KEY(&info[i], PMIX_PERSISTENCE) &&
+            info[i].value.type == PMIX_PERSIST)
+            return info[i].value.data.persist == PMIX_PERSIST_FIRST_READ;
+    return 0;
+}
+
 static pmix_status_t publish_locked(struct pmix_host *s,
                                     const pmix_proc_t *proc,
                                     const pmix_info_t info[], size_t ninfo)
 {
     pmix_status_t rc = PMIX_SUCCESS;
+    int once = pmix_host_first_read(info, ninfo);
 
     for (size_t i = 0; i < ninfo && rc == PMIX_SUCCESS; i++) {
         const void *p = NULL;
@@ -75,7 +85,8 @@ static pmix_status_t publish_locked(struct pmix_host *s,
             return PMIX_ERR_NOT_SUPPORTED;
         rc = pmix_host_names_status(names_publish(s->names, proc->nspace,
                                                   proc->rank, info[i].key,
-                                                  info[i].value.type, p, len));
+                                                  info[i].value.type, once,
+                                                  p, len));
     }
     return rc;
 }

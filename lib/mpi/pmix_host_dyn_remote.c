@@ -41,6 +41,7 @@ struct dyn_op {
     uint32_t rank;
     struct dyn_item *items;     /* publish */
     size_t nitems;
+    int once;                   /* publish: PMIX_PERSIST_FIRST_READ */
     char **keys;                /* lookup, unpublish: NULL-terminated */
     long deadline_ms;           /* lookup, connect; -1: none */
     char op;                    /* connect: 'c' or 'd' */
@@ -94,7 +95,8 @@ static pmix_status_t run_publish(struct dyn_op *o, struct client *c,
     for (size_t i = 0; i < o->nitems && rc == NAMES_OK; i++)
         rc = names_remote_publish(c, o->prefix, o->nspace, o->rank,
                                   o->items[i].key, o->items[i].type,
-                                  o->items[i].val, o->items[i].len, err);
+                                  o->once, o->items[i].val, o->items[i].len,
+                                  err);
     return rc < 0 ? PMIX_ERROR : pmix_host_names_status(rc);
 }
 
@@ -231,6 +233,7 @@ static pmix_status_t copy_items(struct dyn_op *o, const pmix_info_t info[],
     o->items = calloc(ninfo ? ninfo : 1, sizeof *o->items);
     if (!o->items)
         return PMIX_ERR_NOMEM;
+    o->once = pmix_host_first_read(info, ninfo);
     for (size_t i = 0; i < ninfo; i++) {
         struct dyn_item *it = &o->items[o->nitems];
         const void *p = NULL;

@@ -97,6 +97,9 @@ pmix_status_t pmix_host_spawn(const pmix_proc_t *proc,
  * the bytes a published value carries (0 / -1: a type not published). */
 pmix_status_t pmix_host_names_status(int rc);
 int pmix_host_is_attribute(const char *key);
+/* 1 when a publish's info asks PMIX_PERSIST_FIRST_READ: the names go
+ * with the first lookup that finds them. */
+int pmix_host_first_read(const pmix_info_t info[], size_t ninfo);
 int pmix_host_value_bytes(const pmix_value_t *v, const void **p,
                           size_t *len);
 

@@ -12,6 +12,7 @@ struct name {
     void *val;
     size_t len;
     uint32_t rank;
+    int once;               /* gone with the first lookup that finds it */
 };
 
 struct waiter {
@@ -57,31 +58,63 @@ static void waiter_free(struct waiter *w)
     free(w);
 }
 
+/* Unlink name m from t (it is still to be freed). */
+static void unlink_name(struct pmix_names *t, const struct name *m)
+{
+    for (struct name **p = &t->names; *p; p = &(*p)->next)
+        if (*p == m) {
+            *p = m->next;
+            return;
+        }
+}
+
+static int listed(struct name *const *v, size_t n, const struct name *m)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == m)
+            return 1;
+    return 0;
+}
+
 /* Answer with the hits among keys (n of them); only_all: none unless
- * every key is there.  1 when it answered. */
-static int answer_found(const struct pmix_names *t, char *const *keys,
+ * every key is there.  1 when it answered.  The names that go with their
+ * first read are unlinked before the answer and freed after it (keys may
+ * be the asker's, gone once it is answered). */
+static int answer_found(struct pmix_names *t, char *const *keys,
                         size_t n, int only_all, names_answer_fn answer,
                         void *ctx)
 {
     struct names_hit *hits = calloc(n ? n : 1, sizeof *hits);
-    size_t nhits = 0;
+    struct name **gone = calloc(n ? n : 1, sizeof *gone);
+    size_t nhits = 0, ngone = 0;
 
-    if (!hits) {
+    if (!hits || !gone) {
+        free(hits);
+        free(gone);
         answer(ctx, NAMES_NOMEM, NULL, 0);
         return 1;
     }
     for (size_t i = 0; i < n; i++) {
-        const struct name *m = find(t, keys[i]);
+        struct name *m = find(t, keys[i]);
         if (m)
             hits[nhits++] = (struct names_hit){ m->key, m->type, m->val,
-                                                m->len, m->nspace, m->rank };
+                                                m->len, m->nspace, m->rank,
+                                                m->once };
+        if (m && m->once && !listed(gone, ngone, m))
+            gone[ngone++] = m;
     }
     if (only_all && nhits < n) {
         free(hits);
+        free(gone);
         return 0;
     }
+    for (size_t i = 0; i < ngone; i++)
+        unlink_name(t, gone[i]);
     answer(ctx, nhits ? NAMES_OK : NAMES_NOT_FOUND, hits, nhits);
+    for (size_t i = 0; i < ngone; i++)
+        name_free(gone[i]);
     free(hits);
+    free(gone);
     return 1;
 }
 
@@ -102,7 +135,8 @@ static void wake(struct pmix_names *t)
 }
 
 int names_publish(struct pmix_names *t, const char *nspace, uint32_t rank,
-                  const char *key, int type, const void *val, size_t len)
+                  const char *key, int type, int once, const void *val,
+                  size_t len)
 {
     struct name *n = NULL;
 
@@ -115,6 +149,7 @@ int names_publish(struct pmix_names *t, const char *nspace, uint32_t rank,
     n->val = malloc(len ? len : 1);
     n->nspace = strdup(nspace);
     n->type = type;
+    n->once = once != 0;
     n->len = len;
     n->rank = rank;
     if (n->val && len)

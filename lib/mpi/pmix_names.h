@@ -35,6 +35,8 @@ struct names_hit {
     size_t len;
     const char *nspace;     /* the publisher's */
     uint32_t rank;
+    int once;               /* published to go with its first read
+                               (PMIX_PERSIST_FIRST_READ) */
 };
 
 /* A lookup's answer: status NAMES_OK with nhits >= 1 hits (every key
@@ -49,11 +51,15 @@ struct pmix_names *names_new(void);
 void names_free(struct pmix_names *t);
 
 /* Publish key = the len bytes at val, of type, for nspace:rank (all
- * copied).  Lookups that now have every key they wait for are answered
- * before it returns.  NAMES_OK, NAMES_DUPLICATE (the key stays the first
- * publisher's) or NAMES_NOMEM. */
+ * copied); once: the first lookup that finds it takes it away
+ * (PMIX_PERSIST_FIRST_READ: Open MPI publishes its connect/accept
+ * exchanges so, and a server accepts again on the same port).  Lookups
+ * that now have every key they wait for are answered before it returns.
+ * NAMES_OK, NAMES_DUPLICATE (the key stays the first publisher's) or
+ * NAMES_NOMEM. */
 int names_publish(struct pmix_names *t, const char *nspace, uint32_t rank,
-                  const char *key, int type, const void *val, size_t len);
+                  const char *key, int type, int once, const void *val,
+                  size_t len);
 
 /* Remove the keys (NULL-terminated; NULL: all) nspace:rank published.
  * NAMES_OK, or NAMES_NOT_OWNER / NAMES_NOT_FOUND for a named key another

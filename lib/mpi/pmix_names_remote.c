@@ -17,12 +17,13 @@
 #define POLL_MS 200             /* longest wait between looks at stop */
 
 int names_record_format(const char *nspace, uint32_t rank, int type,
-                        const void *val, size_t len, char **out,
+                        int once, const void *val, size_t len, char **out,
                         size_t *outlen)
 {
     size_t ns = strlen(nspace);
     char head[40];
-    int h = snprintf(head, sizeof head, "%u %d ", (unsigned)rank, type);
+    int h = snprintf(head, sizeof head, "%u %d %d ", (unsigned)rank, type,
+                     once != 0);
 
     *out = NULL;
     if (ns == 0 || ns > NSPACE_MAX || type < 0 || type > 65535 || h < 0 ||
@@ -64,13 +65,14 @@ int names_record_parse(const void *v, size_t n, struct names_hit *h,
                        struct err *err)
 {
     const char *s = v, *end = s + n, *ns, *nul;
-    unsigned long rank = 0, type = 0;
+    unsigned long rank = 0, type = 0, once = 0;
 
     if (!v || parse_num(&s, end, 4294967295UL, &rank) < 0 || s >= end ||
         *s++ != ' ' || parse_num(&s, end, 65535, &type) < 0 || s >= end ||
+        *s++ != ' ' || parse_num(&s, end, 1, &once) < 0 || s >= end ||
         *s++ != ' ')
-        return err_set(err, "not \"RANK TYPE NSPACE\" (two decimal numbers "
-                       "and a namespace)");
+        return err_set(err, "not \"RANK TYPE ONCE NSPACE\" (three decimal "
+                       "numbers and a namespace)");
     ns = s;
     nul = memchr(ns, '\0', (size_t)(end - ns));
     if (!nul || nul == ns || nul - ns > NSPACE_MAX)
@@ -79,6 +81,7 @@ int names_record_parse(const void *v, size_t n, struct names_hit *h,
     h->nspace = ns;
     h->rank = (uint32_t)rank;
     h->type = (int)type;
+    h->once = (int)once;
     h->val = nul + 1;
     h->len = (size_t)(end - nul - 1);
     return 0;
@@ -104,7 +107,7 @@ static int name_keys(const char *prefix, const char *key, char rec[KEY_ROOM],
 
 int names_remote_publish(struct client *c, const char *prefix,
                          const char *nspace, uint32_t rank, const char *key,
-                         int type, const void *val, size_t len,
+                         int type, int once, const void *val, size_t len,
                          struct err *err)
 {
     char rec[KEY_ROOM], claim[KEY_ROOM], *r = NULL;
@@ -114,7 +117,8 @@ int names_remote_publish(struct client *c, const char *prefix,
 
     if (name_keys(prefix, key, rec, claim, err) < 0)
         return -1;
-    if (names_record_format(nspace, rank, type, val, len, &r, &rlen) < 0)
+    if (names_record_format(nspace, rank, type, once, val, len, &r,
+                            &rlen) < 0)
         return err_set(err, "publish %s: out of memory or a bad namespace",
                        key);
     rc = client_add(c, claim, 1, &n, err);
@@ -231,6 +235,14 @@ static int lookup_one(struct client *c, const char *prefix, const char *key,
         return err_prefix(err, "the record of published name %s", key);
     }
     out->hits[out->n++].key = key;
+    /* read once: take it away, and give its key back */
+    if (out->hits[out->n - 1].once) {
+        rc = client_del(c, rec, err);
+        if (rc == CLIENT_OK)
+            rc = client_add(c, claim, -1, NULL, err);
+        if (rc != CLIENT_OK && rc != CLIENT_NOTFOUND)
+            return -1;
+    }
     return NAMES_OK;
 }
 

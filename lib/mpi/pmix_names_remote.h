@@ -35,25 +35,27 @@ struct client;
 /* Stops a wait (1) or lets it go on (0); called between polls. */
 typedef int (*names_stop_fn)(void *ctx);
 
-/* A published name's record: "RANK TYPE NSPACE", a NUL, the value's len
- * bytes.  *out is malloc'd (caller frees), *outlen its size.  0 / -1
- * (out of memory, or nspace empty or longer than 255 bytes). */
+/* A published name's record: "RANK TYPE ONCE NSPACE", a NUL, the value's
+ * len bytes (ONCE: 1 when the name goes with its first read).  *out is
+ * malloc'd (caller frees), *outlen its size.  0 / -1 (out of memory, or
+ * nspace empty or longer than 255 bytes). */
 int names_record_format(const char *nspace, uint32_t rank, int type,
-                        const void *val, size_t len, char **out,
+                        int once, const void *val, size_t len, char **out,
                         size_t *outlen);
 
 /* Parse record v (n bytes, borrowed; need not end in NUL) into h, whose
  * nspace and val then point into v (h->key is left alone): RANK at most
- * 4294967295, TYPE at most 65535, both plain decimal, NSPACE 1 to 255
- * bytes.  0 / -1 with err. */
+ * 4294967295, TYPE at most 65535, both plain decimal, ONCE 0 or 1,
+ * NSPACE 1 to 255 bytes.  0 / -1 with err. */
 int names_record_parse(const void *v, size_t n, struct names_hit *h,
                        struct err *err);
 
 /* Publish key (1..200 bytes) for nspace:rank as the len bytes at val of
- * type.  NAMES_OK, NAMES_DUPLICATE, or -1 with err. */
+ * type; once: the first lookup that finds it takes it away.  NAMES_OK,
+ * NAMES_DUPLICATE, or -1 with err. */
 int names_remote_publish(struct client *c, const char *prefix,
                          const char *nspace, uint32_t rank, const char *key,
-                         int type, const void *val, size_t len,
+                         int type, int once, const void *val, size_t len,
                          struct err *err);
 
 /* Unpublish key for nspace:rank.  NAMES_OK, NAMES_NOT_FOUND,
@@ -74,7 +76,9 @@ struct names_found {
 void names_found_free(struct names_found *f);
 
 /* Look keys (NULL-terminated, at least one, borrowed until the found
- * are freed) up.  deadline_ms < 0: at once, the keys there are; else wait
+ * are freed) up; a name published once is then unpublished (two lookups
+ * at the same moment may both find it).  deadline_ms < 0: at once, the
+ * keys there are; else wait
  * (clock_ms) until every key is published or deadline_ms passed.
  * NAMES_OK with out->n >= 1, NAMES_NOT_FOUND (none, or not all in time),
  * NAMES_CLEARED (stop said so), or -1 with err.  out is empty unless

@@ -12,6 +12,8 @@
  *   mpi_dynproc lookup the same, the port name found by the upper half
  *                      through MPI_Lookup_name after a barrier (Open MPI's
  *                      lookup does not wait for the name by default)
+ *   mpi_dynproc again  as send, with a second accept/connect on the same
+ *                      port after the first disconnected (a server's loop)
  *   mpi_dynproc join   ranks 0 and 1 join over a TCP socket of their own
  *                      (MPI_Comm_join; rank 1 connects to rank 0's host
  *                      name, another node's perhaps), the others wait at
@@ -75,7 +77,7 @@ static int pub(void)
     return 0;
 }
 
-static int halves(int by_lookup)
+static int halves(int by_lookup, int rounds)
 {
     char port[MPI_MAX_PORT_NAME] = "";
     int lower = rank < size / 2, hrank = 0, mine, theirs = -1, want = 0;
@@ -103,24 +105,28 @@ static int halves(int by_lookup)
             MPI_Recv(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, 0, MPI_COMM_WORLD,
                      MPI_STATUS_IGNORE);
     }
-    if (lower)
-        check(MPI_Comm_accept(port, MPI_INFO_NULL, 0, half, &inter),
-              "MPI_Comm_accept");
-    else
-        check(MPI_Comm_connect(port, MPI_INFO_NULL, 0, half, &inter),
-              "MPI_Comm_connect");
-    MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-    /* the inter-communicator's all-reduce gives the other half's sum */
-    mine = rank;
-    check(MPI_Allreduce(&mine, &theirs, 1, MPI_INT, MPI_SUM, inter),
-          "MPI_Allreduce over the inter-communicator");
-    for (int r = lower ? size / 2 : 0; r < (lower ? size : size / 2); r++)
-        want += r;
-    if (theirs != want) {
-        printf("%d: the other half's sum %d, expected %d\n", rank, theirs, want);
-        return 3;
+    for (int round = 0; round < rounds; round++) {
+        if (lower)
+            check(MPI_Comm_accept(port, MPI_INFO_NULL, 0, half, &inter),
+                  "MPI_Comm_accept");
+        else
+            check(MPI_Comm_connect(port, MPI_INFO_NULL, 0, half, &inter),
+                  "MPI_Comm_connect");
+        MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
+        /* the inter-communicator's all-reduce gives the other half's sum */
+        mine = rank + round;
+        check(MPI_Allreduce(&mine, &theirs, 1, MPI_INT, MPI_SUM, inter),
+              "MPI_Allreduce over the inter-communicator");
+        want = 0;
+        for (int r = lower ? size / 2 : 0; r < (lower ? size : size / 2); r++)
+            want += r + round;
+        if (theirs != want) {
+            printf("%d: the other half's sum %d, expected %d\n", rank, theirs,
+                   want);
+            return 3;
+        }
+        check(MPI_Comm_disconnect(&inter), "MPI_Comm_disconnect");
     }
-    check(MPI_Comm_disconnect(&inter), "MPI_Comm_disconnect");
     if (lower && hrank == 0 && by_lookup)
         check(MPI_Unpublish_name("dlrun-halves", MPI_INFO_NULL, port),
               "MPI_Unpublish_name");
@@ -214,9 +220,11 @@ int main(int argc, char **argv)
     if (strcmp(mode, "pub") == 0)
         rc = pub();
     else if (strcmp(mode, "send") == 0)
-        rc = halves(0);
+        rc = halves(0, 1);
     else if (strcmp(mode, "lookup") == 0)
-        rc = halves(1);
+        rc = halves(1, 1);
+    else if (strcmp(mode, "again") == 0)
+        rc = halves(0, 2);
     else if (strcmp(mode, "join") == 0)
         rc = join();
     else if (strcmp(mode, "spawn") == 0)

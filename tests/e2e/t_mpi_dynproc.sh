@@ -3,8 +3,9 @@
 # node, under mpirun (the yardstick) and under dlrun's hosted PMIx server,
 # with 2, 3 and 4 ranks: MPI_Publish_name / MPI_Lookup_name /
 # MPI_Unpublish_name, MPI_Comm_accept / MPI_Comm_connect between the two
-# halves of MPI_COMM_WORLD (the port name sent with MPI_Send, and found
-# with MPI_Lookup_name), and MPI_Comm_join over a socket.  Every run has a
+# halves of MPI_COMM_WORLD (the port name sent with MPI_Send, found with
+# MPI_Lookup_name, and twice on one port: Open MPI publishes its exchanges
+# to be read once), and MPI_Comm_join over a socket.  Every run has a
 # hang guard: a call dlrun cannot serve must fail, never hang
 # (MPI_Comm_spawn: at once, with one line saying why).
 . "$(dirname "$0")/lib.sh"
@@ -24,7 +25,7 @@ all_ok() {
 }
 
 for k in 2 3 4; do
-    for mode in pub send lookup join; do
+    for mode in pub send lookup again join; do
         if command -v mpirun >/dev/null 2>&1; then
             expect_rc "mpirun -np $k mpi_dynproc $mode" 0 within $GUARD \
                 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
@@ -43,7 +44,7 @@ done
 SIM="--master-addr 127.0.0.1 --iface lo --bind-to none --gpu-bind none"
 for hosts in sim1:1,sim2:1 sim1:2,sim2:1 sim1:2,sim2:2; do
     k=$(($(echo "$hosts" | sed 's/sim[0-9]:\([0-9]\)/\1/g; s/,/ + /g')))
-    for mode in pub send lookup join; do
+    for mode in pub send lookup again join; do
         expect_rc "dlrun -H $hosts mpi_dynproc $mode (2 nodes)" 0 within $GUARD \
             env $NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN OMPI_MCA_btl=self,tcp DLRUN_RELAY_SIM_MS=0 \
             "$DLRUN" $SIM -H "$hosts" "$PROG" $mode

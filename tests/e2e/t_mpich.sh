@@ -6,7 +6,10 @@
 # with its code, a rank's exit ends it with its own, --mpi=pmi2 serves
 # too, --mpi=none gives singletons; and across nodes through the head's
 # agents (run here under DLRUN_RELAY_SIM_MS, as t_agents.sh does), whose
-# fences meet through the broker and the relays.
+# fences meet through the broker and the relays; and programs in the
+# manner of MPICH's own examples (mpich_examples.c: cpi, srtest, ring, 4
+# MiB send-receives) print under dlrun, on one node and across two, what
+# they print under mpiexec.hydra.
 . "$(dirname "$0")/lib.sh"
 command -v mpicc.mpich >/dev/null 2>&1 || skip "skip: mpicc.mpich not installed (libmpich-dev)"
 command -v mpiexec.hydra >/dev/null 2>&1 || skip "skip: mpiexec.hydra not installed (mpich)"
@@ -60,4 +63,26 @@ expect_eq "  one world of 6, sum 15" "$(grep -c '^rank [0-5]: sum 15 (expected 1
 expect_rc "rank 2 on sim2 calls MPI_Abort(7): the job ends with 7" 7 \
     within 120 env $CLEAN DLRUN_RELAY_SIM_MS=0 "$DLRUN" $SIM -H 'sim[1-2]:2' "$HELLO" abort 2 7
 expect_grep "  the head names rank 2 and its code" "^dlrun: rank 2 (host sim2, pid [0-9]*) exited with code 7; stopped the job on 2 nodes$" "$TMP/err"
+# MPICH's example programs: the same lines as under mpiexec.hydra, on one
+# node and across two
+mpicc.mpich -O2 -o "$TMP/mpich_examples" "$E2E/mpich_examples.c" || fail "mpicc.mpich mpich_examples.c"
+for ex in cpi srtest ring big; do
+    within 120 env $CLEAN mpiexec.hydra -n 4 "$TMP/mpich_examples" $ex >"$TMP/ref" 2>&1
+    echo "rc=$?" >>"$TMP/ref"
+    sort "$TMP/ref" >"$TMP/ref.sorted"
+    cp "$TMP/ref.sorted" "$TMP/ref.$ex"
+    for where in one two; do
+        case $where in
+        one) set -- "$DLRUN" $NP ;;
+        two) set -- env DLRUN_RELAY_SIM_MS=0 "$DLRUN" $SIM -H 'sim[1-2]:2' ;;
+        esac
+        within 120 env $CLEAN "$@" "$TMP/mpich_examples" $ex >"$TMP/got" 2>&1
+        echo "rc=$?" >>"$TMP/got"
+        expect_eq "mpich_examples $ex on $where node(s): as under mpiexec.hydra -n 4" \
+            "$(sort "$TMP/got" | cmp - "$TMP/ref.sorted" >/dev/null && echo same)" same ||
+            diff "$TMP/ref.sorted" "$TMP/got" | sed 's/^/  | /'
+    done
+done
+expect_grep "  cpi's pi (the reference)" "^cpi: pi is approximately 3.1415926536, error below 1e-9$" "$TMP/ref.cpi"
+expect_grep "  ring: every rank saw 10 laps" "^ring: rank 3 saw the counter at 10 after 10 laps$" "$TMP/ref.ring"
 done_testing

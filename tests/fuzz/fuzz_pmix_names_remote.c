@@ -35,8 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             val != ns + nslen + 1 || val + h.len != v + size)
             abort();
         /* "0" and the canonical numbers format back to the same bytes */
-        if (names_record_format(h.nspace, h.rank, h.type, h.val, h.len,
-                                &again, &n) < 0 ||
+        if (names_record_format(h.nspace, h.rank, h.type, h.once, h.val,
+                                h.len, &again, &n) < 0 ||
             n != size || memcmp(again, v, n) != 0)
             abort();
     }

@@ -1,7 +1,8 @@
 /* t_pmix_names.c - the hosted PMIx server's published names
  * (lib/mpi/pmix_names.c): publish, lookup at once and waiting, a publish
- * that wakes a waiter, deadlines, unpublish by the owner only, and a
- * cleared table answering every waiter: each lookup answered once. */
+ * that wakes a waiter, deadlines, unpublish by the owner only, names
+ * read once, and a cleared table answering every waiter: each lookup
+ * answered once. */
 #include <stdio.h>
 #include <string.h>
 
@@ -21,7 +22,7 @@ struct got {
 static int pub(struct pmix_names *t, const char *ns, uint32_t rank,
                const char *key, const char *val)
 {
-    return names_publish(t, ns, rank, key, 3, val, strlen(val));
+    return names_publish(t, ns, rank, key, 3, 0, val, strlen(val));
 }
 
 static void answer(void *ctx, int status, const struct names_hit *hits,
@@ -62,7 +63,7 @@ int main(void)
     is_str(a.val, "tcp://x:1", "  the first publisher's value");
     ok(strcmp(a.nspace, "ns") == 0 && a.rank == 0, "  and its process");
     is_int(a.type, 3, "  and its type");
-    is_int(names_publish(t, "ns", 0, "bytes", 27, "a\0b", 3), NAMES_OK,
+    is_int(names_publish(t, "ns", 0, "bytes", 27, 0, "a\0b", 3), NAMES_OK,
            "bytes with a NUL inside");
     memset(&a, 0, sizeof a);
     names_lookup(t, (char *[]){ "bytes", NULL }, -1, answer, &a);
@@ -102,6 +103,29 @@ int main(void)
     memset(&a, 0, sizeof a);
     names_lookup(t, svc, -1, answer, &a);
     ok(a.status == NAMES_NOT_FOUND, "  gone too");
+
+    /* read once (PMIX_PERSIST_FIRST_READ): gone with the first lookup
+     * that finds it, a waiting one included, and its key free again */
+    {
+        char *acc[] = { "p:accept", NULL };
+        struct got f = { 0 }, g = { 0 }, h = { 0 };
+
+        names_lookup(t, acc, 5000, answer, &f);
+        is_int(names_publish(t, "ns", 0, acc[0], 3, 1, "x", 2), NAMES_OK,
+               "a name that goes with its first read");
+        ok(f.calls == 1 && f.status == NAMES_OK, "  the waiting lookup has it");
+        names_lookup(t, acc, -1, answer, &g);
+        ok(g.status == NAMES_NOT_FOUND, "  then it is gone");
+        is_int(names_publish(t, "ns", 0, acc[0], 3, 1, "y", 2), NAMES_OK,
+               "  and published again (the next accept on a port)");
+        names_lookup(t, (char *[]){ "p:accept", "p:accept", NULL }, -1,
+                     answer, &h);
+        ok(h.status == NAMES_OK && h.nhits == 2,
+           "  a lookup naming it twice finds it twice");
+        memset(&g, 0, sizeof g);
+        names_lookup(t, acc, -1, answer, &g);
+        ok(g.status == NAMES_NOT_FOUND, "  and takes it once");
+    }
 
     /* clearing answers the waiters; free answers the rest */
     pub(t, "ns", 0, "port", "p");

@@ -29,32 +29,35 @@ static void test_records(void)
     char *r = NULL;
     size_t n = 0;
 
-    ok(names_record_format("dlrun.j.0", 7, 3, "port\0", 5, &r, &n) == 0,
+    ok(names_record_format("dlrun.j.0", 7, 3, 1, "port\0", 5, &r, &n) == 0,
        "format a record");
-    ok(n == 19 && memcmp(r, "7 3 dlrun.j.0\0port\0", n) == 0,
-       "  \"RANK TYPE NSPACE\", NUL, the value");
+    ok(n == 21 && memcmp(r, "7 3 1 dlrun.j.0\0port\0", n) == 0,
+       "  \"RANK TYPE ONCE NSPACE\", NUL, the value");
     ok(names_record_parse(r, n, &h, &err) == 0 && h.rank == 7 &&
-       h.type == 3 && strcmp(h.nspace, "dlrun.j.0") == 0 && h.len == 5 &&
-       memcmp(h.val, "port", 5) == 0, "  parsed back");
+       h.type == 3 && h.once == 1 && strcmp(h.nspace, "dlrun.j.0") == 0 &&
+       h.len == 5 && memcmp(h.val, "port", 5) == 0, "  parsed back");
     free(r);
-    ok(names_record_format("", 1, 3, "x", 1, &r, &n) < 0,
+    ok(names_record_format("", 1, 3, 0, "x", 1, &r, &n) < 0,
        "an empty namespace is not formatted");
-    ok(names_record_parse("1 3 ns\0", 7, &h, &err) == 0 && h.len == 0,
-       "an empty value parses");
-    ok(names_record_parse("4294967296 3 ns\0v", 18, &h, &err) < 0,
+    ok(names_record_parse("1 3 0 ns\0", 9, &h, &err) == 0 && h.len == 0 &&
+       h.once == 0, "an empty value parses");
+    ok(names_record_parse("4294967296 3 0 ns\0v", 20, &h, &err) < 0,
        "a rank past 32 bits is refused");
-    ok(names_record_parse("1 65536 ns\0v", 12, &h, &err) < 0,
+    ok(names_record_parse("1 65536 0 ns\0v", 14, &h, &err) < 0,
        "a type past 16 bits is refused");
-    ok(names_record_parse("01 3 ns\0v", 9, &h, &err) < 0,
+    ok(names_record_parse("1 3 2 ns\0v", 11, &h, &err) < 0,
+       "ONCE other than 0 or 1 is refused");
+    ok(names_record_parse("01 3 0 ns\0v", 11, &h, &err) < 0,
        "a leading zero is refused");
-    ok(names_record_parse("1 3 ns", 6, &h, &err) < 0 &&
+    ok(names_record_parse("1 3 0 ns", 8, &h, &err) < 0 &&
        strstr(err.msg, "NUL"), "no NUL after the namespace: refused");
-    ok(names_record_parse("1 3 \0v", 6, &h, &err) < 0,
+    ok(names_record_parse("1 3 0 \0v", 8, &h, &err) < 0,
        "an empty namespace is refused");
-    ok(names_record_parse("-1 3 ns\0v", 9, &h, &err) < 0 &&
-       names_record_parse("1  3 ns\0v", 9, &h, &err) < 0 &&
-       names_record_parse("", 0, &h, &err) < 0, "signs, spaces, nothing: "
-       "refused");
+    ok(names_record_parse("-1 3 0 ns\0v", 11, &h, &err) < 0 &&
+       names_record_parse("1  3 0 ns\0v", 11, &h, &err) < 0 &&
+       names_record_parse("1 3 ns\0v", 8, &h, &err) < 0 &&
+       names_record_parse("", 0, &h, &err) < 0, "signs, spaces, a missing "
+       "field, nothing: refused");
 }
 
 static void test_set_id(void)
@@ -86,7 +89,7 @@ static void *late_publisher(void *arg)
     struct err err = { "" };
 
     usleep(300 * 1000);
-    names_remote_publish(c, P, "dlrun.t.0", 3, "late", 3, "v3", 3, &err);
+    names_remote_publish(c, P, "dlrun.t.0", 3, "late", 3, 0, "v3", 3, &err);
     return NULL;
 }
 
@@ -100,9 +103,9 @@ static void test_names(const struct testbroker *tb)
     pthread_t t;
     long t0;
 
-    is_int(names_remote_publish(a, P, "dlrun.t.0", 0, "svc", 3, "p0", 3,
+    is_int(names_remote_publish(a, P, "dlrun.t.0", 0, "svc", 3, 0, "p0", 3,
                                 &err), NAMES_OK, "rank 0 publishes svc");
-    is_int(names_remote_publish(b, P, "dlrun.t.0", 2, "svc", 3, "p2", 3,
+    is_int(names_remote_publish(b, P, "dlrun.t.0", 2, "svc", 3, 0, "p2", 3,
                                 &err), NAMES_DUPLICATE,
            "rank 2 on another node: the key is taken");
     is_int(names_remote_lookup(b, P, one, -1, NULL, NULL, &f, &err), NAMES_OK,
@@ -134,8 +137,20 @@ static void test_names(const struct testbroker *tb)
            NAMES_NOT_FOUND, "  gone");
     is_int(names_remote_unpublish(a, P, "dlrun.t.0", 0, "svc", &err),
            NAMES_NOT_FOUND, "  a second unpublish: not found");
-    is_int(names_remote_publish(b, P, "dlrun.t.0", 2, "svc", 3, "p2", 3,
+    is_int(names_remote_publish(b, P, "dlrun.t.0", 2, "svc", 3, 0, "p2", 3,
                                 &err), NAMES_OK, "  then rank 2 may take it");
+    one[0] = "port:accept";
+    is_int(names_remote_publish(a, P, "dlrun.t.0", 0, one[0], 3, 1, "x", 2,
+                                &err), NAMES_OK,
+           "a name published to go with its first read");
+    is_int(names_remote_lookup(b, P, one, -1, NULL, NULL, &f, &err), NAMES_OK,
+           "  found once");
+    names_found_free(&f);
+    is_int(names_remote_lookup(b, P, one, -1, NULL, NULL, &f, &err),
+           NAMES_NOT_FOUND, "  then gone");
+    is_int(names_remote_publish(a, P, "dlrun.t.0", 0, one[0], 3, 1, "y", 2,
+                                &err), NAMES_OK,
+           "  and its key free again (the next accept on the same port)");
     client_put(a, P ".nm.bad", "garbage", 7, &err);
     one[0] = "bad";
     is_int(names_remote_lookup(b, P, one, -1, NULL, NULL, &f, &err), -1,
