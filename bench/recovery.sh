@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench/recovery.sh [-r REPS] [-f FAULTS] - the time from a node fault to
+# bench/recovery.sh [-r REPS] [-f FAULTS] [-s] - the time from a node fault to
 # every rank running again: dlrun --spares 1 against torchrun --nnodes 2:3
 # (c10d, elastic), on the Slurm test cluster of tests/e2e/cluster (network
 # namespaces on this host; must run as root; takes the cluster through
@@ -12,7 +12,9 @@
 #     the spare),
 #   torchrun --nnodes 2:3 --nproc_per_node 1 --rdzv_backend c10d
 #     --rdzv_endpoint node1:PORT --max_restarts 3, one per node on node1..3
-#     (Debian's torch 1.13 through bench/torchrun-wrapper.py),
+#     (Debian's torch 1.13 through bench/torchrun-wrapper.py); with -s also
+#     on node4 once the others run, whose agent then waits for a place (the
+#     round is full at 3): a spare of sorts,
 # every other option at its default.  Once every rank of the first attempt
 # has exchanged a message, node2 (rank 1's node, not the one that serves
 # torchrun's rendezvous) gets the fault:
@@ -24,6 +26,8 @@
 # Recovery = the last rank of the new attempt's start (a timestamp the rank
 # writes first thing, on the host clock all namespaces share) − the fault;
 # "joined" = the same for the new attempt's first message between ranks.
+# The new attempt: the first whose ranks all started after the fault and
+# exchanged a message (rank 0 names it to the others).
 # A launcher whose new attempt is not running 90 s after the fault is killed
 # (the hang guard): for torchrun that is a finding (the row says "hung"), and
 # its remaining runs of that fault are skipped; for dlrun it is an error.
@@ -32,7 +36,7 @@
 # The runs alternate (dlrun, torchrun, dlrun, ...) so that a busy moment of
 # this shared machine hits both.  The cluster is held for the whole run, and
 # tests waiting for it take it over after 5 minutes: one fault per run (the
-# default: -r 3 -f agent) holds it 2-3 minutes on a busy 2-core machine.
+# default: -r 3 -f agent) holds it 1.5-3.5 minutes on a busy 2-core machine.
 #
 # Exit status: 0 when everything ran (timings are reported, never
 # enforced), 1 when something could not run (dlrun failed or hung, a first
@@ -41,8 +45,8 @@
 # first).  RECBENCH_TORCHRUN_ARGS: more torchrun options (e.g. "--rdzv_conf
 # last_call_timeout=1"), RECBENCH_KEEP=DIR: keep every run's folder there.
 set -u
-reps=3 faults=agent
-usage() { echo "usage: $0 [-r REPS] [-f agent,node,link]" >&2; exit 2; }
+reps=3 faults=agent spare=0
+usage() { echo "usage: $0 [-r REPS] [-f agent,node,link] [-s]" >&2; exit 2; }
 while [ $# -gt 0 ]; do
     case $1 in
     -r) [ $# -ge 2 ] && [ "$2" -ge 1 ] 2>/dev/null || usage
@@ -52,7 +56,8 @@ while [ $# -gt 0 ]; do
             case $f in agent|node|link) ;; *) usage ;; esac
         done
         faults=$2; shift ;;
-    -h|--help) echo "usage: $0 [-r REPS] [-f agent,node,link]"; exit 0 ;;
+    -s) spare=1 ;;
+    -h|--help) echo "usage: $0 [-r REPS] [-f agent,node,link] [-s]"; exit 0 ;;
     *) usage ;;
     esac
     shift
@@ -125,18 +130,33 @@ inject() {
     esac
 }
 
-# recovered DIR T0: "ATTEMPT WORLD START_S JOINED_S" of the last attempt that
-# started after T0, once all its ranks started (JOINED_S "-" until they all
-# joined); nothing before
+# recovered DIR T0: "RESTARTS WORLD START_S JOINED_S" of the first attempt
+# whose ranks all started after T0 and exchanged a message (RESTARTS: its
+# rank 0's restart count; the seconds after T0); nothing before
 recovered() {
     awk -v t0="$2" '
-        $1 == "start" && $6 > t0 && (!seen || $2 > a) { a = $2; seen = 1 }
-        { n[$1, $2]++; w[$2] = $4; if ($6 > last[$1, $2]) last[$1, $2] = $6 }
+        $1 == "joined" && $8 > t0 {
+            n[$7]++; w[$7] = $4
+            if ($8 > s[$7]) s[$7] = $8
+            if ($6 > j[$7]) j[$7] = $6
+            if ($3 == 0) r[$7] = $2
+        }
         END {
-            if (!seen || n["start", a] < w[a]) exit
-            j = n["joined", a] >= w[a] ? sprintf("%.3f", last["joined", a] - t0) : "-"
-            printf "%d %d %.3f %s\n", a, w[a], last["start", a] - t0, j
+            for (a in n)
+                if (n[a] >= w[a] && (best == "" || s[a] < s[best])) best = a
+            if (best != "")
+                printf "%d %d %.3f %.3f\n", r[best], w[best], s[best] - t0, j[best] - t0
         }' "$1/ranks.log" 2>/dev/null
+}
+
+# torchrun_on N DIR FAULT I [VAR=VALUE]: torchrun on nodeN over ssh, in the
+# background
+torchrun_on() {
+    # shellcheck disable=SC2086,SC2029 # $SSHO: options; expanded here
+    ssh $SSHO "root@node$1" "cd $2 && exec env OMP_NUM_THREADS=1 ${5:-} /usr/bin/python3 $TR \
+        --nnodes 2:3 --nproc_per_node 1 --rdzv_backend c10d \
+        --rdzv_endpoint node1:$((29400 + $4)) --rdzv_id $MARK-$3-$4 --max_restarts 3 \
+        ${RECBENCH_TORCHRUN_ARGS:-} $2/rank.py" </dev/null >"$2/out.node$1" 2>&1 &
 }
 
 # run LAUNCHER FAULT I: one run; appends "FAULT START_S JOINED_S ATTEMPT
@@ -152,14 +172,9 @@ run() {
             --max-restarts 3 -v /usr/bin/python3 "$D/rank.py" </dev/null >"$D/out" 2>&1 &
         waitfor=$!
     else
-        port=$((29400 + i))
         waitfor=
         for n in 1 2 3; do
-            # shellcheck disable=SC2086,SC2029 # $SSHO: options; expanded here
-            ssh $SSHO "root@node$n" "cd $D && exec env OMP_NUM_THREADS=1 /usr/bin/python3 $TR \
-                --nnodes 2:3 --nproc_per_node 1 --rdzv_backend c10d \
-                --rdzv_endpoint node1:$port --rdzv_id $MARK-$f-$i --max_restarts 3 ${RECBENCH_TORCHRUN_ARGS:-} $D/rank.py" \
-                </dev/null >"$D/out.node$n" 2>&1 &
+            torchrun_on $n "$D" "$f" "$i"
             # node2's torchrun is the one that fails: wait for the others
             [ $n = 2 ] || waitfor="$waitfor $!"
         done
@@ -170,7 +185,19 @@ run() {
         tail -n 20 "$D"/out* | sed 's/^/  | /'
         clean_nodes; wait; return 1
     fi
+    if [ "$l" = torchrun ] && [ "$spare" = 1 ]; then
+        # node4 after the others, so that it is the one left waiting; its
+        # log says when it asks to join
+        torchrun_on 4 "$D" "$f" "$i" LOGLEVEL=INFO
+        waitfor="$waitfor $!"
+        for _ in $(seq 600); do
+            grep -q "Rendezvous'ing worker group" "$D/out.node4" && break
+            sleep 0.1
+        done
+        sleep 1
+    fi
     sleep 0.5
+    : >"$D/fault"
     t0=$(now)
     p0=$(cat "$D/progress" 2>/dev/null)
     inject "$f" "$l" || { say "error: $l: no agent on node2 to kill"; clean_nodes; wait; return 1; }
@@ -178,10 +205,10 @@ run() {
     r=
     while [ "$(date +%s)" -lt "$end" ]; do
         r=$(recovered "$D" "$t0")
-        [ -n "$r" ] && [ "${r##* }" != - ] && break
+        [ -n "$r" ] && break
         sleep 0.2
     done
-    if [ -z "$r" ] || [ "${r##* }" = - ]; then
+    if [ -z "$r" ]; then
         p1=$(cat "$D/progress" 2>/dev/null); sleep 1; p2=$(cat "$D/progress" 2>/dev/null)
         if [ "${p2:-0}" -gt "${p1:-0}" ]; then
             how="the first attempt's ranks still exchange messages (step $p2; $p0 at the fault): nothing noticed the fault"
@@ -191,7 +218,6 @@ run() {
             echo "$f hung stuck" >>"$TMP/$l.res"
         fi
         what="no new attempt running"
-        [ -n "$r" ] && what="a new attempt's ranks started but never exchanged a message"
         say "  $l, $f fault, run $i: $what ${GUARD} s after the fault, $how; killed (hang guard)"
         if [ "$l" = dlrun ]; then tail -n 20 "$D/out" | sed 's/^/  | /'; fi
         clean_nodes; wait; [ "$l" = torchrun ]; return
@@ -220,7 +246,7 @@ run() {
         line=", dlrun says: ${line:-no 'recovered in' line}"
     fi
     [ "$left" -eq 0 ] || line="$line; $left of its ranks left 2 s after the end"
-    say "  $l, $f fault, run $i: attempt $1 of $2 ranks started after $3 s, joined after $4 s; exit $rc$line"
+    say "  $l, $f fault, run $i: new attempt (rank 0 restarted $1 times) of $2 ranks started after $3 s, joined after $4 s; exit $rc$line"
     [ "$rc" = 0 ] || [ "$l" = torchrun ] || { tail -n 20 "$D/out" | sed 's/^/  | /'; return 1; }
 }
 
@@ -235,6 +261,7 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 say "dlrun: $DLRUN ($("$DLRUN" --version 2>/dev/null | head -n 1)); $(nproc) cores; $(date -u '+%Y-%m-%d %H:%M UTC'); load average $(loadavg)"
 say "torch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)' 2>/dev/null); $reps runs per fault and launcher, hang guard ${GUARD} s"
 [ -z "${RECBENCH_TORCHRUN_ARGS:-}" ] || say "torchrun with $RECBENCH_TORCHRUN_ARGS"
+[ "$spare" = 0 ] || say "torchrun on node1-4: node4's agent waits for a place in the rendezvous"
 rc=0
 for f in $(echo "$faults" | tr ',' ' '); do
     say "== fault: $f on node2"
@@ -250,7 +277,9 @@ clean_nodes
 [ -z "${RECBENCH_KEEP:-}" ] || { mkdir -p "$RECBENCH_KEEP" && cp -r "$TMP/$MARK".* "$RECBENCH_KEEP"; }
 say ""
 say "== recovery: the fault on node2 to every rank of the new attempt started (joined: exchanged a message), medians in s"
-printf '%-6s %-22s %-22s %s\n' fault "dlrun --spares 1" "torchrun 2:3 c10d" "torchrun/dlrun"
+tname="torchrun 2:3 c10d"
+[ "$spare" = 0 ] || tname="torchrun 2:3, +node4"
+printf '%-6s %-22s %-22s %s\n' fault "dlrun --spares 1" "$tname" "torchrun/dlrun"
 for f in $(echo "$faults" | tr ',' ' '); do
     ds=$(col dlrun "$f" 2 | median) dj=$(col dlrun "$f" 3 | median)
     ts=$(col torchrun "$f" 2 | median) tj=$(col torchrun "$f" 3 | median)
