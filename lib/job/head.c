@@ -318,8 +318,13 @@ static int head_outcome(const struct job *j, struct head *h,
     char stopped[64];
     int rank = -1, status = 0, pid = 0, lost = heartbeat_lost(h->hb);
 
-    if (head_stall_finish(h->stall))    /* its lines said why */
+    if (head_stall_finish(h->stall)) {  /* its lines said why */
+        if (j->nodeset && !sv->signal_received)
+            h->fault.node = head_stall_node(h->stall, h->fault.reason,
+                                            sizeof h->fault.reason);
+        fault_times(h, sv, &h->fault);
         return EXIT_STALL;
+    }
     snprintf(stopped, sizeof stopped, "stopped the job on %d node%s",
              p->nnodes, p->nnodes == 1 ? "" : "s");
     if (first_failure(h, p, &rank, &status, &pid) < 0)

@@ -29,6 +29,9 @@ struct head_stall {
     long *gone_ms;                  /* owned: when node i's agent was seen
                                        ended */
     struct sv_hook inner;           /* the hook ours displaced */
+    int fault_node;                 /* the plan node the stall line blames
+                                       (stall_one_node), or -1 */
+    char fault_reason[200];
 };
 
 struct head_stall *head_stall_create(const struct job *j, const char *addr,
@@ -40,7 +43,8 @@ struct head_stall *head_stall_create(const struct job *j, const char *addr,
     if (t <= 0 || !(hs = calloc(1, sizeof *hs)))
         return NULL;
     *hs = (struct head_stall){ .j = j, .addr = addr, .token = token,
-                               .timeout_ms = t, .progress_ms = clock_ms() };
+                               .timeout_ms = t, .progress_ms = clock_ms(),
+                               .fault_node = -1 };
     hs->interval_ms = stall_interval_ms(t);
     hs->next_ms = clock_ms() + hs->interval_ms;
     hs->gone_ms = calloc((size_t)j->plan.nnodes, sizeof *hs->gone_ms);
@@ -212,6 +216,55 @@ static int read_wheres(struct head_stall *hs, struct head_where *hw)
     return bad;
 }
 
+/* The ranks of where's entry one's node that said where (consecutive
+ * ones as a range) into buf (len bytes); how many. */
+static int node_ranks(const struct plan *p, const char (*wh)[STALL_WHERE_MAX],
+                      int one, char *buf, size_t len)
+{
+    int node = p->rank_node[one], count = 0, from = -1;
+    size_t k = 0;
+
+    buf[0] = '\0';
+    for (int r = 0; r <= p->nranks && k + 1 < len; r++) {
+        int in = r < p->nranks && p->rank_node[r] == node && wh[r][0];
+        if (in && from < 0)
+            from = r;
+        if (in || from < 0)
+            continue;
+        k += (size_t)snprintf(buf + k, len - k, from == r - 1 ? "%s%d" :
+                              "%s%d-%d", k ? ", " : "", from, r - 1);
+        count += r - from;
+        from = -1;
+    }
+    return count;
+}
+
+/* The stall line blames one node (stall_one_node): note it and why. */
+static void blame_node(struct head_stall *hs, const char *const *hosts,
+                       const char (*wh)[STALL_WHERE_MAX])
+{
+    const struct plan *p = &hs->j->plan;
+    int one = stall_one_node(p->nranks, hosts, wh), n;
+    char list[64];
+
+    if (one < 0)
+        return;
+    n = node_ranks(p, wh, one, list, sizeof list);
+    hs->fault_node = p->rank_node[one];
+    snprintf(hs->fault_reason, sizeof hs->fault_reason, "its rank%s %s "
+             "stalled for %ld s in %s while the others waited elsewhere "
+             "(--stall-timeout)", n == 1 ? "" : "s", list,
+             hs->timeout_ms / 1000, wh[one]);
+}
+
+int head_stall_node(const struct head_stall *hs, char *reason, size_t len)
+{
+    if (!hs || hs->fault_node < 0)
+        return -1;
+    snprintf(reason, len, "%s", hs->fault_reason);
+    return hs->fault_node;
+}
+
 int head_stall_finish(struct head_stall *hs)
 {
     const struct plan *p;
@@ -235,10 +288,12 @@ int head_stall_finish(struct head_stall *hs)
     if (bad)
         say("ignoring %d line%s of the agents' stall reports that are not "
             "\"RANK WHERE\"", bad, bad == 1 ? "" : "s");
-    if (hw.wh && hosts && ranks)
+    if (hw.wh && hosts && ranks) {
         stall_format_groups(p->nranks, ranks, hosts,
                             (const char (*)[STALL_WHERE_MAX])hw.wh, line,
                             sizeof line);
+        blame_node(hs, hosts, (const char (*)[STALL_WHERE_MAX])hw.wh);
+    }
     say("stalled %ld s: %s", hs->timeout_ms / 1000,
         line[0] ? line : "the agents did not say where");
     free(hw.wh);

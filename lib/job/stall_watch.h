@@ -17,6 +17,7 @@
 #define DLRUN_STALL_WATCH_H
 
 #include <signal.h>
+#include <stddef.h>
 
 struct job;
 struct supervise;
@@ -63,5 +64,11 @@ struct head_stall *head_stall_create(const struct job *j, const char *addr,
 void head_stall_watch(struct head_stall *hs, struct supervise *sv);
 int head_stall_finish(struct head_stall *hs);
 void head_stall_free(struct head_stall *hs);
+
+/* After head_stall_finish: the plan node its line blames (the ranks of
+ * that node alone stopped in a place of their own, the others waiting
+ * elsewhere: lib/observe/stall.h's stall_one_node) with why into reason
+ * (len bytes), else -1 (no stall, or a stall of every rank alike). */
+int head_stall_node(const struct head_stall *hs, char *reason, size_t len);
 
 #endif

@@ -446,3 +446,43 @@ void stall_format_groups(int n, const int *ranks, const char *const *hosts,
         }
     free(done);
 }
+
+/* Is entry first's group (its where) exactly the entries of its host? */
+static int group_is_host(int n, const char *const *hosts,
+                         const char (*where)[STALL_WHERE_MAX], int first)
+{
+    for (int i = 0; i < n; i++) {
+        int same_where, same_host;
+
+        if (!where[i][0])
+            continue;
+        same_where = strcmp(where[i], where[first]) == 0;
+        same_host = strcmp(hosts[i], hosts[first]) == 0;
+        if (same_where != same_host)
+            return 0;
+    }
+    return 1;
+}
+
+int stall_one_node(int n, const char *const *hosts,
+                   const char (*where)[STALL_WHERE_MAX])
+{
+    int found = -1, outside = 0;
+
+    for (int i = 0; i < n; i++) {
+        int first = 1;
+
+        if (!where[i][0])
+            continue;
+        for (int m = 0; m < i && first; m++)
+            first = strcmp(where[m], where[i]) != 0;
+        if (!first || !group_is_host(n, hosts, where, i))
+            continue;
+        if (found >= 0)
+            return -1;
+        found = i;
+    }
+    for (int i = 0; found >= 0 && i < n; i++)
+        outside += where[i][0] && strcmp(where[i], where[found]) != 0;
+    return outside ? found : -1;
+}

@@ -119,4 +119,15 @@ void stall_format_groups(int n, const int *ranks, const char *const *hosts,
                          const char (*where)[STALL_WHERE_MAX], char *line,
                          size_t len);
 
+/* What the stall line's groups say of the nodes: the index of the first
+ * entry of the one group that holds every entry of one host and none of
+ * another (that node's ranks stopped in a place of their own while the
+ * others wait elsewhere, on them), when exactly one group is so and some
+ * entry is outside it; else -1: every rank waits alike (a hang of the
+ * program), or the odd ones out span nodes, or more than one node stands
+ * apart (two nodes each in its own place: no telling which waits on
+ * which).  Arguments as stall_format_groups'; empty wheres left out. */
+int stall_one_node(int n, const char *const *hosts,
+                   const char (*where)[STALL_WHERE_MAX]);
+
 #endif

@@ -305,9 +305,46 @@ static void where_reports(void)
     is_int((long)strlen(tiny), 11, "cut to the buffer");
 }
 
+#define WH(x) ((const char (*)[STALL_WHERE_MAX])(x))
+
+/* Which node the stall line's groups blame: one whose ranks alone stand
+ * apart while the others wait elsewhere, and only then. */
+static void one_node(void)
+{
+    const char *h3[6] = { "n1", "n1", "n2", "n2", "n3", "n3" };
+    char stuck[6][STALL_WHERE_MAX] = { "g", "g", "f", "f", "g", "g" };
+    char hang[6][STALL_WHERE_MAX] = { "g", "g", "g", "g", "g", "g" };
+    char split[6][STALL_WHERE_MAX] = { "g", "g", "f", "h", "g", "g" };
+    char span[6][STALL_WHERE_MAX] = { "g", "g", "f", "f", "f", "g" };
+    char both[6][STALL_WHERE_MAX] = { "g", "g", "f", "f", "h", "h" };
+    char ended[6][STALL_WHERE_MAX] = { "g", "", "f", "", "g", "g" };
+    char alone[6][STALL_WHERE_MAX] = { "", "", "f", "f", "", "" };
+    const char *h2[2] = { "n1", "n2" };
+    char two[2][STALL_WHERE_MAX] = { "f", "g" };
+
+    is_int(stall_one_node(6, h3, WH(stuck)), 2,
+           "n2's ranks in f, the others in g: n2 (its first entry)");
+    is_int(stall_one_node(6, h3, WH(hang)), -1,
+           "every rank in g: a hang of the program, no node");
+    is_int(stall_one_node(6, h3, WH(split)), -1,
+           "n2's ranks apart but not together: none");
+    is_int(stall_one_node(6, h3, WH(span)), -1,
+           "the odd ones out span two nodes: none");
+    is_int(stall_one_node(6, h3, WH(both)), -1,
+           "two nodes each in a place of its own: none");
+    is_int(stall_one_node(6, h3, WH(ended)), 2,
+           "ranks that had ended are left out");
+    is_int(stall_one_node(6, h3, WH(alone)), -1,
+           "one node's ranks and no others: none to wait on it");
+    is_int(stall_one_node(2, h2, WH(two)), -1,
+           "two nodes apart: no telling which waits on which");
+    is_int(stall_one_node(0, h2, WH(two)), -1, "no entries: none");
+}
+
 int main(void)
 {
     where_reports();
+    one_node();
     engine();
     spins();
     stack_rules();
