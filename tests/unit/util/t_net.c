@@ -67,13 +67,19 @@ static void addrs(void)
 }
 
 /* 1 when port can be bound on this host now. */
+/* Bindable as dlrun's listeners bind: with SO_REUSEADDR, so that a
+ * neighbour's closed connection in TIME_WAIT on the port (common beside
+ * other jobs) does not count as an owner, as it does not for
+ * net_port_taken. */
 static int bindable(int port)
 {
     struct sockaddr_in sa = { .sin_family = AF_INET,
                               .sin_port = htons((uint16_t)port) };
-    int fd = socket(AF_INET, SOCK_STREAM, 0), ok_ = 0;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1, ok_ = 0;
 
-    ok_ = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
+    ok_ = fd >= 0 &&
+          setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+          bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
     if (fd >= 0)
         close(fd);
     return ok_;
