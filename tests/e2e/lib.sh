@@ -287,3 +287,15 @@ ddp_done() {
 }
 # link_down NODE: NODE's only link (eth0 in its namespace) goes down
 link_down() { ip -n "dlrun-$1" link set eth0 down; }
+# ddp_ranks_on NODE: the pids of ddp_ckpt.py's ranks in NODE's namespace
+# (python's, not their agent's, whose command line names it too)
+ddp_ranks_on() { ip netns pids "dlrun-$1" | while read -r q; do
+    tr '\0' ' ' <"/proc/$q/cmdline" 2>/dev/null | grep -q "^$PY $E2E/ddp_ckpt.py " &&
+        echo "$q"; done; }
+# ddp_cut_off_ends NODE: no rank is left on NODE, cut off from the head
+# and from its peers (its agent lost the head, the ranks their peers: no
+# stale rank goes on writing to the shared folder; a hang guard: 1 minute)
+ddp_cut_off_ends() {
+    for _ in $(seq 600); do [ -z "$(ddp_ranks_on "$1")" ] && break; sleep 0.1; done
+    expect_eq "  no rank left on the cut-off node" "$(ddp_ranks_on "$1")" ""
+}

@@ -7,6 +7,7 @@
 # heartbeat stops, the node is excluded, node5 takes its rank, the ranks
 # resume from the checkpoint and the job finishes every step with exit 0,
 # the weights those of a run straight through; the summary names the node.
+# No rank is left on the cut-off node.
 # Waits are hang guards, never assertions.
 . "$(dirname "$0")/lib.sh"
 ddp_prepare 4
@@ -25,6 +26,7 @@ expect_grep "  ${h:-?} excluded for its silence, node5 in, attempt 2 of 2" \
     "node ${h:-?} excluded: no heartbeat for [0-9.]* s (link down?); spare node5 in; restarting 4 ranks, attempt 2 of 2" \
     "$TMP/link.out"
 ddp_done "$TMP/link.out" 4
+ddp_cut_off_ends "${h:-?}"
 expect_eq "  rank 1 ran on node5 after the restart" "$(ddp_host 1 1)" node5
 expect_grep "  summary: ${h:-?} excluded" "\"excluded_nodes\":\[{\"host\":\"${h:-?}\"," "$TMP/link.json"
 done_testing

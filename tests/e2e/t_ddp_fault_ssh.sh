@@ -7,8 +7,9 @@
 # heartbeat stops, the node is excluded, node5 takes its rank, the ranks
 # resume from the checkpoint and the job finishes every step with exit 0,
 # the weights those of a run straight through; the last line gives the
-# host list without that node.  (t_spares.sh kills an agent and a rank of
-# shell ranks over ssh.)  Waits are hang guards, never assertions.
+# host list without that node; no rank is left on the cut-off node.
+# (t_spares.sh kills an agent and a rank of shell ranks over ssh.)
+# Waits are hang guards, never assertions.
 . "$(dirname "$0")/lib.sh"
 ddp_prepare 4
 use_cluster
@@ -26,6 +27,7 @@ expect_grep "  ${h:-?} excluded for its silence, node5 in, attempt 2 of 2" \
     "node ${h:-?} excluded: no heartbeat for [0-9.]* s (link down?); spare node5 in; restarting 4 ranks, attempt 2 of 2" \
     "$TMP/ssh.out"
 ddp_done "$TMP/ssh.out" 4
+ddp_cut_off_ends "${h:-?}"
 expect_eq "  rank 2 ran on node5 after the restart" "$(ddp_host 2 1)" node5
 expect_grep "  the next submission without ${h:-?}" \
     "excluded node: ${h:-?}; for the next submission: -H node1,node2,node5,node4" "$TMP/ssh.out"
