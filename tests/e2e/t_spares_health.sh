@@ -5,7 +5,8 @@
 # the nodes of the next attempt are probed before a restart.
 # - The spare's agent killed before it is needed: it is dropped with one
 #   line; the node fault that follows finds no spare and restarts on the
-#   same nodes; the job ends well.
+#   same nodes; the job ends well.  Stopped (SIGSTOP), its heartbeat stops:
+#   dropped after --heartbeat-timeout.
 # - A node whose probe fails between attempts: the ranks' program is
 #   Python and --import names a site's health module (healthmod: the
 #   node's scratch folder $HEALTH_DIR/$DLRUN_NODE must be there).  Rank 1
@@ -21,6 +22,10 @@ S=$TMP/$MARK-step.sh
 cat >"$S" <<'EOS'
 f=$0.step.$RANK; s=$(cat "$f" 2>/dev/null || echo 0)
 while [ "$s" -lt 30 ]; do s=$((s + 1)); echo "$s" >"$f"; sleep 0.1; done
+# WAIT_FOR: end only once the head said that line (a busy machine)
+if [ -n "${WAIT_FOR:-}" ]; then
+    for _ in $(seq 600); do grep -q "$WAIT_FOR" "$OUT" && break; sleep 0.1; done
+fi
 EOS
 P=$TMP/$MARK-step.py
 cat >"$P" <<'EOS'
@@ -69,6 +74,22 @@ expect_grep "  sim2's fault finds no spare" "node sim2 failed: its agent ended w
 expect_eq "  every rank did its 30 steps" "$(cat "$S".step.* | sort -u)" 30
 expect_grep "  summary: sim4 out, and why" '"excluded_nodes":\[{"host":"sim4","reason":"its agent ended with code 137 (killed?)","attempt":1,' "$TMP/drop.json"
 expect_grep "  the next submission without sim4" "excluded node: sim4; for the next submission: -H sim1,sim2,sim3" "$TMP/drop.out"
+rm -f "$S".*
+
+# --- the spare's agent stopped: no heartbeat, dropped; the job goes on ---
+env $CLEAN WAIT_FOR="spare sim4 dropped" OUT="$TMP/stop.out" "$DLRUN" $SIM \
+    -H 'sim[1-4]' --spares 1 --max-restarts 1 --heartbeat-timeout 2 \
+    -- sh "$S" >"$TMP/stop.out" 2>&1 & p=$!
+for _ in $(seq 600); do a=$(pgrep -f "agent .*--spare-agent .*$MARK" | head -n 1); [ -n "$a" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ "$(cat "$S".step.0 2>/dev/null)" ] && break; sleep 0.1; done
+sleep 1     # its first beats in: a counter that never moved is not lost
+[ -n "$a" ] && kill -STOP "$a"
+for _ in $(seq 600); do grep -q "spare sim4 dropped" "$TMP/stop.out" && break; sleep 0.1; done
+[ -n "$a" ] && kill -CONT "$a"
+wait $p
+expect_eq "the spare's agent stopped: the job ends well" "$?" 0 || sed 's/^/  | /' "$TMP/stop.out"
+expect_grep "  dropped: no heartbeat" "^dlrun: spare sim4 dropped: no heartbeat for 2 s; 0 spares left$" "$TMP/stop.out"
+expect_eq "  no restart" "$(grep -c restarting "$TMP/stop.out")" 0
 rm -f "$S".*
 
 # --- sim2 fails the health probe between attempts: excluded, sim4 in ---
