@@ -244,17 +244,19 @@ static void blame_node(struct head_stall *hs, const char *const *hosts,
                        const char (*wh)[STALL_WHERE_MAX])
 {
     const struct plan *p = &hs->j->plan;
-    int one = stall_one_node(p->nranks, hosts, wh), n;
+    int one = stall_one_node(p->nranks, hosts, wh), n, spin;
     char list[64];
 
     if (one < 0)
         return;
     n = node_ranks(p, wh, one, list, sizeof list);
     hs->fault_node = p->rank_node[one];
+    spin = strcmp(wh[one], "(spinning)") == 0;
     snprintf(hs->fault_reason, sizeof hs->fault_reason, "its rank%s %s "
-             "stalled for %ld s in %s while the others waited elsewhere "
+             "stalled for %ld s %s%s while the others waited elsewhere "
              "(--stall-timeout)", n == 1 ? "" : "s", list,
-             hs->timeout_ms / 1000, wh[one]);
+             hs->timeout_ms / 1000, spin ? "(stack not moving)" : "in ",
+             spin ? "" : wh[one]);
 }
 
 int head_stall_node(const struct head_stall *hs, char *reason, size_t len)
