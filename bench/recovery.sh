@@ -43,7 +43,10 @@
 # attempt never started), 77 when the cluster cannot be built here, 2 bad
 # usage.  DLRUN=PATH measures another binary (default: build/dlrun, rebuilt
 # first).  RECBENCH_TORCHRUN_ARGS: more torchrun options (e.g. "--rdzv_conf
-# last_call_timeout=1"), RECBENCH_KEEP=DIR: keep every run's folder there.
+# last_call_timeout=1"); RECBENCH_KEEP=DIR: keep every run's folder there;
+# RECBENCH_LAUNCHERS=dlrun: dlrun's runs only.  After a dlrun run the run's
+# processes still there 2 s after dlrun's exit are listed, and how long they
+# stayed (up to 30 s).
 set -u
 reps=3 faults=agent spare=0
 usage() { echo "usage: $0 [-r REPS] [-f agent,node,link] [-s]" >&2; exit 2; }
@@ -149,6 +152,13 @@ recovered() {
         }' "$1/ranks.log" 2>/dev/null
 }
 
+# run_left DIR: "PID NODE ARGS" of the run's processes still there (their
+# command line names its rank.py): none once the job has ended
+run_left() {
+    ps -eo pid=,stat=,args= | D=$1 awk 'index($0, ENVIRON["D"] "/rank.py") && $2 !~ /^Z/ && !/awk/' |
+        while read -r pid _ args; do echo "$pid $(ip netns identify "$pid" 2>/dev/null) $args"; done
+}
+
 # torchrun_on N DIR FAULT I [VAR=VALUE]: torchrun on nodeN over ssh, in the
 # background
 torchrun_on() {
@@ -231,7 +241,15 @@ run() {
     # the first attempt's ranks must all be gone by now (node2's, whose
     # agent was killed or cut off, included): count what is left 2 s later
     sleep 2
-    left=$(ps -eo stat=,args= | D=$D awk 'index($0, ENVIRON["D"] "/rank.py") && $1 !~ /^Z/ && !/awk/' | wc -l)
+    left=$(run_left "$D" | wc -l)
+    gone=
+    if [ "$left" -gt 0 ]; then
+        run_left "$D" | sed 's/^/    left: /' | cut -c1-160
+        for k in $(seq 300); do
+            [ -z "$(run_left "$D")" ] && { gone=$((k / 10)); break; }
+            sleep 0.1
+        done
+    fi
     clean_nodes
     rc=0
     for p in $waitfor; do wait "$p" || rc=$?; done
@@ -245,7 +263,7 @@ run() {
         echo "$f ${line:-none}" >>"$TMP/dlrun.own"
         line=", dlrun says: ${line:-no 'recovered in' line}"
     fi
-    [ "$left" -eq 0 ] || line="$line; $left of its ranks left 2 s after the end"
+    [ "$left" -eq 0 ] || line="$line; $left of its processes left 2 s after the end, ${gone:+gone ${gone} s later}${gone:-still there 30 s later}"
     say "  $l, $f fault, run $i: new attempt (rank 0 restarted $1 times) of $2 ranks started after $3 s, joined after $4 s; exit $rc$line"
     [ "$rc" = 0 ] || [ "$l" = torchrun ] || { tail -n 20 "$D/out" | sed 's/^/  | /'; return 1; }
 }
@@ -268,6 +286,7 @@ for f in $(echo "$faults" | tr ',' ' '); do
     i=1
     while [ $i -le "$reps" ]; do
         run dlrun "$f" "$i" || rc=1
+        [ "${RECBENCH_LAUNCHERS:-dlrun torchrun}" = dlrun ] && { i=$((i + 1)); continue; }
         if [ "$(hung torchrun "$f")" -eq 0 ]; then run torchrun "$f" "$i" || rc=1; fi
         i=$((i + 1))
     done
