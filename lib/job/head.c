@@ -466,6 +466,7 @@ static int head_supervise(struct job *j, struct head *h,
         j->nodeset->excl[h->recover].rec.up_ms = head_recovery_close(&h->rec);
     if (j->preflight) {     /* a table, not a job's outcome */
         rc = preflight_collect_end(pf, j, &sv);
+        end->signal = sv.signal_received;
         goto out;
     }
     rc = head_finish(j, h, &sv, rc, e, end);
@@ -628,6 +629,11 @@ static void head_probe(struct head_run *hr, const struct engine *e,
         j->opt.remote.fanout = j->plan.nnodes;
     hr->recover = -1;
     head_attempt(hr, e, &end);
+    if (engine_stop_signal(end.signal)) {   /* told to stop meanwhile */
+        hr->stop_rc = 128 + end.signal;
+        say("stopped by signal %d while probing the nodes: not restarting",
+            end.signal);
+    }
     hr->recover = recover;
     hr->fault = keep;
     j->opt.remote.fanout = fanout;
@@ -649,6 +655,8 @@ static int head_probe_nodes(struct head_run *hr, const struct engine *e)
     for (;;) {
         size_t spares = hr->j->nodeset->nspare;
         head_probe(hr, e, &f);
+        if (hr->stop_rc)
+            return -1;
         if (f.node < 0)
             return said;
         if ((hr->stop_rc = head_nodes_exhausted(hr->j, &f, *e->restart)) ||
