@@ -12,6 +12,7 @@
 #   node's scratch folder $HEALTH_DIR/$DLRUN_NODE must be there).  Rank 1
 #   removes sim2's folder and exits 1 (the program's fault); the probe
 #   before the restart fails on sim2: it is excluded and sim4 comes in.
+#   dlrun told to stop while it probes does not restart.
 # - A spare that fails its probe from the start is dropped while the job
 #   runs.  Waits are hang guards, never assertions.
 . "$(dirname "$0")/lib.sh"
@@ -52,6 +53,9 @@ export HEALTH_DIR="$TMP/scratch"
 cat >"$TMP/healthmod.py" <<'EOS'
 import os
 node = os.environ.get("DLRUN_NODE", "")
+if os.path.exists(os.path.join(os.environ["HEALTH_DIR"], "slow")):
+    import time
+    time.sleep(5)
 if not os.path.isdir(os.path.join(os.environ["HEALTH_DIR"], node)):
     raise ImportError("no scratch folder on " + node)
 EOS
@@ -105,6 +109,23 @@ expect_eq "  the restart told sim2 is out" "$(grep -c '^1 [0-2] \[sim2\]$' "$P.l
 expect_grep "  summary: rank 1 on sim4" '{"rank":1,"host":"sim4",' "$TMP/probe.json"
 expect_grep "  summary: sim2 and the probe" "\"excluded_nodes\":\[{\"host\":\"sim2\",\"reason\":\"probe 'python imports' failed: " "$TMP/probe.json"
 rm -f "$P".*
+
+# --- told to stop (SIGTERM) while the nodes are probed: no restart ---
+Q=$TMP/$MARK-quit.py
+printf 'import sys, time\ntime.sleep(1)\nsys.exit(1)\n' >"$Q"
+mkdir -p "$HEALTH_DIR/sim2"
+touch "$HEALTH_DIR/slow"
+env $CLEAN PYTHONPATH="$TMP" "$DLRUN" -v $SIM -H 'sim[1-4]' --spares 1 \
+    --max-restarts 3 --import healthmod -- python3 "$Q" >"$TMP/term.out" 2>&1 & p=$!
+# -v: the probes' agents are the second start (their import takes 5 s)
+for _ in $(seq 600); do [ "$(grep -c "agents started" "$TMP/term.out")" -ge 2 ] && break; sleep 0.1; done
+sleep 0.5
+kill -TERM $p
+wait $p
+expect_eq "SIGTERM while probing: 143" "$?" 143 || sed 's/^/  | /' "$TMP/term.out"
+expect_grep "  one line" "^dlrun: stopped by signal 15 while probing the nodes: not restarting$" "$TMP/term.out"
+expect_eq "  no restart" "$(grep -c 'restarting [0-9]* ranks\|restarting the job' "$TMP/term.out")" 0
+rm -f "$HEALTH_DIR/slow"
 
 # --- the spare fails its probe from the start: dropped while the job runs ---
 rmdir "$HEALTH_DIR/sim4"
