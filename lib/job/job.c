@@ -249,9 +249,11 @@ int job_prepare(struct job *j, int collective)
     progress_enable(j->opt.verbose && !j->agent);
     progress_straggler(j->opt.straggler_factor);
     job_pmi_off(j, collective);
-    if (alloc_detect(&j->opt.alloc, environ, &j->alloc, &err) < 0)
+    if (alloc_detect(&j->opt.alloc, environ, &j->alloc, &err) < 0) {
+        pmic_the_abandon();
         return say_fail(pmic_the_timed_out() ? EXIT_PMI_TIMEOUT : EXIT_USAGE,
                         "%s", err.msg);
+    }
     if (!collective && job_topology_slots(j) != 0)
         return EXIT_USAGE;
     if ((rc = job_ssh_aliases(j)) != 0)

@@ -355,6 +355,14 @@ static int resolve(const struct alloc *a, const struct plan *p,
     if (o->master_port) {
         out->port = o->master_port;
         snprintf(out->port_from, sizeof out->port_from, "--master-port");
+    } else if (pmi && p->per_task && o->prog_mpi && pmic_is_port(envp)) {
+        /* Hydra's PMI_PORT: after a put and a barrier on dlrun's
+         * connection the program's own connection hangs in MPI_Init */
+        return err_set(err, "--pmix-rendezvous under mpiexec.hydra "
+                       "-pmi-port (PMI_PORT) with an MPI program (%.60s): "
+                       "its MPI_Init hangs there after dlrun's agreement; "
+                       "drop --pmix-rendezvous (the port is derived) or "
+                       "start without -pmi-port (PMI_FD)", o->prog_why);
     } else if (pmix || pmi) {
         if (a->task.rank != 0 && !o->master_addr)
             snprintf(out->addr_from, sizeof out->addr_from,
@@ -375,16 +383,18 @@ static int resolve(const struct alloc *a, const struct plan *p,
 
 /* The process's PMI-1 connection (the allocation's layout, the agreement)
  * ends here: finalized unless this task becomes an MPI program, which
- * inits PMI again on the same PMI_FD (pmic.h); a failure to resolve
- * leaves it as it is (dlrun exits). */
+ * inits PMI again on the same PMI_FD (pmic.h); on a failure to resolve
+ * dlrun exits, and finalizes first unless the server stopped answering. */
 int rdv_resolve(const struct alloc *a, const struct plan *p,
                 const struct rdv_opts *o, char **envp, struct rdv *out,
                 struct err *err)
 {
     int keep = p->per_task && o->prog_mpi && o->collective;
 
-    if (resolve(a, p, o, envp, out, err) < 0)
+    if (resolve(a, p, o, envp, out, err) < 0) {
+        pmic_the_abandon();
         return -1;
+    }
     if (pmic_the_end(!keep, err) < 0)
         return err_prefix(err, "ending dlrun's PMI session");
     return 0;

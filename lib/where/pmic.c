@@ -62,6 +62,11 @@ int pmic_fd_open(char **envp)
     return fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode);
 }
 
+int pmic_is_port(char **envp)
+{
+    return pmic_fd(envp) < 0 && pmic_port(envp);
+}
+
 const char *pmic_launcher(char **envp)
 {
     if (alloc_getenv(envp, "FLUX_JOB_ID"))
@@ -446,6 +451,14 @@ int pmic_the_end(int finalize, struct err *err)
         rc = pmic_finalize(&the, err);
     pmic_close(&the);
     return rc;
+}
+
+void pmic_the_abandon(void)
+{
+    struct err ignored = { "" };
+
+    if (the_open && !the.timed_out)
+        pmic_the_end(1, &ignored);
 }
 
 int pmic_the_timed_out(void)

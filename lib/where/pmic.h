@@ -56,6 +56,10 @@ int pmic_server(char **envp);
  * is no channel). */
 int pmic_fd_open(char **envp);
 
+/* 1 when envp's server is reached over PMI_PORT (no PMI_FD): dlrun's
+ * own connection. */
+int pmic_is_port(char **envp);
+
 /* Who serves PMI to a task with envp, for messages: "flux run",
  * "srun --mpi=pmi2", "mpiexec.hydra" or "the PMI launcher" (static). */
 const char *pmic_launcher(char **envp);
@@ -111,6 +115,12 @@ struct pmic *pmic_the(char **envp, struct err *err);
  * 1 or it is a PMI_PORT socket (closed then), else the fd stays open and
  * initialised for the program to init again.  0 / -1 with err. */
 int pmic_the_end(int finalize, struct err *err);
+
+/* dlrun fails before it runs the program: end the process's connection
+ * cleanly (cmd=finalize, so that the launcher reports dlrun's exit status
+ * rather than a task that vanished), unless a wait timed out there (the
+ * server may not answer). */
+void pmic_the_abandon(void);
 
 /* 1 when a wait on the process's connection ran past its limit (the exit
  * code EXIT_PMI_TIMEOUT). */

@@ -104,7 +104,7 @@ expect_eq "  one address and port" \
     "$(grep -h '^DLRUN_MASTER_[AP]' "$TMP/port" | sort -u | wc -l | tr -d ' ')" 2
 expect_rc "mpiexec.hydra -pmi-port -n 4 dlrun python3 meet.py" 0 \
     within 120 env $CLEAN mpiexec.hydra -launcher fork -pmi-port -n 4 "$DLRUN" $PY "$TMP/meet.py"
-expect_grep "  rank 0 met ranks 1 to 3" "^met \[1, 2, 3\] on " "$TMP/out"
+expect_grep "  rank 0 met ranks 1 to 3" "met \[1, 2, 3\] on " "$TMP/out"
 
 # --- a task that never reaches the barrier: a timeout, not a hang ---
 within 60 env $CLEAN DLRUN_PMI_TIMEOUT=2 TMPF="$TMP/to" mpiexec.hydra -launcher fork -n 2 \
@@ -145,6 +145,14 @@ if command -v mpicc.mpich >/dev/null 2>&1 &&
         cat "$TMP"/f.[012]
     expect_grep "  -v: agreed, PMI left open for MPI_Init" \
         "MASTER_PORT [0-9]*: free port of rank 0's host, agreed through PMI over PMI_FD (--pmix-rendezvous)" "$TMP/f.0"
+    expect_rc "mpiexec.hydra -pmi-port -n 3 dlrun -v mpi_hello (PMI_PORT)" 0 within 120 env $CLEAN \
+        mpiexec.hydra -launcher fork -pmi-port -n 3 "$DLRUN" -v "$TMP/mpi_hello"
+    expect_eq "  3 ranks all-reduced: MPI_Init connects after dlrun's session" \
+        "$(grep -c 'sum 3 (expected 3)' "$TMP/out")" 3 || cat "$TMP/out" "$TMP/err"
+    expect_rc "  --pmix-rendezvous there: refused (MPI_Init would hang)" 2 within 120 env $CLEAN \
+        mpiexec.hydra -launcher fork -pmi-port -n 2 "$DLRUN" --pmix-rendezvous "$TMP/mpi_hello"
+    expect_grep "  saying why and what instead" \
+        "^dlrun: --pmix-rendezvous under mpiexec.hydra -pmi-port (PMI_PORT) with an MPI program (.*): its MPI_Init hangs there after dlrun's agreement; drop --pmix-rendezvous" "$TMP/err"
 else
     echo "note: no mpicc.mpich (libmpich-dev): the MPICH program's checks are left out"
 fi
