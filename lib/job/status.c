@@ -26,6 +26,7 @@
 
 #define STATUS_EVERY_MS 1000
 #define STATUS_FIRST_MS 300
+#define STATUS_HEAD_MS 1000     /* an agent's connect and answer wait for one status */
 
 struct status_watch {
     const struct job *j;
@@ -236,8 +237,13 @@ static void publish(struct status_watch *w, long now)
     if (!w->j->agent) {
         js_write(w->dir, w->name, text, len, &err);
     } else {
-        if (!w->c)
-            w->c = client_from_env(2000, &err);
+        /* This runs in the supervisor's loop, which also forwards the
+         * signals that end the ranks: a head that stopped answering
+         * (its link cut, the head stopped) must not hold that loop for
+         * the broker's usual answer grace.  A status lost is only one
+         * second's sample. */
+        if (!w->c && (w->c = client_from_env(STATUS_HEAD_MS, &err)))
+            client_set_answer_grace(w->c, STATUS_HEAD_MS);
         snprintf(key, sizeof key, "dlrun.st.%d", w->j->plan.self_node);
         if (w->c && client_put(w->c, key, text, len, &err) != CLIENT_OK) {
             client_close(w->c);     /* connects again next time */

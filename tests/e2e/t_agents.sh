@@ -58,6 +58,24 @@ expect_grep "  names the lost agent" "lost the agent on sim3: no heartbeat for 2
 wait_gone
 expect_eq "  nothing left" "$(leftovers)" ""
 
+# --- the head stopped (as a node sees a cut link): every agent ends its
+# ranks and itself while the head stays stopped; the status it sends each
+# second must not hold the loop that ends the ranks for the broker's usual
+# 30 s answer grace (20 s here is a hang guard: it takes about 1 s) ---
+env $CLEAN "$DLRUN" $SIM -H 'sim[1-3]:1' --heartbeat-timeout 2 -- \
+    "$TMP/$MARK-sleep" 600 >"$TMP/stop.out" 2>&1 & p=$!
+ranks_up 3
+kill -STOP $p
+for _ in $(seq 600); do [ "$(grep -c 'lost the head' "$TMP/stop.out")" -eq 3 ] && break; sleep 0.1; done
+expect_eq "head stopped: each agent says it lost the head" "$(grep -c 'lost the head' "$TMP/stop.out")" 3
+# the stopped head itself carries the mark too
+others() { leftovers | grep -vx "$p"; }
+for _ in $(seq 200); do [ -z "$(others)" ] && break; sleep 0.1; done
+expect_eq "  ranks and agents end while the head is stopped" "$(others)" ""
+kill -CONT $p; wait $p; rc=$?
+expect_eq "  the head, continued, ends the job failed" "$([ "$rc" -ne 0 ] && echo failed)" failed
+expect_grep "  saying its agents ended" "the agent on sim[1-3] ended with code 143; stopped the job on 3 nodes" "$TMP/stop.out"
+
 # --- the head killed: every agent sees its lifeline close ---
 env $CLEAN "$DLRUN" $SIM -H 'sim[1-4]:1' --fanout 2 -- "$TMP/$MARK-sleep" 60 >/dev/null 2>&1 & p=$!
 # wait for the 4 ranks themselves (simulated relays run their agent in
