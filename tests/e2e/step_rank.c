@@ -1,7 +1,9 @@
 /* step_rank.c - a rank for tests/e2e/t_straggler.sh: for SECONDS seconds
  * it makes steps of MS milliseconds (three times longer when its DLRUN_RANK
  * is one of the comma-separated SLOW), calling dlrun_progress() after
- * each.  Exits 1 when a report fails. */
+ * each.  With STEP_CPU set a step is MS milliseconds of this rank's CPU
+ * time instead of a sleep, so that a rank sharing its core with a hog is
+ * slow as a real one is.  Exits 1 when a report fails. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,12 +12,28 @@
 
 #include "dlrun.h"
 
-static double now_s(void)
+static double clock_s(clockid_t id)
 {
     struct timespec ts;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(id, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double now_s(void)
+{
+    return clock_s(CLOCK_MONOTONIC);
+}
+
+/* Spend ms milliseconds of this thread's CPU time. */
+static void burn(long ms)
+{
+    double until = clock_s(CLOCK_THREAD_CPUTIME_ID) + ms / 1e3;
+    volatile unsigned long x = 0;
+
+    while (clock_s(CLOCK_THREAD_CPUTIME_ID) < until)
+        for (int i = 0; i < 10000; i++)
+            x += (unsigned long)i;
 }
 
 /* Is rank one of the list "1,3"? */
@@ -40,7 +58,10 @@ int main(int argc, char **argv)
         ms *= 3;
     ts = (struct timespec){ ms / 1000, (ms % 1000) * 1000000L };
     while (now_s() < end) {
-        nanosleep(&ts, NULL);
+        if (getenv("STEP_CPU"))
+            burn(ms);
+        else
+            nanosleep(&ts, NULL);
         if (dlrun_progress() != DLRUN_OK) {
             fprintf(stderr, "dlrun_progress: %s\n", dlrun_last_error());
             return 1;

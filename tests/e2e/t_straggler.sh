@@ -3,7 +3,8 @@
 # call dlrun_progress() once a step (tests/e2e/step_rank.c), one rank (on
 # one node) or one simulated node's ranks three times slower; the line
 # names it once, an even job says nothing, and `dlrun status` ranks the
-# slowest first.  Timeouts are hang guards, never speed checks.
+# slowest first; a node made slow for real, by a CPU hog on its core.
+# Timeouts are hang guards, never speed checks.
 . "$(dirname "$0")/lib.sh"
 CLEAN="$NO_SCHED -u DLRUN_BROKER -u DLRUN_TOKEN -u SLOW DLRUN_RELAY_SIM_MS=0"
 run() { env $CLEAN timeout -s KILL 300 "$DLRUN" "$@"; }
@@ -71,4 +72,31 @@ expect_grep "  naming sim2 and its ranks" \
     "^dlrun: straggler: sim2 (ranks 2-3) at [0-9.]* steps/s, [0-9.]*x slower than the median [0-9.]* for [0-9]* s$" "$TMP/err"
 expect_grep "  dlrun status: the nodes' step rates" "step rates per node" "$TMP/st.out"
 expect_eq "  sim2 first" "$(first_row)" "sim2 2-3"
+
+# --- a node made slow by a CPU hog pinned to its ranks' core: sim2's ranks
+# run on CPU 0 beside a busy loop, the other nodes' on CPU 1; each step is
+# CPU work.  The hog is real-time (SCHED_FIFO): a nice -20 one would share
+# its task group's weight with the ranks (autogroup, cgroups) and slow the
+# other CPU's ranks alike; the kernel keeps 5% of CPU 0 for the rest.  It
+# ends itself after 90 s should this test be killed ---
+if [ "$(id -u)" -ne 0 ] || ! command -v taskset >/dev/null 2>&1 ||
+   ! taskset -c 1 true 2>/dev/null || ! chrt -f 1 true 2>/dev/null; then
+    echo "# skip the CPU hog case: needs root, taskset, chrt -f and two CPUs"
+    done_testing
+fi
+cat >"$TMP/pinned.sh" <<'EOS'
+cpu=1; [ "$GROUP_RANK" = 1 ] && cpu=0
+taskset -pc "$cpu" $$ >/dev/null && exec "$0.step" 12 10
+EOS
+cp "$TMP/step" "$TMP/pinned.sh.step"
+timeout 90 chrt -f 1 taskset -c 0 sh -c 'while :; do :; done' & hog=$!
+env $CLEAN STEP_CPU=1 "$DLRUN" $SIM -H 'sim[1-3]:2' \
+    --straggler-factor 2 sh "$TMP/pinned.sh" >"$TMP/out" 2>"$TMP/err" & p=$!
+rates $p
+wait $p; rc=$?
+kill "$hog"; wait "$hog" 2>/dev/null
+expect_eq "sim2 beside a hog on its core: exit 0" "$rc" 0 || sed 's/^/  | /' "$TMP/err"
+expect_grep "  the straggler line names sim2 and its ranks" \
+    "^dlrun: straggler: sim2 (ranks 2-3) at [0-9.]* steps/s, [0-9.]*x slower than the median" "$TMP/err"
+expect_eq "  sim2 first in dlrun status" "$(first_row)" "sim2 2-3" || sed 's/^/  | /' "$TMP/st.out"
 done_testing
