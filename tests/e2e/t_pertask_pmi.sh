@@ -33,23 +33,6 @@ s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1)
 sys.exit(subprocess.call(sys.argv[3:], stdout=open(sys.argv[2], "w"), stderr=subprocess.STDOUT, close_fds=False))' "$p" "$out" "$@"
 EOS
-# A rendezvous at MASTER_ADDR:MASTER_PORT, as a TCPStore would.
-cat >"$TMP/meet.py" <<'EOS'
-import os, socket, time
-rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-addr = (os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
-if rank == 0:
-    s = socket.socket(); s.bind(addr); s.listen(world)
-    got = sorted(int(s.accept()[0].recv(16)) for _ in range(world - 1))
-    print("met", got, "on", addr[1])
-else:
-    for _ in range(600):
-        try:
-            c = socket.create_connection(addr); break
-        except OSError:
-            time.sleep(0.05)
-    c.sendall(str(rank).encode()); print("joined", rank, "on", addr[1])
-EOS
 
 # --- dlrun env: one port, agreed through PMI ---
 expect_rc "mpiexec.hydra -n 3 dlrun env, the derived port held" 0 \
@@ -103,7 +86,7 @@ expect_eq "  one port, agreed through PMI over PMI_PORT" \
 expect_eq "  one address and port" \
     "$(grep -h '^DLRUN_MASTER_[AP]' "$TMP/port" | sort -u | wc -l | tr -d ' ')" 2
 expect_rc "mpiexec.hydra -pmi-port -n 4 dlrun python3 meet.py" 0 \
-    within 120 env $CLEAN mpiexec.hydra -launcher fork -pmi-port -n 4 "$DLRUN" $PY "$TMP/meet.py"
+    within 120 env $CLEAN mpiexec.hydra -launcher fork -pmi-port -n 4 "$DLRUN" $PY "$E2E/meet.py"
 expect_grep "  rank 0 met ranks 1 to 3" "met \[1, 2, 3\] on " "$TMP/out"
 
 # --- a task that never reaches the barrier: a timeout, not a hang ---
@@ -119,7 +102,7 @@ expect_eq "  one line" "$(wc -l <"$TMP/to.err" | tr -d ' ')" 1
 
 # --- the job runs on the agreed port ---
 expect_rc "mpiexec.hydra -n 3 dlrun python3 meet.py, the derived port held" 0 \
-    within 120 env $CLEAN TMPF="$TMP/r" $mp sh "$TMP/held.sh" "$DLRUN" -v $PY "$TMP/meet.py"
+    within 120 env $CLEAN TMPF="$TMP/r" $mp sh "$TMP/held.sh" "$DLRUN" -v $PY "$E2E/meet.py"
 expect_grep "  rank 0 met ranks 1 and 2" "^met \[1, 2\] on " "$TMP/r.0"
 
 # --- --no-pmix-rendezvous: derived, and refused where it is held ---

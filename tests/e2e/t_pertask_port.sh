@@ -28,24 +28,6 @@ s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(1)
 sys.exit(subprocess.call(sys.argv[3:], stdout=open(sys.argv[2], "w"), stderr=subprocess.STDOUT))' "$p" "$out" "$@"
 EOF
-# A rendezvous at MASTER_ADDR:MASTER_PORT, as a TCPStore would: rank 0
-# listens, every other rank connects and sends its rank.
-cat >"$TMP/meet.py" <<'EOF'
-import os, socket, time
-rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
-addr = (os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]))
-if rank == 0:
-    s = socket.socket(); s.bind(addr); s.listen(world)
-    got = sorted(int(s.accept()[0].recv(16)) for _ in range(world - 1))
-    print("met", got, "on", addr[1])
-else:
-    for _ in range(600):
-        try:
-            c = socket.create_connection(addr); break
-        except OSError:
-            time.sleep(0.05)
-    c.sendall(str(rank).encode()); print("joined", rank, "on", addr[1])
-EOF
 
 # --- a program that is not MPI (dlrun env): one agreed port ---
 expect_rc "mpirun -np 3 dlrun env, the derived port held" 0 \
@@ -58,7 +40,7 @@ expect_eq "  not the derived one (${derived:-none})" "$(grep -c "'${derived:-non
 
 # --- the job runs on the agreed port ---
 expect_rc "mpirun -np 3 dlrun python3 meet.py, the derived port held" 0 \
-    within 120 env $CLEAN TMPF="$TMP/r" $mp -x TMPF sh "$TMP/held.sh" "$DLRUN" -v $PY "$TMP/meet.py"
+    within 120 env $CLEAN TMPF="$TMP/r" $mp -x TMPF sh "$TMP/held.sh" "$DLRUN" -v $PY "$E2E/meet.py"
 expect_grep "  rank 0 met ranks 1 and 2" "^met \[1, 2\] on " "$TMP/r.0"
 expect_grep "  -v says where the port came from" \
     "MASTER_PORT [0-9]*: free port of rank 0's host, agreed through PMIx (program not MPI)" "$TMP/r.1"
